@@ -1,0 +1,1 @@
+//! Tokens of P4-16 (to be written).
