@@ -1,1 +1,47 @@
-fn main() {}
+//! The `koi` command: a thin layer over koi's libraries that parses the command line and
+//! dispatches to one subcommand module under `cmd/`.
+
+mod cmd;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "koi",
+    version,
+    about = "koi: a protocol-independent software switch programmed in P4-16"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check a P4-16 program: preprocess, parse, resolve names and type-check it (like p4test).
+    Check(cmd::check::CheckArgs),
+    /// Compile a P4-16 program (which must instantiate `main`) and print a compiler output.
+    Compile(cmd::compile::CompileArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // The frontend recurses over the program's structure; run it with a generous stack so that
+    // deeply nested (but valid) programs cannot overflow it.
+    let worker = std::thread::Builder::new()
+        .name("koi-main".into())
+        .stack_size(256 << 20)
+        .spawn(move || match cli.command {
+            Command::Check(a) => cmd::check::run(&a),
+            Command::Compile(a) => cmd::compile::run(&a),
+        });
+    match worker.map(|h| h.join()) {
+        Ok(Ok(code)) => code,
+        Ok(Err(_)) => ExitCode::from(3),
+        Err(e) => {
+            eprintln!("koi: cannot start: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
