@@ -1,0 +1,42 @@
+//! koi's built-in architecture headers stay declaration-compatible with p4c's: the checker
+//! `tests/tools/compare_headers.py` compares every declaration, in several V1MODEL_VERSION and
+//! UBPF_MODEL_VERSION configurations, with p4c's headers in `../shared/reference/p4include`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+#[test]
+fn builtin_headers_match_p4c_declarations() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let reference = std::env::var_os("KOI_CORPUS")
+        .map(|c| PathBuf::from(c).join("../reference/p4include"))
+        .unwrap_or_else(|| root.join("../shared/reference/p4include"));
+    if !reference.is_dir() {
+        println!(
+            "p4c's headers absent ({}): header comparison skipped",
+            reference.display()
+        );
+        return;
+    }
+    let out = Command::new("python3")
+        .arg(root.join("tests/tools/compare_headers.py"))
+        .arg(root.join("p4include"))
+        .arg(&reference)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn builtin_headers_are_compiled_in() {
+    for name in koi_syntax::builtin::HEADERS {
+        let text = koi_syntax::builtin::header(name).expect("built in");
+        assert!(text.contains("SPDX-License-Identifier"), "{name}");
+        assert!(text.len() > 1000, "{name} is suspiciously short");
+    }
+}
