@@ -206,8 +206,9 @@ control L2L3Ingress(inout headers_t hdr, inout meta_t meta,
     }
 
     apply {
-        if (vlan_ingress.apply().action_run == drop) {
-            return;
+        switch (vlan_ingress.apply().action_run) {
+            drop: { return; }
+            default: { }
         }
         switch (switching.apply().action_run) {
             to_router: {
@@ -215,8 +216,9 @@ control L2L3Ingress(inout headers_t hdr, inout meta_t meta,
                     drop();
                     return;
                 }
-                if (routing.apply().action_run == drop) {
-                    return;
+                switch (routing.apply().action_run) {
+                    drop: { return; }
+                    default: { }
                 }
             }
             switch_to: { }
