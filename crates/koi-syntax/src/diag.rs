@@ -121,18 +121,30 @@ fn render_one(out: &mut String, sm: &SourceMap, span: Option<Span>, sev: &str, m
             if line.is_empty() {
                 return;
             }
-            let start = (loc.col as usize - 1).min(line.len());
+            // Columns come from the expanded text; after a macro expansion they may fall
+            // inside a multi-byte character of the original line, so snap to boundaries.
+            let start = floor_boundary(line, (loc.col as usize).saturating_sub(1));
             // Underline the span on this line only (multi-line spans end at the line end).
             let len = (span.hi.saturating_sub(span.lo) as usize).max(1);
-            let end = (start + len).min(line.len()).max(start + 1);
+            let end = floor_boundary(line, start + len);
+            let carets = line[start..end].chars().count().max(1);
             let pad: String = line[..start]
                 .chars()
                 .map(|c| if c == '\t' { '\t' } else { ' ' })
                 .collect();
             let _ = writeln!(out, "  {line}");
-            let _ = writeln!(out, "  {pad}{}", "^".repeat(end - start));
+            let _ = writeln!(out, "  {pad}{}", "^".repeat(carets));
         }
     }
+}
+
+/// The largest char boundary of `s` at or below `i` (clamped to `s.len()`).
+fn floor_boundary(s: &str, i: usize) -> usize {
+    let mut i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }
 
 /// A list of diagnostics collected by one phase.
@@ -168,5 +180,27 @@ impl Diagnostics {
 
     pub fn extend(&mut self, other: impl IntoIterator<Item = Diagnostic>) {
         self.list.extend(other);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::{Expanded, LineOrigin, SourceFile};
+
+    #[test]
+    fn render_snaps_columns_to_char_boundaries() {
+        let mut sm = SourceMap::new();
+        let f = sm.add_file(SourceFile::new("t.p4".into(), "x = FOO \u{27f6};\n".into(), false));
+        // The expanded line is longer than the original (FOO -> 1234).
+        sm.expanded = Expanded::from_lines(vec![(
+            "x = 1234 \u{27f6};".into(),
+            LineOrigin { file: f, line: 1 },
+        )]);
+        for lo in 0..20 {
+            let d = Diagnostic::error(Span::new(lo, lo + 3), "m");
+            let r = d.render(&sm);
+            assert!(r.starts_with("t.p4:1:"), "{r}");
+        }
     }
 }
