@@ -210,6 +210,8 @@ pub enum ExprKind {
     Index(Box<Expr>, Box<Expr>),
     /// `e[hi:lo]`
     Slice(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `e[lo +: width]`: the `width` bits of `e` starting at bit `lo` (P4-16 1.2.5).
+    SliceWidth(Box<Expr>, Box<Expr>, Box<Expr>),
     /// `callee<type_args>(args)`, also method calls (`callee` is a `Member`) and constructor
     /// calls in expressions (`Checksum16()`).
     Call {
@@ -240,6 +242,8 @@ pub enum ExprKind {
     Default,
     /// `...` as an argument or keyset.
     Dots,
+    /// `{#}`: the invalid header or header union (usually cast, as in `(H){#}`).
+    InvalidHeader,
     /// Keyset `value &&& mask`.
     Mask(Box<Expr>, Box<Expr>),
     /// Keyset `lo .. hi`.
