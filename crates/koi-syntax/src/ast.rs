@@ -104,9 +104,15 @@ pub enum TypeKind {
     /// A type name, possibly dot-prefixed.
     Named(Path),
     /// `Name<T1, T2>`
-    Specialized { base: Path, args: Vec<Type> },
+    Specialized {
+        base: Path,
+        args: Vec<Type>,
+    },
     /// Header stack or array `T[size]`.
-    Stack { elem: Box<Type>, size: Box<Expr> },
+    Stack {
+        elem: Box<Type>,
+        size: Box<Expr>,
+    },
     /// `tuple<T1, T2>`
     Tuple(Vec<Type>),
     /// `list<T>`
@@ -227,7 +233,10 @@ pub enum ExprKind {
     Cast(Box<Type>, Box<Expr>),
     /// `{ e1, e2 }` (a list or tuple expression; also a tuple keyset). `dots` is true when the
     /// list ends with `...`.
-    List { items: Vec<Expr>, dots: bool },
+    List {
+        items: Vec<Expr>,
+        dots: bool,
+    },
     /// `{ f1 = e1, f2 = e2 }` (a struct-valued expression), `dots` as for `List`.
     StructInit {
         fields: Vec<(Ident, Expr)>,
@@ -503,7 +512,10 @@ pub enum TablePropertyKind {
     Key(Vec<KeyElement>),
     Actions(Vec<ActionRef>),
     /// `[const] entries = { ... }`
-    Entries { is_const: bool, entries: Vec<Entry> },
+    Entries {
+        is_const: bool,
+        entries: Vec<Entry>,
+    },
     /// Any other property: `[const] name = value;` (`default_action`, `size`,
     /// `implementation`, `counters`, `meters`, `support_timeout`, ...).
     Other {
@@ -594,7 +606,10 @@ pub enum StmtKind {
         otherwise: Option<Box<Stmt>>,
     },
     Block(Block),
-    Switch { expr: Expr, cases: Vec<SwitchCase> },
+    Switch {
+        expr: Expr,
+        cases: Vec<SwitchCase>,
+    },
     /// A local declaration: variable, constant or instantiation.
     Decl(Box<Decl>),
     /// `for (init; cond; update) body`

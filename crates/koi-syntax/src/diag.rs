@@ -191,7 +191,11 @@ mod tests {
     #[test]
     fn render_snaps_columns_to_char_boundaries() {
         let mut sm = SourceMap::new();
-        let f = sm.add_file(SourceFile::new("t.p4".into(), "x = FOO \u{27f6};\n".into(), false));
+        let f = sm.add_file(SourceFile::new(
+            "t.p4".into(),
+            "x = FOO \u{27f6};\n".into(),
+            false,
+        ));
         // The expanded line is longer than the original (FOO -> 1234).
         sm.expanded = Expanded::from_lines(vec![(
             "x = 1234 \u{27f6};".into(),

@@ -43,7 +43,11 @@ pub fn parse_file(path: &Path, opts: &PpOptions) -> (SourceMap, ast::Program, Di
 }
 
 /// Like [`parse_file`] for a program given as text (`name` is used in diagnostics).
-pub fn parse_str(name: &str, text: &str, opts: &PpOptions) -> (SourceMap, ast::Program, Diagnostics) {
+pub fn parse_str(
+    name: &str,
+    text: &str,
+    opts: &PpOptions,
+) -> (SourceMap, ast::Program, Diagnostics) {
     let mut sm = SourceMap::new();
     let mut diags = preprocess::preprocess_str(&mut sm, name, text, opts);
     if diags.has_errors() {
