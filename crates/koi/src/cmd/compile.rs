@@ -9,6 +9,8 @@ use std::process::ExitCode;
 pub enum Emit {
     /// The parsed program's syntax tree (for debugging the frontend).
     Ast,
+    /// The type checker's tables: types, declarations, resolutions (for debugging the frontend).
+    Types,
 }
 
 #[derive(Args, Debug)]
@@ -27,7 +29,10 @@ pub fn run(args: &CompileArgs) -> ExitCode {
             ExitCode::from(2)
         }
         Outcome::Checked {
-            sm, diags, program, ..
+            sm,
+            diags,
+            program,
+            checked,
         } => {
             print_diagnostics(&sm, &diags);
             if diags.has_errors() {
@@ -35,6 +40,7 @@ pub fn run(args: &CompileArgs) -> ExitCode {
             }
             match args.emit {
                 Emit::Ast => println!("{program:#?}"),
+                Emit::Types => println!("{checked:#?}"),
             }
             ExitCode::SUCCESS
         }
