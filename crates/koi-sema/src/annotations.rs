@@ -1,0 +1,160 @@
+//! Annotations: the bodies of the annotations the spec defines (`@name`, `@deprecated`) and
+//! of structured annotations (compile-time constant `int`, `string` or `bool` values, unique
+//! names).
+
+use crate::checker::{Checker, Place};
+use crate::decls::{DeclId, DeclKind};
+use crate::types::{Ty, TypeId};
+use crate::value::Value;
+use koi_syntax::ast::{Annotation, AnnotationBody, Expr};
+
+impl Checker<'_> {
+    /// Checks the annotations of one declaration, parameter, field or property.
+    pub fn check_annotations(&mut self, anns: &[Annotation]) {
+        for (i, a) in anns.iter().enumerate() {
+            let name = a.name.name.as_str();
+            match &a.body {
+                AnnotationBody::Unstructured { exprs, .. } => {
+                    if matches!(name, "name" | "deprecated") {
+                        self.string_annotation(a, exprs.as_deref());
+                    }
+                }
+                AnnotationBody::StructuredList(es) => {
+                    self.duplicate_structured(anns, i);
+                    for e in es {
+                        self.structured_value(e);
+                    }
+                }
+                AnnotationBody::StructuredKv(kvs) => {
+                    self.duplicate_structured(anns, i);
+                    for (j, (k, e)) in kvs.iter().enumerate() {
+                        if kvs[..j].iter().any(|(k2, _)| k2.name == k.name) {
+                            self.error(
+                                k.span,
+                                format!(
+                                    "{}: duplicate key in structured annotation @{name}",
+                                    k.name
+                                ),
+                            );
+                        }
+                        self.structured_value(e);
+                    }
+                }
+                AnnotationBody::Empty => {}
+            }
+        }
+    }
+
+    /// Records the control-plane name of an action, table, extern instance or value set
+    /// (its `@name`, or its name qualified by the enclosing parser or control) and reports a
+    /// name already used by another object.
+    pub fn register_control_plane_name(&mut self, id: DeclId, anns: &[Annotation]) {
+        let Some(info) = self.decl(id) else { return };
+        let relevant = match &info.kind {
+            DeclKind::Action | DeclKind::Table | DeclKind::ValueSet => true,
+            DeclKind::Instance => matches!(self.ty(info.ty), Ty::Extern(_)),
+            _ => false,
+        };
+        if !relevant {
+            return;
+        }
+        let (decl_name, span) = (info.name.clone(), info.span);
+        let category = info.kind.describe();
+        let prefix = match (self.cx.place, self.cx.owner) {
+            (Place::ControlTop | Place::ParserTop, Some(o)) => format!("{}.", self.decl_name(o)),
+            _ => String::new(),
+        };
+        let given = anns
+            .iter()
+            .find(|a| a.name.name == "name")
+            .and_then(|a| match &a.body {
+                AnnotationBody::Unstructured {
+                    exprs: Some(es), ..
+                } => match es.first().map(|e| &e.kind) {
+                    Some(koi_syntax::ast::ExprKind::Str(s)) => Some(s.clone()),
+                    _ => None,
+                },
+                _ => None,
+            });
+        let full = match given {
+            Some(n) => match n.strip_prefix('.') {
+                Some(g) => g.to_string(),
+                None => format!("{prefix}{n}"),
+            },
+            None => format!("{prefix}{decl_name}"),
+        };
+        if decl_name == "NoAction" || full == "NoAction" {
+            return;
+        }
+        let key = format!("{category} {full}");
+        match self.cp_names.get(&key).copied() {
+            Some(prev) if prev != id => {
+                let ps = self.decl_span(prev);
+                self.error_note(
+                    span,
+                    format!("{decl_name}: conflicting control plane name: {full}"),
+                    ps,
+                    "also used here",
+                );
+            }
+            _ => {
+                self.cp_names.insert(key, id);
+            }
+        }
+    }
+
+    fn string_annotation(&mut self, a: &Annotation, exprs: Option<&[Expr]>) {
+        let name = &a.name.name;
+        match exprs {
+            Some([e]) => {
+                let t = self.check_expr(e);
+                if self.is_err(t) {
+                    return;
+                }
+                if !matches!(self.const_of(e), Some(Value::Str(_))) {
+                    self.error(
+                        e.span,
+                        format!("@{name}: the annotation's value must be a string"),
+                    );
+                }
+            }
+            _ if name == "name" => self.error(a.span, "@name: should contain a string"),
+            _ => {}
+        }
+    }
+
+    fn duplicate_structured(&mut self, anns: &[Annotation], i: usize) {
+        let Some(a) = anns.get(i) else { return };
+        if anns
+            .iter()
+            .enumerate()
+            .any(|(j, b)| j != i && b.name.name == a.name.name && j < i)
+        {
+            self.error(
+                a.span,
+                format!("@{}: duplicate name for structured annotation", a.name.name),
+            );
+        }
+    }
+
+    fn structured_value(&mut self, e: &Expr) {
+        let t = self.check_expr(e);
+        if self.is_err(t) {
+            return;
+        }
+        let simple = matches!(t, TypeId::INF_INT | TypeId::STRING | TypeId::BOOL)
+            || self.out.types.fixed(t).is_some();
+        if !simple {
+            let s = self.show(t);
+            self.error(
+                e.span,
+                format!("illegal type {s} for structured annotation; must be int, string or bool"),
+            );
+        } else if self.const_of(e).is_none() {
+            self.error(
+                e.span,
+                "structured annotation must be compile-time constant values",
+            );
+        }
+    }
+}

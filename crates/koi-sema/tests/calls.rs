@@ -1,0 +1,192 @@
+//! Calls: argument matching (named, default, optional), directions and l-values, overloads,
+//! generic inference, actions and where calls may be made, extern methods, `apply`.
+mod common;
+use common::{ok, rejects, run, with_core};
+use koi_sema::{CallTarget, Ty};
+
+#[test]
+fn argument_counts_names_and_defaults() {
+    let pre =
+        "extern void f(in bit<16> x, in bool y);\nextern void g(in bit<8> a, in bit<8> b = 3);\n";
+    ok(&format!(
+        "{pre}control c() {{ apply {{ f(1, true); f(y = true, x = 2); g(1); g(b = 1, a = 2); }} }}\n"
+    ));
+    rejects(
+        &format!("{pre}control c() {{ apply {{ f(1); }} }} // ERR\n"),
+        "No argument supplied for parameter y",
+    );
+    rejects(
+        &format!("{pre}control c() {{ apply {{ f(1, true, 3); }} }} // ERR\n"),
+        "too many arguments",
+    );
+    rejects(
+        &format!("{pre}control c() {{ apply {{ f(y = true, 2); }} }} // ERR\n"),
+        "all or none",
+    );
+    rejects(
+        &format!("{pre}control c() {{ apply {{ f(y = true, y = true); }} }} // ERR\n"),
+        "twice",
+    );
+    rejects(
+        &format!("{pre}control c() {{ apply {{ f(z = 1, y = true); }} }} // ERR\n"),
+        "no parameter named z",
+    );
+}
+
+#[test]
+fn optional_parameters() {
+    ok(
+        "extern void h<T>(in bit<8> a, @optional in T b);\ncontrol c() { apply { h(1); h(1, true); } }\n",
+    );
+    rejects(
+        "control g(in bit t)(@optional bit tt) { apply { } } // ERR\n",
+        "optional parameter not allowed here",
+    );
+}
+
+#[test]
+fn out_and_inout_arguments_must_be_lvalues() {
+    let pre = "extern void f(inout bit<8> a);\nextern void o(out bit<8> a);\n";
+    ok(&format!(
+        "{pre}control c(inout bit<8> x) {{ apply {{ f(x); o(_); bit<8> y; o(y); }} }}\n"
+    ));
+    rejects(
+        &format!("{pre}control c(in bit<8> x) {{ apply {{ f(x); }} }} // ERR\n"),
+        "Read-only value",
+    );
+    rejects(
+        &format!("{pre}control c() {{ apply {{ f(8w1); }} }} // ERR\n"),
+        "Read-only value",
+    );
+    rejects(
+        "extern void f(in bit<32> x);\ncontrol c() { apply { f(_); } } // ERR\n",
+        "only allowed for out parameters",
+    );
+    rejects(
+        &format!("{pre}control c(inout bit<16> x) {{ apply {{ f(x); }} }} // ERR\n"),
+        "expected bit<8>, found bit<16>",
+    );
+}
+
+#[test]
+fn generic_inference() {
+    ok(
+        "extern void f<T>(in T a, in T b);\ncontrol c(in bit<8> x) { apply { f(x, x); f(x, 1); f<bit<4>>(1, 2); } }\n",
+    );
+    rejects(
+        "extern void f<T>(in T a, in T b);\ncontrol c(in bit<8> x) { apply { f(x, true); } } // ERR\n",
+        "type mismatch",
+    );
+    rejects(
+        "extern T g<T>();\ncontrol c() { apply { g(); } } // ERR\n",
+        "could not infer a type for variable T",
+    );
+    rejects(
+        "extern void f<T, U>(in T x);\ncontrol c() { apply { f<bit<8>>(1); } } // ERR\n",
+        "2 type parameters expected, but 1",
+    );
+    rejects(
+        "extern void f<T>(in T x);\ncontrol c() { apply { f(0xFFFF); } } // ERR\n",
+        "could not infer a width",
+    );
+    rejects(
+        "void foo<T>(in T x) { }\ncontrol c() { apply { foo<string>(true); } } // ERR\n",
+        "type mismatch",
+    );
+}
+
+#[test]
+fn generic_calls_record_type_arguments() {
+    let (checked, _, errs) = run(
+        "extern T id<T>(in T x);\ncontrol c(in bit<8> x, out bit<8> y) { apply { y = id(x); } }\n",
+    );
+    assert!(errs.is_empty(), "{errs:?}");
+    let call = checked
+        .calls
+        .values()
+        .find(|c| matches!(c.target, CallTarget::ExternFunction(_)))
+        .expect("the call of id");
+    assert_eq!(call.type_args.len(), 1);
+    assert_eq!(*checked.types.get(call.type_args[0]), Ty::Bit(8));
+    assert_eq!(call.arg_of_param, vec![Some(0)]);
+}
+
+#[test]
+fn actions_calls() {
+    let ctl = "control c(inout bit<8> x) {\n action a(inout bit<8> v, bit<8> d) { v = d; }\n action b() { a(x, 1); }\n apply { a(x, 2); b(); }\n}\n";
+    ok(ctl);
+    rejects(
+        "action a() {}\nvoid f() {\n a(); // ERR\n}\n",
+        "Functions cannot call actions",
+    );
+    rejects(
+        "action a(bit<9> port) { }\ncontrol c() { apply {\n a(); // ERR\n } }\n",
+        "No argument supplied for parameter port",
+    );
+    rejects(
+        "action a() {}\ncontrol c() { apply {\n a<bit>(); // ERR\n } }\n",
+        "Cannot supply type parameters",
+    );
+    rejects(
+        "control c() {\n action a(out bit x0, bit y0, out bit z0) { } // ERR\n apply { } }\n",
+        "direction-less action parameters have to be at the end",
+    );
+}
+
+#[test]
+fn verify_only_in_parsers() {
+    rejects(
+        &with_core("control C() { apply {\n verify(8w0 == 8w1, error.NoMatch); // ERR\n } }\n"),
+        "only be invoked in parsers",
+    );
+    ok(&with_core(
+        "parser P() { state start { verify(true, error.NoMatch); transition accept; } }\n",
+    ));
+}
+
+#[test]
+fn extern_methods_and_packet_checks() {
+    let p = with_core(
+        "header h { bit<8> f; }\nstruct s { h hh; h[2] st; }\nparser P(packet_in b, out s x) { state start { b.extract(x.hh); bit<8> v = b.lookahead<bit<8>>(); b.advance(8); transition accept; } }\n",
+    );
+    ok(&p);
+    rejects(
+        &with_core(
+            "parser P(packet_in p, out bit<32> h) { state start {\n p.extract(h); // ERR\n transition accept; } }\n",
+        ),
+        "must be a header",
+    );
+    rejects(
+        &with_core(
+            "parser P(packet_in p) { state start {\n p.nosuch(); // ERR\n transition accept; } }\n",
+        ),
+        "no method nosuch",
+    );
+}
+
+#[test]
+fn apply_of_parsers_controls_and_tables() {
+    let src = "control Sub(inout bit<8> v) { apply { } }\ncontrol c(inout bit<8> x) {\n Sub() s;\n action a() {\n s.apply(x); // ERR\n }\n apply { s.apply(x); Sub.apply(x); }\n}\n";
+    rejects(src, "apply cannot be called from actions");
+    ok(
+        "control Sub(inout bit<8> v) { apply { } }\ncontrol c(inout bit<8> x) { Sub() s; apply { s.apply(x); Sub.apply(x); } }\n",
+    );
+    rejects(
+        "control Sub(inout bit<8> v) { apply { } }\ncontrol c(inout bit<8> x) { Sub() s; apply {\n s.apply(); // ERR\n } }\n",
+        "No argument supplied",
+    );
+}
+
+#[test]
+fn recursion_is_rejected() {
+    rejects("bit<8> f(in bit<8> x) {\n return f(x); // ERR\n}\n", "f");
+}
+
+#[test]
+fn functions_must_return_on_all_paths() {
+    rejects(
+        "bit<16> max(in bit<16> l, in bit<16> r) { // ERR\n if (l > r) return l;\n}\n",
+        "does not return a value on all paths",
+    );
+    ok("bit<16> max(in bit<16> l, in bit<16> r) { if (l > r) return l; else return r; }\n");
+}

@@ -1,0 +1,166 @@
+//! Tables: keys and match kinds, the action list, default actions, entries and priorities.
+mod common;
+use common::{ok, rejects, run, with_core};
+
+fn table(props: &str) -> String {
+    with_core(&format!(
+        "header H {{ bit<8> a; bit<8> b; }}\ncontrol c(inout H h) {{\n action a() {{ }}\n action p(bit<8> v) {{ h.a = v; }}\n action q(inout bit<8> x, bit<8> d) {{ x = d; }}\n table t {{\n{props}\n }}\n apply {{ t.apply(); }}\n}}\n"
+    ))
+}
+
+#[test]
+fn keys_and_match_kinds() {
+    ok(&table(
+        "key = { h.a: exact; h.b: ternary; h.isValid(): exact; h.a & 0xf: lpm; } actions = { a; }",
+    ));
+    rejects(
+        &table("key = { h.a: fancy; } // ERR\n actions = { a; }"),
+        "fancy: declaration not found",
+    );
+    rejects(
+        &table("key = { h.a + h.a: exact; } // ERR\n actions = { a; }"),
+        "requires a @name annotation",
+    );
+    ok(&table(
+        "key = { h.a + h.a: exact @name(\"sum\"); } actions = { a; }",
+    ));
+}
+
+#[test]
+fn action_lists() {
+    ok(&table(
+        "actions = { a; p; q(h.a); NoAction; } default_action = a();",
+    ));
+    rejects(
+        &table("actions = { a;\n missing; // ERR\n }"),
+        "missing: declaration not found",
+    );
+    rejects(
+        &table("actions = { a;\n a; // ERR\n }"),
+        "Duplicates declaration",
+    );
+    common::err(
+        &table("key = { h.a: exact; }"),
+        7,
+        "expected 'actions' property",
+    );
+    rejects(
+        &table("actions = {\n q; // ERR\n }"),
+        "parameter x must be bound",
+    );
+}
+
+#[test]
+fn default_actions() {
+    ok(&table("actions = { a; p; q(h.a); } default_action = p(3);"));
+    ok(&table(
+        "actions = { a; q(h.a); } const default_action = q(h.a, 1);",
+    ));
+    rejects(
+        &table("actions = { a; }\n default_action = p(1); // ERR"),
+        "not present in action list",
+    );
+    rejects(
+        &table("actions = { a; q(h.a); }\n default_action = q(h.b, 1); // ERR"),
+        "does not match declaration in actions list",
+    );
+    rejects(
+        &table("actions = { a; q(h.a); }\n default_action = q(); // ERR"),
+        "Parameter x must be bound",
+    );
+    rejects(
+        &table("actions = { a; p; }\n default_action = p(h.b); // ERR"),
+        "compile-time constant",
+    );
+    rejects(
+        &table("default_action = a; // ERR\n actions = { a; }"),
+        "no action list",
+    );
+}
+
+#[test]
+fn entries() {
+    ok(&table(
+        "key = { h.a: exact; h.b: ternary; } actions = { a; p; } const entries = { (1, 2 &&& 3): p(1); (2, _): a(); }",
+    ));
+    rejects(
+        &table(
+            "key = { h.a: exact; } actions = { a; p; } const entries = {\n (1, 2): a(); // ERR\n }",
+        ),
+        "Size of entry keyset",
+    );
+    common::err(
+        &table("actions = { a; } const entries = { _ : a(); } key = { h.a: exact; }"),
+        8,
+        "Entries list must be after table key",
+    );
+    common::err(
+        &table("key = { } actions = { a; } const entries = { _ : a(); }"),
+        7,
+        "Entries cannot be specified for a table with no key",
+    );
+    common::err(
+        &table("actions = { a; } const entries = { _ : a(); }"),
+        7,
+        "Entries cannot be specified for a table with no key",
+    );
+    rejects(
+        &table(
+            "key = { h.a: exact; } actions = { a; } const entries = {\n 1 &&& 2: a(); // ERR\n }",
+        ),
+        "invalid key expression",
+    );
+    rejects(
+        &table(
+            "key = { h.a: exact; } actions = { a; } const entries = { 1: a();\n 1: a(); // ERR\n }",
+        ),
+        "Duplicate entry keys",
+    );
+    rejects(
+        &table(
+            "key = { h.a: lpm; } actions = { a; } const entries = {\n 0x11 &&& 0xE1: a(); // ERR\n }",
+        ),
+        "invalid mask for LPM key",
+    );
+}
+
+#[test]
+fn priorities() {
+    ok(&table(
+        "key = { h.a: ternary; } actions = { a; } entries = { priority = 10: 1 &&& 1: a(); 2: a(); }",
+    ));
+    rejects(
+        &table(
+            "key = { h.a: exact; } // ERR\n actions = { a; } entries = { priority = 10: 1: a(); }",
+        ),
+        "does not require priorities",
+    );
+    rejects(
+        &table(
+            "key = { h.a: ternary; } actions = { a; } priority_delta = 10; entries = {\n 1: a(); // ERR\n priority = 5: 2: a(); }",
+        ),
+        "must have a priority",
+    );
+}
+
+#[test]
+fn size_must_be_a_constant() {
+    ok(&table("actions = { a; } size = 1024;"));
+    rejects(
+        &table("actions = { a; }\n size = h.a; // ERR"),
+        "size must be a constant",
+    );
+}
+
+#[test]
+fn tables_without_default_action_need_no_action() {
+    rejects(
+        "control c() { action a() { }\n table t { actions = { a; } } // ERR\n apply { } }\n",
+        "NoAction not found",
+    );
+    let (checked, _, errs) = run(&table("actions = { a; p; } size = 16;"));
+    assert!(errs.is_empty(), "{errs:?}");
+    let info = checked.tables.values().next().expect("one table");
+    assert_eq!(info.actions.len(), 2);
+    assert_eq!(info.size, Some(16));
+}

@@ -1,0 +1,159 @@
+//! Type declarations and written types: widths, nesting rules, enums, typedef and `type`,
+//! generic aggregates, recursive and oversized types.
+mod common;
+use common::{ok, rejects};
+
+#[test]
+fn widths_are_compile_time_constants() {
+    ok("const int W = 7;\nheader h { bit<(W + 1)> a; int<W> b; varbit<32> c; }\n");
+    rejects(
+        "control c(in bit<8> w) { apply { bit<w> x; } } // ERR\n",
+        "compile-time constant",
+    );
+}
+
+#[test]
+fn huge_and_invalid_widths_are_diagnostics() {
+    rejects(
+        "header h { bit<99999999999> a; } // ERR\n",
+        "does not support bitstrings this large",
+    );
+    rejects(
+        "header h { bit<2147483648> a; } // ERR\n",
+        "does not support bitstrings this large",
+    );
+    rejects(
+        "header h { int<0> a; } // ERR\n",
+        "Width of signed type cannot be zero",
+    );
+    rejects("header h { varbit<-2> a; } // ERR\n", "invalid type size");
+    rejects("header h { bit<(true)> a; } // ERR\n", "integer");
+}
+
+#[test]
+fn header_field_types_follow_the_nesting_rules() {
+    ok(
+        "enum bit<8> E { A = 1 }\nstruct s { bit<4> a; bool b; }\nheader h { bit<8> x; int<4> y; bool z; E e; s t; varbit<8> v; }\n",
+    );
+    rejects(
+        "error { X }\nheader h { error e; } // ERR\n",
+        "cannot have type 'error'",
+    );
+    rejects("header h { int x; } // ERR\n", "cannot have type 'int'");
+    rejects(
+        "header h { tuple<bit<1>, bit<1>> t; } // ERR\n",
+        "cannot have type 'tuple",
+    );
+    rejects(
+        "enum E { A }\nheader h { E e; } // ERR\n",
+        "cannot have type 'enum E'",
+    );
+    rejects(
+        "header g { bit<8> a; }\nheader h { g inner; } // ERR\n",
+        "cannot have type 'header g'",
+    );
+}
+
+#[test]
+fn union_and_struct_field_rules() {
+    ok(
+        "header a { bit<8> x; }\nheader b { bit<16> y; }\nheader_union u { a a; b b; }\nstruct s { u u; a[2] st; tuple<bit<8>, bool> t; }\n",
+    );
+    rejects(
+        "header_union u { bit<8> x; } // ERR\n",
+        "cannot have type 'bit<8>'",
+    );
+    rejects(
+        "parser p();\nstruct s { p field; } // ERR\n",
+        "cannot have type 'parser p'",
+    );
+}
+
+#[test]
+fn duplicate_fields_and_members_are_errors() {
+    rejects(
+        "header h {\n bit<8> u;\n bit<8> u; // ERR\n}\n",
+        "Duplicates declaration",
+    );
+    rejects("enum E { a, b,\n b } // ERR\n", "Duplicates declaration");
+    rejects(
+        "enum bit<4> e { a = 1, a = 1 } // ERR\n",
+        "Duplicates declaration",
+    );
+}
+
+#[test]
+fn serializable_enums() {
+    ok("enum bit<8> E { A = 1, B = 2, C = 0xff }\nconst E x = E.B;\nconst bit<8> y = E.C;\n");
+    rejects("enum int E { A = 1 } // ERR\n", "Illegal type for enum");
+    rejects(
+        "type bit<8> T;\nenum T E { A = 1 } // ERR\n",
+        "type-declared types are not allowed",
+    );
+    rejects(
+        "enum bit<4> e {\n a = { 1, 2 } // ERR\n}\n",
+        "type mismatch",
+    );
+}
+
+#[test]
+fn typedef_is_transparent_and_type_is_nominal() {
+    ok("typedef bit<8> B;\nconst B x = 1;\nconst bit<8> y = x;\n");
+    ok("type bit<32> N;\nconst N n = (N)32w1;\nconst bit<32> m = (bit<32>)n;\n");
+    rejects(
+        "type bit<32> N;\ncontrol c(out N n) { apply { bit<32> b = 0; n = b + b; } } // ERR\n",
+        "type mismatch",
+    );
+    rejects(
+        "type tuple<int> Narrow; // ERR\n",
+        "`type' can only be applied to base types",
+    );
+}
+
+#[test]
+fn generic_structs_must_be_specialized() {
+    ok(
+        "struct S<T> { T field; bool valid; }\nconst S<bit<32>> s = { field = 32w0, valid = false };\n",
+    );
+    rejects(
+        "struct S<T> { T f; }\nconst S x = { f = 1 }; // ERR\n",
+        "no type parameters supplied",
+    );
+    rejects(
+        "struct S<T> { T f; }\nconst S<bit<8>, bit<8>> x = { f = 1 }; // ERR\n",
+        "has 1 type parameter(s), but it is specialized with 2",
+    );
+    rejects(
+        "header H<T> { T t; }\ncontrol c() { H<int> h; apply { } } // ERR\n",
+        "cannot have type 'int'",
+    );
+}
+
+#[test]
+fn self_references_are_errors_not_crashes() {
+    rejects(
+        "struct S { S s; } // ERR\n",
+        "Self-referencing types not supported",
+    );
+    rejects(
+        "struct h<t> { t f; }\ntypedef h<bit> tt;\ntypedef h<tt> t; // ERR\n",
+        "contains self",
+    );
+    rejects(
+        "control p() { p() x; apply { } } // ERR\n",
+        "Self-referencing",
+    );
+}
+
+#[test]
+fn stacks_and_arrays() {
+    ok("header h { bit<8> a; }\nstruct s { h[4] hs; bit<8>[3] arr; }\n");
+    rejects(
+        "header h { bit<8> a; }\nstruct s { h[-2] hs; } // ERR\n",
+        "Illegal array size",
+    );
+    rejects(
+        "control c(in bit<8> n) { apply { bit<8>[n] a; } } // ERR\n",
+        "compile-time constant",
+    );
+}
