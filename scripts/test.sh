@@ -27,3 +27,5 @@ echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --locked
+echo "== fuzz (bounded: ${KOI_FUZZ_SECONDS:-60}s per target)"
+./scripts/fuzz.sh "${KOI_FUZZ_SECONDS:-60}"
