@@ -23,6 +23,12 @@ enum Command {
     Check(cmd::check::CheckArgs),
     /// Compile a P4-16 program (which must instantiate `main`) and print a compiler output.
     Compile(cmd::compile::CompileArgs),
+    /// Run one STF packet test (PROG.p4 TEST.stf) against the reference interpreter.
+    Test(cmd::test::TestArgs),
+    /// Run every STF test under a directory; ends with `N passed, M failed`.
+    Conformance(cmd::conformance::ConformanceArgs),
+    /// Show what the pipeline does with packets: parser states, tables, actions, outputs.
+    Trace(cmd::trace::TraceArgs),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +41,9 @@ fn main() -> ExitCode {
         .spawn(move || match cli.command {
             Command::Check(a) => cmd::check::run(&a),
             Command::Compile(a) => cmd::compile::run(&a),
+            Command::Test(a) => cmd::test::run(&a),
+            Command::Conformance(a) => cmd::conformance::run(&a),
+            Command::Trace(a) => cmd::trace::run(&a),
         });
     match worker.map(|h| h.join()) {
         Ok(Ok(code)) => code,

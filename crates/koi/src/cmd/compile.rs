@@ -1,5 +1,5 @@
-//! `koi compile`: checks a program that instantiates `main` and prints a compiler output
-//! (`--emit ir` or `--emit p4info`).
+//! `koi compile`: checks a program that instantiates `main`, lowers it to koi's IR and prints a
+//! compiler output (`--emit ir`, `--emit p4info`, or `--emit ast` for debugging the frontend).
 
 use super::frontend::{Outcome, SourceArgs, print_diagnostics, run_frontend};
 use clap::{Args, ValueEnum};
@@ -7,10 +7,12 @@ use std::process::ExitCode;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum Emit {
+    /// The lowered pipeline in koi's IR.
+    Ir,
+    /// The P4Info of the lowered pipeline, in protobuf text format (as p4c writes it).
+    P4info,
     /// The parsed program's syntax tree (for debugging the frontend).
     Ast,
-    /// The type checker's tables: types, declarations, resolutions (for debugging the frontend).
-    Types,
 }
 
 #[derive(Args, Debug)]
@@ -18,7 +20,7 @@ pub struct CompileArgs {
     #[command(flatten)]
     pub source: SourceArgs,
     /// What to print.
-    #[arg(long, value_enum, default_value = "ast")]
+    #[arg(long, value_enum, default_value = "ir")]
     pub emit: Emit,
 }
 
@@ -40,7 +42,26 @@ pub fn run(args: &CompileArgs) -> ExitCode {
             }
             match args.emit {
                 Emit::Ast => println!("{program:#?}"),
-                Emit::Types => println!("{checked:#?}"),
+                Emit::Ir | Emit::P4info => {
+                    let p = match koi_lower::lower(&program, &checked) {
+                        Ok(p) => p,
+                        Err(d) => {
+                            print_diagnostics(&sm, &d);
+                            return ExitCode::from(1);
+                        }
+                    };
+                    if matches!(args.emit, Emit::Ir) {
+                        print!("{p}");
+                    } else {
+                        match koi_p4info::generate(&p) {
+                            Ok(info) => print!("{}", koi_p4info::to_text(&info)),
+                            Err(e) => {
+                                eprintln!("koi: cannot generate P4Info: {e}");
+                                return ExitCode::from(1);
+                            }
+                        }
+                    }
+                }
             }
             ExitCode::SUCCESS
         }

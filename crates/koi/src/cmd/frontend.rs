@@ -19,18 +19,22 @@ pub struct SourceArgs {
 
 impl SourceArgs {
     pub fn pp_options(&self) -> PpOptions {
-        let defines = self
-            .define
-            .iter()
-            .map(|d| match d.split_once('=') {
-                Some((n, v)) => (n.to_string(), Some(v.to_string())),
-                None => (d.clone(), None),
-            })
-            .collect();
-        PpOptions {
-            include_dirs: self.include.clone(),
-            defines,
-        }
+        pp_options(&self.include, &self.define)
+    }
+}
+
+/// Preprocessor options from `-I` and `-D` arguments.
+pub fn pp_options(include: &[PathBuf], define: &[String]) -> PpOptions {
+    let defines = define
+        .iter()
+        .map(|d| match d.split_once('=') {
+            Some((n, v)) => (n.to_string(), Some(v.to_string())),
+            None => (d.clone(), None),
+        })
+        .collect();
+    PpOptions {
+        include_dirs: include.to_vec(),
+        defines,
     }
 }
 
@@ -42,7 +46,7 @@ pub enum Outcome {
     Checked {
         sm: SourceMap,
         program: koi_syntax::ast::Program,
-        checked: koi_sema::Checked,
+        checked: Box<koi_sema::Checked>,
         diags: Diagnostics,
     },
 }
@@ -57,7 +61,7 @@ pub fn run_frontend(args: &SourceArgs, require_main: bool) -> Outcome {
         return Outcome::Checked {
             sm,
             program,
-            checked: koi_sema::Checked::default(),
+            checked: Box::default(),
             diags,
         };
     }
@@ -67,7 +71,7 @@ pub fn run_frontend(args: &SourceArgs, require_main: bool) -> Outcome {
     Outcome::Checked {
         sm,
         program,
-        checked,
+        checked: Box::new(checked),
         diags,
     }
 }

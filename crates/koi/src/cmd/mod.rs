@@ -2,4 +2,8 @@
 
 pub mod check;
 pub mod compile;
+pub mod conformance;
+pub mod entries;
 pub mod frontend;
+pub mod test;
+pub mod trace;

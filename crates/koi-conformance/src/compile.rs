@@ -1,0 +1,56 @@
+//! From a P4 file to a verified pipeline: the whole frontend and lowering, with diagnostics
+//! rendered against the original files.
+
+use koi_syntax::{Diagnostics, PpOptions, SourceMap};
+use std::path::Path;
+
+/// A compiled program.
+pub struct Compiled {
+    pub sm: SourceMap,
+    pub pipeline: koi_ir::Pipeline,
+    /// Warnings found on the way.
+    pub diags: Diagnostics,
+}
+
+/// Why a program did not compile.
+pub struct CompileError {
+    pub sm: SourceMap,
+    pub diags: Diagnostics,
+}
+
+impl CompileError {
+    /// Every diagnostic rendered as `FILE:LINE:COL: error: ...` with its snippet.
+    pub fn render(&self) -> String {
+        self.diags.list.iter().map(|d| d.render(&self.sm)).collect()
+    }
+
+    /// The first error's message on one line, for summaries.
+    pub fn first_line(&self) -> String {
+        self.render().lines().next().unwrap_or("").to_string()
+    }
+}
+
+/// Preprocesses, parses, checks (requiring `main`) and lowers the program at `path`.
+pub fn compile(path: &Path, opts: &PpOptions) -> Result<Compiled, CompileError> {
+    let (sm, program, mut diags) = koi_syntax::parse_file(path, opts);
+    if diags.has_errors() {
+        return Err(CompileError { sm, diags });
+    }
+    let copts = koi_sema::CheckOptions { require_main: true };
+    let (checked, sdiags) = koi_sema::check(&program, &copts);
+    diags.extend(sdiags.list);
+    if diags.has_errors() {
+        return Err(CompileError { sm, diags });
+    }
+    match koi_lower::lower(&program, &checked) {
+        Ok(pipeline) => Ok(Compiled {
+            sm,
+            pipeline,
+            diags,
+        }),
+        Err(ldiags) => {
+            diags.extend(ldiags.list);
+            Err(CompileError { sm, diags })
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! Observation hooks: what the interpreter tells an [`Observer`] while it runs.
+//!
+//! Two consumers shape the trait: `koi trace` (parser states, tables with their keys and the
+//! entry hit, actions with arguments, extern calls, traffic manager decisions, outputs; see
+//! [`crate::trace::TraceObserver`]) and the cached datapath's wildcard tracking, which needs
+//! every PHV bit that influenced a decision ([`Observer::influence`]: parser `select` keys,
+//! branch and switch conditions, table keys with the bits the lookup depended on, header
+//! validity read by `emit`, run-time stack indices, `verify` conditions) and the packet
+//! length checks the parser made ([`Observer::packet_length_check`]).
+//!
+//! Every method has an empty default and the interpreter is generic over the observer, so
+//! with [`NoObserver`] the hooks compile to nothing; the costly work behind
+//! `influence` (walking an expression's reads) and table masks is guarded by the associated
+//! constants, which are `false` by default.
+
+use crate::options::Output;
+use koi_ir::{ActionId, Bits, Role, SlotId, TableId};
+
+/// What kind of decision a PHV read influenced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Decision {
+    Select,
+    Branch,
+    Switch,
+    TableKey,
+    /// The hash of an action selector's `selector` fields.
+    Selector,
+    Verify,
+    /// A header's validity read by `emit` (whether it is emitted).
+    Emit,
+    /// A run-time header stack index.
+    StackIndex,
+    /// The size given to a varbit `extract`, an `advance`.
+    ParserOperand,
+}
+
+/// A table application.
+#[derive(Clone, Copy, Debug)]
+pub struct TableEvent<'a> {
+    pub table: TableId,
+    pub name: &'a str,
+    /// The match field values (selector fields excluded).
+    pub keys: &'a [Bits],
+    /// The handle of the entry hit, `None` on a miss.
+    pub hit: Option<u32>,
+    /// The action that runs (the default action's on a miss).
+    pub action: ActionId,
+    pub action_name: &'a str,
+    pub args: &'a [Bits],
+    /// Per match field, the key bits the result depended on (empty unless
+    /// [`Observer::WANTS_MASKS`]).
+    pub masks: &'a [Bits],
+}
+
+/// A call of an extern instance method or extern function.
+#[derive(Clone, Copy, Debug)]
+pub struct ExternEvent<'a> {
+    /// The instance's control-plane name, or the function's name.
+    pub name: &'a str,
+    pub method: &'a str,
+    /// The input values.
+    pub inputs: &'a [Bits],
+    /// The value written back, if any.
+    pub result: Option<&'a Bits>,
+}
+
+/// What the traffic manager did with a packet instance.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TmEvent {
+    Unicast { port: u64 },
+    Multicast { group: u64, copies: usize },
+    Clone { session: u64, copies: usize },
+    Resubmit,
+    Recirculate,
+    Drop(crate::options::DropReason),
+    Digest { name: String },
+}
+
+/// Why a packet instance exists (BMv2's instance types).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InstanceEvent {
+    /// v1model `instance_type` (0 for uBPF).
+    pub instance_type: u32,
+    pub egress_port: Option<u64>,
+    pub rid: Option<u64>,
+}
+
+/// Receives the interpreter's events. Every method does nothing by default.
+pub trait Observer {
+    /// Whether [`Observer::influence`] should be called (walking reads costs time).
+    const TRACKS_READS: bool = false;
+    /// Whether table lookups should compute the key bits they depended on.
+    const WANTS_MASKS: bool = false;
+
+    fn packet_in(&mut self, _port: u64, _data: &[u8]) {}
+    /// A pass through ingress or egress starts.
+    fn instance(&mut self, _role: Role, _ev: &InstanceEvent) {}
+    /// An architecture block starts.
+    fn block(&mut self, _role: Role, _name: &str) {}
+    fn parser_state(&mut self, _name: &str) {}
+    fn extract(&mut self, _header: &str, _bits: u64) {}
+    /// A `select` evaluated `keys` and took case `case` (`None`: no case matched).
+    fn select(&mut self, _keys: &[Bits], _case: Option<usize>, _next: &str) {}
+    /// The parser ended, with the error's name if it failed.
+    fn parser_end(&mut self, _error: Option<&str>) {}
+    fn table(&mut self, _ev: &TableEvent<'_>) {}
+    fn action(&mut self, _name: &str, _args: &[Bits]) {}
+    fn extern_call(&mut self, _ev: &ExternEvent<'_>) {}
+    /// Bits `mask` of slot `slot` (a mask of the slot's width) influenced a decision.
+    fn influence(&mut self, _d: Decision, _slot: SlotId, _mask: &Bits) {}
+    /// The parser needed `needed_bits` bits of packet from its start; `ok` if it had them.
+    fn packet_length_check(&mut self, _needed_bits: u64, _ok: bool) {}
+    fn tm(&mut self, _ev: &TmEvent) {}
+    fn log(&mut self, _msg: &str) {}
+    fn packet_out(&mut self, _out: &Output) {}
+}
+
+/// The observer that observes nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoObserver;
+
+impl Observer for NoObserver {}

@@ -1,0 +1,290 @@
+//! Parser execution: states, `extract` (fixed and varbit), `lookahead`, `advance`,
+//! `verify`, `select` (values, masks, prefixes, ranges, value sets, default), and parser
+//! errors with BMv2's checks and their order (`src/bm_sim/parser.cpp`): a full stack is
+//! `StackOutOfBounds` before anything else; a varbit or `advance` size that is not a whole
+//! number of bytes is `ParserInvalidArgument` on v1model; too few bytes is `PacketTooShort`,
+//! checked before a varbit above its maximum (`HeaderTooShort`); a parse that visits more
+//! states than `8 * bits + margin` ends with `ParserTimeout`.
+
+use crate::exec::{Ctx, Pkt, Stop};
+use crate::observer::{Decision, Observer};
+use koi_ir::{
+    Architecture, Bits, Expr, HeaderId, HeaderRef, Keyset, ParserId, Stmt, Target, Transition, Ty,
+    Value,
+};
+
+pub const PACKET_TOO_SHORT: u32 = 1;
+pub const NO_MATCH: u32 = 2;
+pub const STACK_OUT_OF_BOUNDS: u32 = 3;
+pub const HEADER_TOO_SHORT: u32 = 4;
+pub const PARSER_TIMEOUT: u32 = 5;
+pub const PARSER_INVALID_ARGUMENT: u32 = 6;
+
+/// How a parse ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParseEnd {
+    Accept,
+    /// An explicit transition to `reject`.
+    Reject,
+    /// A runtime error (its code), or a select without match.
+    Error(u32),
+    /// The packet is abandoned.
+    Abort(String),
+}
+
+impl<O: Observer> Ctx<'_, O> {
+    /// Runs parser `id` on `pkt.data` from bit 0; `pkt.cursor` ends after the consumed bits.
+    pub fn run_parser(&mut self, pkt: &mut Pkt, id: ParserId) -> ParseEnd {
+        pkt.cursor = 0;
+        let Some(parser) = self.p.parsers.get(id) else {
+            return ParseEnd::Accept;
+        };
+        self.obs.block(koi_ir::Role::Parser, &parser.preamble.name);
+        let limit = self.opts.parser_state_margin + 8 * (pkt.data.len() as u64) * 8;
+        let mut state = parser.start;
+        for _ in 0..limit {
+            let Some(st) = parser.states.get(state) else {
+                return ParseEnd::Accept;
+            };
+            self.obs.parser_state(&st.name);
+            for s in &st.stmts {
+                match self.stmt(pkt, s, &[]) {
+                    Ok(()) => {}
+                    Err(Stop::Reject(code)) => return ParseEnd::Error(code),
+                    Err(Stop::Exit) => return ParseEnd::Accept,
+                    Err(Stop::Abort(why)) => return ParseEnd::Abort(why),
+                }
+            }
+            let target = match &st.transition {
+                Some(Transition::Goto(t)) => *t,
+                Some(Transition::Select { keys, cases }) => match self.select(pkt, keys, cases) {
+                    Some(t) => t,
+                    None => return ParseEnd::Error(NO_MATCH),
+                },
+                None => Target::Accept,
+            };
+            match target {
+                Target::State(s) => state = s,
+                Target::Accept => return ParseEnd::Accept,
+                Target::Reject => return ParseEnd::Reject,
+            }
+        }
+        ParseEnd::Error(PARSER_TIMEOUT)
+    }
+
+    fn select(&mut self, pkt: &Pkt, keys: &[Expr], cases: &[koi_ir::SelectCase]) -> Option<Target> {
+        let env = self.env(pkt, &[]);
+        let vals: Vec<Bits> = keys.iter().map(|k| env.bits(k)).collect();
+        let mut masks: Vec<Bits> = vals.iter().map(|v| Bits::zero(v.width())).collect();
+        let mut found = None;
+        for (i, c) in cases.iter().enumerate() {
+            if self.case_matches(&vals, &c.keysets, &mut masks) {
+                found = Some((i, c.next));
+                break;
+            }
+        }
+        for (k, m) in keys.iter().zip(&masks) {
+            self.influence(Decision::Select, pkt, k, m, &[]);
+        }
+        let name = |t: Option<Target>| match t {
+            Some(Target::State(s)) => self
+                .p
+                .parsers
+                .values()
+                .find_map(|p| p.states.get(s).map(|x| x.name.clone()))
+                .unwrap_or_default(),
+            Some(Target::Accept) => "accept".into(),
+            Some(Target::Reject) => "reject".into(),
+            None => "no match".into(),
+        };
+        let next = name(found.map(|f| f.1));
+        self.obs.select(&vals, found.map(|f| f.0), &next);
+        found.map(|f| f.1)
+    }
+
+    fn case_matches(&self, vals: &[Bits], keysets: &[Keyset], masks: &mut [Bits]) -> bool {
+        let mut at = 0;
+        for ks in keysets {
+            match ks {
+                Keyset::Pattern(p) => {
+                    let Some(v) = vals.get(at) else {
+                        return false;
+                    };
+                    if let Some(m) = masks.get_mut(at) {
+                        *m = m.or(&koi_state::schema::pattern_mask(p, v.width()));
+                    }
+                    if !p.matches(v) {
+                        return false;
+                    }
+                    at += 1;
+                }
+                Keyset::ValueSet(vs) => {
+                    let n = self.p.value_sets.get(*vs).map_or(0, |v| v.fields.len());
+                    let Some(part) = vals.get(at..at + n) else {
+                        return false;
+                    };
+                    for m in masks.iter_mut().skip(at).take(n) {
+                        *m = Bits::ones(m.width());
+                    }
+                    if !self.state.value_set_contains(*vs, part) {
+                        return false;
+                    }
+                    at += n;
+                }
+            }
+        }
+        true
+    }
+
+    /// Runs a parser-only statement.
+    pub fn parser_stmt(&mut self, pkt: &mut Pkt, s: &Stmt, params: &[Bits]) -> Result<(), Stop> {
+        match s {
+            Stmt::Extract {
+                header,
+                varbit_bits,
+            } => self.extract(pkt, header, varbit_bits.as_ref()),
+            Stmt::Lookahead { dst } => {
+                let (w, is_bool) = self.place_width(pkt, dst, params);
+                self.need(pkt, u64::from(w))?;
+                let v = Bits::read_bits(&pkt.data, pkt.cursor, w).unwrap_or_else(|_| Bits::zero(w));
+                let v = if is_bool {
+                    Value::Bool(!v.is_zero())
+                } else {
+                    Value::Bits(v)
+                };
+                self.write_place(pkt, dst, &v, params);
+                Ok(())
+            }
+            Stmt::Advance { bits } => {
+                self.influence_all(Decision::ParserOperand, pkt, bits, params);
+                let n = self.env(pkt, params).index(bits);
+                self.whole_bytes(n)?;
+                self.need(pkt, n)?;
+                pkt.cursor = pkt.cursor.saturating_add(n as usize);
+                Ok(())
+            }
+            Stmt::PacketLength { dst } => {
+                let v = Value::Bits(Bits::from_u64(32, pkt.data.len() as u64));
+                self.write_place(pkt, dst, &v, params);
+                Ok(())
+            }
+            Stmt::Verify { cond, error } => {
+                self.influence_all(Decision::Verify, pkt, cond, params);
+                match self.env(pkt, params).truth(cond) {
+                    true => Ok(()),
+                    false => Err(Stop::Reject(*error)),
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// `ParserInvalidArgument` for a size that is not a whole number of bytes (v1model).
+    fn whole_bytes(&self, bits: u64) -> Result<(), Stop> {
+        if self.p.arch == Architecture::V1Model && !bits.is_multiple_of(8) {
+            return Err(Stop::Reject(PARSER_INVALID_ARGUMENT));
+        }
+        Ok(())
+    }
+
+    /// `PacketTooShort` unless `bits` more bits follow the cursor.
+    fn need(&mut self, pkt: &Pkt, bits: u64) -> Result<(), Stop> {
+        let have = (pkt.data.len() as u64) * 8;
+        let end = (pkt.cursor as u64).saturating_add(bits);
+        let ok = end <= have;
+        self.obs.packet_length_check(end, ok);
+        match ok {
+            true => Ok(()),
+            false => Err(Stop::Reject(PACKET_TOO_SHORT)),
+        }
+    }
+
+    /// The header an `extract` fills, and the stack to advance.
+    fn extract_target(&mut self, pkt: &Pkt, h: &HeaderRef) -> Result<(HeaderId, bool), Stop> {
+        self.influence_header(Decision::StackIndex, pkt, h, &[], false);
+        let next = matches!(h, HeaderRef::Next(_));
+        match self.env(pkt, &[]).header(h) {
+            Some(id) => Ok((id, next)),
+            None => Err(Stop::Reject(STACK_OUT_OF_BOUNDS)),
+        }
+    }
+
+    fn extract(&mut self, pkt: &mut Pkt, h: &HeaderRef, varbit: Option<&Expr>) -> Result<(), Stop> {
+        let (id, advance_stack) = self.extract_target(pkt, h)?;
+        let Some(hd) = self.p.phv.headers.get(id) else {
+            return Ok(());
+        };
+        let var = hd
+            .fields
+            .iter()
+            .find_map(|f| match self.p.phv.slots.get(*f)?.ty {
+                Ty::Varbit(max) => Some((*f, max)),
+                _ => None,
+            });
+        let (fixed, var_bits) = match (var, varbit) {
+            (Some((_, max)), Some(e)) => {
+                self.influence_all(Decision::ParserOperand, pkt, e, &[]);
+                let n = self.env(pkt, &[]).index(e);
+                self.whole_bytes(n)?;
+                (hd.width - max, Some((n, max)))
+            }
+            (Some((_, max)), None) => (hd.width - max, Some((0, max))),
+            (None, _) => (hd.width, None),
+        };
+        let total = u64::from(fixed).saturating_add(var_bits.map_or(0, |v| v.0));
+        self.need(pkt, total)?;
+        if var_bits.is_some_and(|(n, max)| n > u64::from(max)) {
+            return Err(Stop::Reject(HEADER_TOO_SHORT));
+        }
+        self.copy_in(pkt, id, var_bits.map(|v| v.0 as u32));
+        pkt.cursor += total as usize;
+        pkt.phv.set_valid(self.p, id, true);
+        self.invalidate_siblings(pkt, id);
+        if advance_stack && let HeaderRef::Next(s) = h {
+            self.bump_next(pkt, *s);
+        }
+        let name = hd.name.clone();
+        self.obs.extract(&name, total);
+        Ok(())
+    }
+
+    /// Copies the header's bits from the packet at the cursor into the PHV.
+    fn copy_in(&mut self, pkt: &mut Pkt, id: HeaderId, var_len: Option<u32>) {
+        let Some(hd) = self.p.phv.headers.get(id) else {
+            return;
+        };
+        let Some(len) = var_len else {
+            let v = Bits::read_bits(&pkt.data, pkt.cursor, hd.width).unwrap_or_default();
+            pkt.phv.write_at(hd.offset, &v);
+            return;
+        };
+        let mut at = pkt.cursor;
+        for &f in &hd.fields {
+            let Some(slot) = self.p.phv.slots.get(f) else {
+                continue;
+            };
+            let w = match slot.ty {
+                Ty::Varbit(_) => len,
+                t => t.width(),
+            };
+            let v = Bits::read_bits(&pkt.data, at, w).unwrap_or_else(|_| Bits::zero(w));
+            let value = match slot.ty {
+                Ty::Varbit(max) => Value::Varbit { max, bits: v },
+                _ => Value::Bits(v),
+            };
+            pkt.phv.set_value(self.p, f, &value);
+            at += w as usize;
+        }
+    }
+
+    fn bump_next(&mut self, pkt: &mut Pkt, s: koi_ir::StackId) {
+        if let Some(st) = self.p.phv.stacks.get(s) {
+            let n = pkt.phv.raw(self.p, st.next_index).to_u64().unwrap_or(0);
+            pkt.phv.set_raw(
+                self.p,
+                st.next_index,
+                &Bits::from_u64(32, n.saturating_add(1)),
+            );
+        }
+    }
+}

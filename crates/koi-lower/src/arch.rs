@@ -1,0 +1,192 @@
+//! The architecture binding: which package `main` instantiates (v1model's `V1Switch`, ubpf's
+//! `ubpf`), the block instance passed for each role, one shared PHV instance per architecture
+//! parameter (headers, user metadata, standard metadata), and the lowering of each role's block.
+
+use crate::ctx::{Bind, BlockInst, Lowerer, R, internal, unsupported};
+use crate::loc::{Alloc, Loc};
+use crate::names;
+use koi_ir::{Architecture, Place, Role};
+use koi_sema::types::Ty;
+use koi_sema::{CallTarget, DeclId, Resolution, TypeId};
+use koi_syntax::Span;
+use koi_syntax::ast::{self, ExprKind};
+
+/// What an architecture parameter of a block is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ArchParam {
+    Packet,
+    Headers,
+    Meta,
+    Std,
+}
+
+/// The parameters of the block in `role`, in order.
+fn role_params(arch: Architecture, role: Role) -> &'static [ArchParam] {
+    use ArchParam::*;
+    match (arch, role) {
+        (_, Role::Parser) => &[Packet, Headers, Meta, Std],
+        (Architecture::V1Model, Role::VerifyChecksum | Role::ComputeChecksum) => &[Headers, Meta],
+        (_, Role::Ingress | Role::Egress | Role::Pipe) => &[Headers, Meta, Std],
+        (_, Role::Deparser) => &[Packet, Headers],
+        _ => &[],
+    }
+}
+
+/// The architecture of a package type name.
+pub fn arch_of(package: &str) -> Option<Architecture> {
+    match package {
+        "V1Switch" => Some(Architecture::V1Model),
+        "ubpf" => Some(Architecture::Ubpf),
+        "PSA_Switch" => Some(Architecture::Psa),
+        _ => None,
+    }
+}
+
+impl Lowerer<'_> {
+    /// Lowers the whole program from `main`.
+    pub fn lower_main(&mut self, main_decl: &ast::Decl) -> R<()> {
+        let ast::DeclKind::Instantiation { args, .. } = &main_decl.kind else {
+            return internal(main_decl.span, "main is not an instantiation");
+        };
+        for e in self.ck.errors.clone() {
+            self.p.add_error(&e);
+        }
+        self.p.annotations = names::annotations(&main_decl.annotations);
+        self.bind_top_level()?;
+        let roles = self.p.arch.roles();
+        if args.len() != roles.len() {
+            return unsupported(main_decl.span, "this package signature");
+        }
+        let main_id = self.ck.main.as_ref().map(|m| m.decl);
+        let info = main_id
+            .and_then(|m| self.ck.instantiations.get(&m))
+            .cloned();
+        let mut insts = Vec::new();
+        for (i, role) in roles.iter().enumerate() {
+            let a = match &info {
+                Some(info) => Self::arg(info, args, i),
+                None => args.get(i).map(|a| &a.value),
+            };
+            let Some(a) = a else {
+                return unsupported(main_decl.span, "this package signature");
+            };
+            insts.push((*role, self.package_arg(a)?));
+        }
+        let shared = self.shared_storage(&insts)?;
+        for (role, inst) in &insts {
+            let binds = self.role_binds(*role, inst, &shared)?;
+            if role.is_parser() {
+                self.lower_parser(inst, binds, *role)?;
+            } else {
+                self.lower_control(inst, binds, *role)?;
+            }
+        }
+        self.controller_headers()
+    }
+
+    /// Binds the top-level instances (externs, blocks) other than `main`.
+    fn bind_top_level(&mut self) -> R<()> {
+        let main = self.ck.main.as_ref().map(|m| m.decl);
+        for d in self.ck.top_level.clone() {
+            if Some(d) == main {
+                continue;
+            }
+            let Some(ad) = self.idx.decls.get(&d).copied() else {
+                continue;
+            };
+            if let ast::DeclKind::Instantiation { .. } = ad.kind {
+                let b = self.instance_binding(d, ad)?;
+                self.bind(d, b);
+            }
+        }
+        Ok(())
+    }
+
+    /// The block instance of a package argument: `MyIngress()` (named after its type) or the
+    /// name of a top-level instance.
+    fn package_arg(&mut self, e: &ast::Expr) -> R<BlockInst> {
+        if let ExprKind::Call { args, .. } = &e.kind
+            && let Some(info) = self.ck.calls.get(&e.id).cloned()
+            && let CallTarget::Constructor { decl, .. } = info.target
+        {
+            let name = self.decl(decl)?.name.clone();
+            return self.block_inst(&info, args, name, e.span);
+        }
+        if let Some(Resolution::Decl(d)) = self.ck.resolutions.get(&e.id)
+            && let Some(Bind::Block(inst)) = self.lookup(*d)
+        {
+            return Ok((**inst).clone());
+        }
+        unsupported(e.span, "this package argument")
+    }
+
+    /// The apply parameters of a block instance: declaration and (substituted) type.
+    fn block_params(&mut self, inst: &BlockInst) -> R<Vec<(DeclId, TypeId)>> {
+        let params = self.decl(inst.decl)?.params.clone();
+        let saved = std::mem::replace(&mut self.subst, inst.subst.clone());
+        let mut out = Vec::new();
+        for p in params {
+            let ty = self.decl(p)?.ty;
+            out.push((p, self.subst_ty(ty)));
+        }
+        self.subst = saved;
+        Ok(out)
+    }
+
+    /// One storage per architecture parameter, named after the first block's parameter.
+    fn shared_storage(&mut self, insts: &[(Role, BlockInst)]) -> R<Vec<(ArchParam, Loc)>> {
+        let mut shared: Vec<(ArchParam, Loc)> = Vec::new();
+        for (role, inst) in insts {
+            let params = self.block_params(inst)?;
+            for (kind, (p, ty)) in role_params(self.p.arch, *role).iter().zip(params) {
+                if *kind == ArchParam::Packet || shared.iter().any(|(k, _)| k == kind) {
+                    continue;
+                }
+                let name = self.decl(p)?.name.clone();
+                let loc = self.alloc(&name, ty, Alloc::Metadata, Span::DUMMY)?;
+                if *kind == ArchParam::Std {
+                    self.intrinsics(&loc);
+                }
+                if *kind == ArchParam::Meta {
+                    self.user_meta = Some((loc.clone(), ty));
+                }
+                shared.push((*kind, loc));
+            }
+        }
+        Ok(shared)
+    }
+
+    /// Records the standard metadata fields as intrinsics.
+    fn intrinsics(&mut self, loc: &Loc) {
+        if let Loc::Struct(fs, _) = loc {
+            for (n, f) in fs {
+                if let Loc::Scalar(Place::Slot(s), _) = f {
+                    self.p.intrinsics.push((n.clone(), *s));
+                }
+            }
+        }
+    }
+
+    fn role_binds(
+        &mut self,
+        role: Role,
+        inst: &BlockInst,
+        shared: &[(ArchParam, Loc)],
+    ) -> R<Vec<Bind>> {
+        let params = self.block_params(inst)?;
+        let kinds = role_params(self.p.arch, role);
+        let mut out = Vec::new();
+        for (i, (_, ty)) in params.iter().enumerate() {
+            if matches!(self.types.get(*ty), Ty::Extern(_)) {
+                out.push(Bind::Packet);
+                continue;
+            }
+            let kind = kinds.get(i).copied();
+            match shared.iter().find(|(k, _)| Some(*k) == kind) {
+                Some((_, l)) => out.push(Bind::Loc(l.clone())),
+                None => return unsupported(Span::DUMMY, "this block signature"),
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,416 @@
+//! Externs at call sites: packet operations (`extract`, `lookahead`, `advance`, `length`,
+//! `emit`), methods of extern instances (`ExternCall` with arguments by direction), and the
+//! architecture's extern functions turned into typed [`Builtin`]s.
+
+use crate::ctx::{Lowerer, R, internal, unsupported};
+use crate::loc::{Alloc, Loc, STy};
+use koi_ir::{
+    Arg, Builtin, CloneKind, Expr, ExternId, HashAlgo, HeaderRef, Place, Stmt, Ty as IrTy,
+};
+use koi_sema::types::Ty;
+use koi_sema::{CallInfo, DeclId, Value};
+use koi_syntax::Span;
+use koi_syntax::ast::{self, Direction};
+
+impl Lowerer<'_> {
+    pub fn packet_method(
+        &mut self,
+        e: &ast::Expr,
+        name: &str,
+        info: &CallInfo,
+        args: &[ast::Argument],
+    ) -> R<Option<Loc>> {
+        let arg = |i: usize| Self::arg(info, args, i);
+        match name {
+            "extract" => {
+                let Some(h) = arg(0) else {
+                    return unsupported(e.span, "extract without a header");
+                };
+                let header = self.header_ref(h)?;
+                let varbit_bits = match arg(1) {
+                    Some(b) => Some(self.rvalue(b)?),
+                    None => None,
+                };
+                self.emit(Stmt::Extract {
+                    header,
+                    varbit_bits,
+                });
+                Ok(None)
+            }
+            "lookahead" => self.lookahead(e, info).map(Some),
+            "advance" => {
+                let Some(b) = arg(0) else {
+                    return unsupported(e.span, "advance without an amount");
+                };
+                let bits = self.rvalue(b)?;
+                self.emit(Stmt::Advance { bits });
+                Ok(None)
+            }
+            "length" => {
+                let s = self.new_slot("$pkt_len", IrTy::Bits(32), false, koi_ir::SlotKind::Temp);
+                self.emit(Stmt::PacketLength {
+                    dst: Place::Slot(s),
+                });
+                Ok(Some(Loc::Scalar(Place::Slot(s), STy::bits(32))))
+            }
+            "emit" => {
+                let Some(h) = arg(0) else {
+                    return unsupported(e.span, "emit without a header");
+                };
+                let l = self.value(h)?;
+                self.emit_loc(&l, h.span)?;
+                Ok(None)
+            }
+            _ => unsupported(e.span, format!("packet method {name}")),
+        }
+    }
+
+    /// `emit` of a header, union, stack or struct (its headers in order).
+    fn emit_loc(&mut self, l: &Loc, span: Span) -> R<()> {
+        match l {
+            Loc::Header(h, _) => self.emit(Stmt::Emit(h.clone())),
+            Loc::Union(ms, _) => {
+                for m in ms {
+                    self.emit(Stmt::Emit(HeaderRef::Header(*m)));
+                }
+            }
+            Loc::Stack(s, _) => {
+                for h in self.p.phv.stacks[*s].elems.clone() {
+                    self.emit(Stmt::Emit(HeaderRef::Header(h)));
+                }
+            }
+            Loc::Struct(fs, _) => {
+                for (_, f) in fs.clone() {
+                    self.emit_loc(&f, span)?;
+                }
+            }
+            _ => return unsupported(span, "emitting this value"),
+        }
+        Ok(())
+    }
+
+    /// `pkt.lookahead<T>()`: a scalar directly; a header or struct through a wide temporary
+    /// sliced into fields.
+    fn lookahead(&mut self, e: &ast::Expr, info: &CallInfo) -> R<Loc> {
+        let Some(t) = info.type_args.first().copied() else {
+            return internal(e.span, "lookahead without a type");
+        };
+        let t = self.subst_ty(t);
+        if let Some(s) = self.scalar(t) {
+            let slot = self.new_slot("$lookahead", s.ty, s.signed, koi_ir::SlotKind::Temp);
+            self.emit(Stmt::Lookahead {
+                dst: Place::Slot(slot),
+            });
+            return Ok(Loc::Scalar(Place::Slot(slot), s));
+        }
+        let Some(w) = self.types.width(t) else {
+            return unsupported(e.span, "lookahead of this type");
+        };
+        let w = w as u32;
+        let wide = self.new_slot("$lookahead", IrTy::Bits(w), false, koi_ir::SlotKind::Temp);
+        self.emit(Stmt::Lookahead {
+            dst: Place::Slot(wide),
+        });
+        let tmp = self.alloc("$lookahead", t, Alloc::Temp, e.span)?;
+        if let Loc::Header(h, _) = &tmp {
+            self.emit(Stmt::SetValid(h.clone()));
+        }
+        let mut places = Vec::new();
+        self.places(&tmp, &mut places);
+        let mut hi = w;
+        for p in places {
+            let pw = self.place_width(&p);
+            if pw == 0 || pw > hi {
+                return unsupported(e.span, "lookahead of this type");
+            }
+            let v = Expr::Slot(wide).slice(hi - 1, hi - pw);
+            let v = match self.place_ty(&p) {
+                IrTy::Bool => v.cast(koi_ir::Cast::ToBool),
+                _ => v,
+            };
+            self.emit(Stmt::assign(p, v));
+            hi -= pw;
+        }
+        Ok(tmp)
+    }
+
+    fn place_ty(&self, p: &Place) -> IrTy {
+        match p {
+            Place::Slot(s) => self.p.phv.slots[*s].ty,
+            Place::Slice { hi, lo, .. } => IrTy::Bits(hi - lo + 1),
+            Place::StackField { .. } => IrTy::Bits(0),
+        }
+    }
+
+    fn place_width(&self, p: &Place) -> u32 {
+        self.place_ty(p).width()
+    }
+
+    /// `instance.method(args)` of an extern instance.
+    pub fn extern_method(
+        &mut self,
+        e: &ast::Expr,
+        id: ExternId,
+        name: &str,
+        info: &CallInfo,
+        args: &[ast::Argument],
+    ) -> R<Option<Loc>> {
+        let params = self.params_of(info);
+        let mut out = Vec::new();
+        for (i, p) in params.iter().enumerate() {
+            let Some(a) = Self::arg(info, args, i) else {
+                continue;
+            };
+            match p.dir {
+                Some(Direction::Out) | Some(Direction::InOut) => {
+                    let l = self.lvalue(a)?;
+                    let Loc::Scalar(place, _) = l else {
+                        return unsupported(a.span, "an aggregate out argument of an extern");
+                    };
+                    out.push(if p.dir == Some(Direction::Out) {
+                        Arg::Out(place)
+                    } else {
+                        Arg::InOut(place)
+                    });
+                }
+                _ => {
+                    let l = self.value(a)?;
+                    let mut es = Vec::new();
+                    self.flatten(&l, a.span, &mut es)?;
+                    out.extend(es.into_iter().map(Arg::In));
+                }
+            }
+        }
+        let ret = self.decl_ret(e)?;
+        let result = match ret {
+            Some(t) => Some(self.alloc("$result", t, Alloc::Temp, e.span)?),
+            None => None,
+        };
+        let result_place = match &result {
+            Some(Loc::Scalar(p, _)) => Some(p.clone()),
+            Some(_) => return unsupported(e.span, "an extern method returning an aggregate"),
+            None => None,
+        };
+        self.emit(Stmt::ExternCall {
+            instance: id,
+            method: name.to_string(),
+            args: out,
+            result: result_place,
+        });
+        Ok(result)
+    }
+
+    /// The (substituted) non-void type of a call expression.
+    fn decl_ret(&mut self, e: &ast::Expr) -> R<Option<koi_sema::TypeId>> {
+        let t = self.natural_ty(e)?;
+        Ok((!matches!(self.types.get(t), Ty::Void)).then_some(t))
+    }
+
+    /// The data list argument flattened to scalars.
+    fn data(&mut self, a: Option<&ast::Expr>, span: Span) -> R<Vec<Expr>> {
+        let Some(a) = a else {
+            return Ok(Vec::new());
+        };
+        let l = self.value(a)?;
+        let mut out = Vec::new();
+        self.flatten(&l, span, &mut out)?;
+        Ok(out)
+    }
+
+    fn place_arg(&mut self, a: Option<&ast::Expr>, span: Span) -> R<Place> {
+        let Some(a) = a else {
+            return internal(span, "missing argument");
+        };
+        match self.lvalue(a)? {
+            Loc::Scalar(p, _) => Ok(p),
+            _ => unsupported(a.span, "an aggregate here"),
+        }
+    }
+
+    fn expr_arg(&mut self, a: Option<&ast::Expr>, span: Span) -> R<Expr> {
+        match a {
+            Some(a) => self.rvalue(a),
+            None => internal(span, "missing argument"),
+        }
+    }
+
+    /// The member name of a constant enum argument.
+    fn enum_arg(&self, a: Option<&ast::Expr>, span: Span) -> R<String> {
+        match a.and_then(|a| self.const_value(a)) {
+            Some(Value::Enum { member, .. }) => Ok(member.clone()),
+            _ => unsupported(span, "a non-constant enum argument"),
+        }
+    }
+
+    fn hash_algo(&self, a: Option<&ast::Expr>, span: Span) -> R<HashAlgo> {
+        let m = self.enum_arg(a, span)?;
+        Ok(match m.as_str() {
+            "crc32" => HashAlgo::Crc32,
+            "crc32_custom" => HashAlgo::Crc32Custom,
+            "crc16" => HashAlgo::Crc16,
+            "crc16_custom" => HashAlgo::Crc16Custom,
+            "random" => HashAlgo::Random,
+            "identity" => HashAlgo::Identity,
+            "csum16" => HashAlgo::Csum16,
+            "xor16" => HashAlgo::Xor16,
+            "lookup3" => HashAlgo::Lookup3,
+            _ => return unsupported(span, format!("hash algorithm {m}")),
+        })
+    }
+
+    /// A call of an extern function of the architecture.
+    pub fn extern_function(
+        &mut self,
+        e: &ast::Expr,
+        d: DeclId,
+        info: &CallInfo,
+        args: &[ast::Argument],
+    ) -> R<Option<Loc>> {
+        let name = self.decl(d)?.name.clone();
+        let sp = e.span;
+        let a = |i: usize| Self::arg(info, args, i);
+        let ubpf = self.p.arch == koi_ir::Architecture::Ubpf;
+        let b = match name.as_str() {
+            "mark_to_drop" => Builtin::MarkToDrop,
+            "mark_to_pass" => Builtin::MarkToPass,
+            "verify" => {
+                let cond = self.cond_arg(a(0), sp)?;
+                let error = match a(1).and_then(|x| self.const_value(x)).cloned() {
+                    Some(Value::Error(n)) => self.p.add_error(&n),
+                    _ => return unsupported(sp, "verify with a non-constant error"),
+                };
+                self.emit(Stmt::Verify { cond, error });
+                return Ok(None);
+            }
+            "hash" if ubpf => Builtin::Hash {
+                dst: self.place_arg(a(0), sp)?,
+                algo: HashAlgo::Lookup3,
+                base: Expr::bits(32, 0),
+                data: self.data(a(2), sp)?,
+                max: None,
+            },
+            "hash" => Builtin::Hash {
+                dst: self.place_arg(a(0), sp)?,
+                algo: self.hash_algo(a(1), sp)?,
+                base: self.expr_arg(a(2), sp)?,
+                data: self.data(a(3), sp)?,
+                max: Some(self.expr_arg(a(4), sp)?),
+            },
+            "verify_checksum" | "verify_checksum_with_payload" => Builtin::VerifyChecksum {
+                cond: self.cond_arg(a(0), sp)?,
+                data: self.data(a(1), sp)?,
+                checksum: self.expr_arg(a(2), sp)?,
+                algo: self.hash_algo(a(3), sp)?,
+                with_payload: name.ends_with("payload"),
+            },
+            "update_checksum" | "update_checksum_with_payload" => Builtin::UpdateChecksum {
+                cond: self.cond_arg(a(0), sp)?,
+                data: self.data(a(1), sp)?,
+                checksum: self.place_arg(a(2), sp)?,
+                algo: self.hash_algo(a(3), sp)?,
+                with_payload: name.ends_with("payload"),
+            },
+            "clone" | "clone3" | "clone_preserving_field_list" => {
+                let kind = match self.enum_arg(a(0), sp)?.as_str() {
+                    "I2E" => CloneKind::I2E,
+                    _ => CloneKind::E2E,
+                };
+                let session = self.expr_arg(a(1), sp)?;
+                let field_list = match name.as_str() {
+                    "clone" => None,
+                    "clone3" => Some(self.data_field_list(a(2), sp)?),
+                    _ => Some(self.field_list_arg(a(2), sp)?),
+                };
+                Builtin::Clone {
+                    kind,
+                    session,
+                    field_list,
+                }
+            }
+            "resubmit" | "resubmit_preserving_field_list" => Builtin::Resubmit {
+                field_list: Some(self.any_field_list(&name, a(0), sp)?),
+            },
+            "recirculate" | "recirculate_preserving_field_list" => Builtin::Recirculate {
+                field_list: Some(self.any_field_list(&name, a(0), sp)?),
+            },
+            "truncate" => Builtin::Truncate {
+                bytes: self.expr_arg(a(0), sp)?,
+            },
+            "digest" => self.digest_call(e, info, args)?,
+            "random" => Builtin::Random {
+                dst: self.place_arg(a(0), sp)?,
+                lo: self.expr_arg(a(1), sp)?,
+                hi: self.expr_arg(a(2), sp)?,
+            },
+            "log_msg" => {
+                let format = match a(0).and_then(|x| self.const_value(x)) {
+                    Some(Value::Str(s)) => s.clone(),
+                    _ => match a(0).map(|x| &x.kind) {
+                        Some(ast::ExprKind::Str(s)) => s.clone(),
+                        _ => String::new(),
+                    },
+                };
+                Builtin::LogMsg {
+                    format,
+                    args: self.data(a(1), sp)?,
+                }
+            }
+            "assert" => Builtin::Assert {
+                cond: self.cond_arg(a(0), sp)?,
+            },
+            "assume" => Builtin::Assume {
+                cond: self.cond_arg(a(0), sp)?,
+            },
+            "ubpf_time_get_ns" => {
+                let s = self.new_slot("$time", IrTy::Bits(48), false, koi_ir::SlotKind::Temp);
+                self.emit(Stmt::Builtin(Builtin::TimestampNs {
+                    dst: Place::Slot(s),
+                }));
+                return Ok(Some(Loc::Scalar(Place::Slot(s), STy::bits(48))));
+            }
+            "csum_replace2" | "csum_replace4" => {
+                let s = self.new_slot("$csum", IrTy::Bits(16), false, koi_ir::SlotKind::Temp);
+                let b = Builtin::CsumReplace {
+                    dst: Place::Slot(s),
+                    csum: self.expr_arg(a(0), sp)?,
+                    old: self.expr_arg(a(1), sp)?,
+                    new: self.expr_arg(a(2), sp)?,
+                };
+                self.emit(Stmt::Builtin(b));
+                return Ok(Some(Loc::Scalar(Place::Slot(s), STy::bits(16))));
+            }
+            _ => return unsupported(sp, format!("the extern function {name}")),
+        };
+        self.emit(Stmt::Builtin(b));
+        Ok(None)
+    }
+
+    fn cond_arg(&mut self, a: Option<&ast::Expr>, span: Span) -> R<Expr> {
+        match a {
+            Some(a) => self.cond(a),
+            None => internal(span, "missing condition"),
+        }
+    }
+
+    /// The field list of `resubmit(data)` (a data list) or `..._preserving_field_list(i)`.
+    fn any_field_list(
+        &mut self,
+        name: &str,
+        a: Option<&ast::Expr>,
+        span: Span,
+    ) -> R<koi_ir::FieldListId> {
+        if name.ends_with("field_list") {
+            self.field_list_arg(a, span)
+        } else {
+            self.data_field_list(a, span)
+        }
+    }
+
+    fn field_list_arg(&mut self, a: Option<&ast::Expr>, span: Span) -> R<koi_ir::FieldListId> {
+        let Some(a) = a else {
+            return internal(span, "missing field list index");
+        };
+        let i = self.const_u64(a)? as u32;
+        self.field_list(i)
+    }
+}

@@ -1,0 +1,561 @@
+//! Extern instances (counters, meters, registers, action profiles and selectors, ...) with their
+//! resolved [`ExternKind`], digests, field lists, the control-plane types (P4Info `type_info`)
+//! and controller packet metadata headers.
+
+use crate::ctx::{Lowerer, R, internal, unsupported};
+use crate::loc::Loc;
+use crate::names;
+use koi_ir::externs::MetadataField;
+use koi_ir::types::{Member, Translation, TypeDecl};
+use koi_ir::{
+    ConstArg, ControllerHeader, CounterUnit, Digest, Extern, ExternKind, FieldList, FieldListId,
+    HashAlgo, MeterUnit, P4Type, Preamble,
+};
+use koi_sema::types::{AggKind, Ty};
+use koi_sema::{CallInfo, CallTarget, DeclId, TypeId, Value};
+use koi_syntax::Span;
+use koi_syntax::ast;
+
+impl Lowerer<'_> {
+    /// The extern instance declared by `decl` (`T(args) name;`) in the current block instance
+    /// (or at top level), created on first use.
+    pub fn extern_instance(&mut self, decl: DeclId, d: &ast::Decl) -> R<koi_ir::ExternId> {
+        let (anns, span) = (&d.annotations[..], d.span);
+        let args: &[ast::Argument] = match &d.kind {
+            ast::DeclKind::Instantiation { args, .. } => args,
+            _ => &[],
+        };
+        let top = self.decl(decl)?.parent.is_none();
+        let prefix = if top {
+            String::new()
+        } else {
+            self.path.clone()
+        };
+        if let Some(id) = self.externs.get(&(prefix.clone(), decl)) {
+            return Ok(*id);
+        }
+        let Some(info) = self.ck.instantiations.get(&decl).cloned() else {
+            return internal(span, "instance without constructor call");
+        };
+        let name = self.decl(decl)?.name.clone();
+        let full = names::cp_name(&prefix, anns, &name);
+        let ext = self.make_extern(full, anns, &info, args, span)?;
+        let id = self.p.externs.push(ext);
+        self.externs.insert((prefix, decl), id);
+        Ok(id)
+    }
+
+    /// An extern object from its constructor call; `args` are the constructor call's arguments
+    /// when it is an expression (`implementation = action_profile(32)`).
+    pub fn make_extern(
+        &mut self,
+        name: String,
+        anns: &[ast::Annotation],
+        info: &CallInfo,
+        args: &[ast::Argument],
+        span: Span,
+    ) -> R<Extern> {
+        let CallTarget::Constructor { ty, .. } = info.target else {
+            return internal(span, "not a constructor");
+        };
+        let ty = self.subst_ty(ty);
+        let (type_name, targs) = match self.types.get(ty).clone() {
+            Ty::Extern(n) => (n.name, n.args),
+            _ => return unsupported(span, "instances of this type"),
+        };
+        let mut type_args = Vec::new();
+        for t in &targs {
+            type_args.push(self.p4type(*t, span)?);
+        }
+        let mut ctor_args = Vec::new();
+        for (i, p) in info.params.iter().enumerate() {
+            let v = self.ctor_arg_value(info, args, i);
+            ctor_args.push(self.const_arg(v.as_ref(), p.ty));
+        }
+        let kind = self.extern_kind(&type_name, &targs, &ctor_args, span);
+        Ok(Extern {
+            preamble: names::preamble(name, anns),
+            type_name,
+            type_args,
+            ctor_args,
+            kind,
+        })
+    }
+
+    /// The value of constructor argument `i`: from the call's arguments, else from the
+    /// instance declaration's arguments recorded by sema.
+    fn ctor_arg_value(&self, info: &CallInfo, args: &[ast::Argument], i: usize) -> Option<Value> {
+        let a = Self::arg(info, args, i)?;
+        self.const_value(a).cloned()
+    }
+
+    fn const_arg(&mut self, v: Option<&Value>, ty: TypeId) -> ConstArg {
+        match v {
+            Some(Value::Bool(b)) => ConstArg::Bool(*b),
+            Some(Value::Str(s)) => ConstArg::Str(s.clone()),
+            Some(Value::Enum { repr: Some(r), .. })
+                if self
+                    .scalar(ty)
+                    .is_some_and(|s| matches!(s.ty, koi_ir::Ty::Bits(_))) =>
+            {
+                let w = self.scalar(ty).map_or(32, |s| s.width());
+                ConstArg::Bits(crate::consts::int_bits(r, w))
+            }
+            Some(Value::Enum { ty: et, member, .. }) => ConstArg::Enum {
+                ty: match self.types.get(*et) {
+                    Ty::Enum(e) => e.name.clone(),
+                    _ => String::new(),
+                },
+                member: member.clone(),
+            },
+            Some(Value::Int(i)) => {
+                let w = self.scalar(ty).map_or(32, |s| s.width());
+                ConstArg::Bits(crate::consts::int_bits(i, w))
+            }
+            _ => ConstArg::Str(String::new()),
+        }
+    }
+
+    fn extern_kind(
+        &self,
+        type_name: &str,
+        targs: &[TypeId],
+        args: &[ConstArg],
+        span: Span,
+    ) -> ExternKind {
+        let _ = span;
+        let num = |i: usize| match args.get(i) {
+            Some(ConstArg::Bits(b)) => b.to_u64().unwrap_or(0),
+            _ => 0,
+        };
+        let member = |i: usize| match args.get(i) {
+            Some(ConstArg::Enum { member, .. }) => member.as_str(),
+            _ => "",
+        };
+        let width = |i: usize| {
+            targs
+                .get(i)
+                .and_then(|t| self.scalar(*t))
+                .map_or(32, |s| s.width())
+        };
+        let counter_unit = |m: &str| match m {
+            "bytes" => CounterUnit::Bytes,
+            "packets_and_bytes" => CounterUnit::PacketsAndBytes,
+            _ => CounterUnit::Packets,
+        };
+        let meter_unit = |m: &str| match m {
+            "bytes" => MeterUnit::Bytes,
+            _ => MeterUnit::Packets,
+        };
+        match type_name {
+            "counter" => ExternKind::Counter {
+                size: num(0),
+                unit: counter_unit(member(1)),
+                index_width: if targs.is_empty() { 32 } else { width(0) },
+            },
+            "direct_counter" => ExternKind::DirectCounter {
+                unit: counter_unit(member(0)),
+            },
+            "meter" => ExternKind::Meter {
+                size: num(0),
+                unit: meter_unit(member(1)),
+                index_width: if targs.is_empty() { 32 } else { width(0) },
+            },
+            "direct_meter" => ExternKind::DirectMeter {
+                unit: meter_unit(member(0)),
+            },
+            "register" | "Register" => match targs.first().and_then(|t| self.scalar(*t)) {
+                Some(s) => ExternKind::Register {
+                    size: num(0),
+                    elem: s.ty,
+                    index_width: if targs.len() > 1 { width(1) } else { 32 },
+                },
+                None => ExternKind::Other,
+            },
+            "action_profile" => ExternKind::ActionProfile { size: num(0) },
+            "action_selector" => ExternKind::ActionSelector {
+                algo: algo_of(member(0)),
+                size: num(1),
+                output_width: num(2) as u32,
+            },
+            "Checksum16" => ExternKind::Checksum16,
+            _ => ExternKind::Other,
+        }
+    }
+
+    /// The control-plane view of a type, registering named types in `p.types`.
+    pub fn p4type(&mut self, ty: TypeId, span: Span) -> R<P4Type> {
+        self.p4type_at(ty, span, 0)
+    }
+
+    fn p4type_at(&mut self, ty: TypeId, span: Span, d: u32) -> R<P4Type> {
+        if d > 32 {
+            return unsupported(span, "types nested this deeply");
+        }
+        let t = self.types.get(ty).clone();
+        Ok(match t {
+            Ty::Bool => P4Type::Bool,
+            Ty::Bit(w) => P4Type::Bit(w),
+            Ty::Int(w) => P4Type::Int(w),
+            Ty::Varbit(w) => P4Type::Varbit(w),
+            Ty::ErrorType => P4Type::Error,
+            Ty::Agg(a) => {
+                if self.p.types.get(&a.name).is_none() {
+                    let mut members = Vec::new();
+                    for f in &a.fields {
+                        let ft = self.p4type_at(f.ty, span, d + 1)?;
+                        members.push(Member {
+                            name: f.name.clone(),
+                            ty: ft,
+                        });
+                    }
+                    let annotations = self.decl_annotations(a.decl);
+                    let name = a.name.clone();
+                    self.p.types.decls.push(match a.kind {
+                        AggKind::Struct => TypeDecl::Struct {
+                            name,
+                            members,
+                            annotations,
+                        },
+                        AggKind::Header => TypeDecl::Header {
+                            name,
+                            members,
+                            annotations,
+                        },
+                        AggKind::HeaderUnion => TypeDecl::HeaderUnion {
+                            name,
+                            members,
+                            annotations,
+                        },
+                    });
+                }
+                match a.kind {
+                    AggKind::Struct => P4Type::Struct(a.name),
+                    AggKind::Header => P4Type::Header(a.name),
+                    AggKind::HeaderUnion => P4Type::HeaderUnion(a.name),
+                }
+            }
+            Ty::Enum(e) => self.enum_p4type(&e, span)?,
+            Ty::NewType { name, base, decl } => {
+                if self.p.types.get(&name).is_none() {
+                    let bt = self.p4type_at(base, span, d + 1)?;
+                    let translation = self.translation(decl);
+                    self.p.types.decls.push(TypeDecl::NewType {
+                        name: name.clone(),
+                        ty: bt,
+                        translation,
+                    });
+                }
+                P4Type::NewType(name)
+            }
+            Ty::Stack { elem, size } => P4Type::Stack {
+                elem: Box::new(self.p4type_at(elem, span, d + 1)?),
+                size,
+            },
+            Ty::Tuple(ts) => {
+                let mut out = Vec::new();
+                for t in ts {
+                    out.push(self.p4type_at(t, span, d + 1)?);
+                }
+                P4Type::Tuple(out)
+            }
+            _ => return unsupported(span, format!("the type {}", self.types.display(ty))),
+        })
+    }
+
+    fn enum_p4type(&mut self, e: &koi_sema::types::EnumTy, span: Span) -> R<P4Type> {
+        let Some(repr) = e.repr else {
+            if self.p.types.get(&e.name).is_none() {
+                self.p.types.decls.push(TypeDecl::Enum {
+                    name: e.name.clone(),
+                    members: e.members.clone(),
+                });
+            }
+            return Ok(P4Type::Enum(e.name.clone()));
+        };
+        if self.p.types.get(&e.name).is_none() {
+            let w = self.scalar_or(repr, span)?.width();
+            let vals = self.enum_values(e.decl);
+            let members = e
+                .members
+                .iter()
+                .map(|m| {
+                    let v = vals.iter().find(|(n, _)| n == m).map(|(_, v)| v.clone());
+                    let b = v.map_or(koi_ir::Bits::zero(w), |v| crate::consts::int_bits(&v, w));
+                    (m.clone(), b)
+                })
+                .collect();
+            self.p.types.decls.push(TypeDecl::SerEnum {
+                name: e.name.clone(),
+                members,
+            });
+        }
+        Ok(P4Type::SerEnum(e.name.clone()))
+    }
+
+    /// The member values of a serializable enum declaration.
+    fn enum_values(&self, decl: DeclId) -> Vec<(String, num_bigint::BigInt)> {
+        let Some(ast::DeclKind::Enum { members, .. }) = self.idx.decls.get(&decl).map(|d| &d.kind)
+        else {
+            return Vec::new();
+        };
+        members
+            .iter()
+            .filter_map(|m| {
+                let v = m.value.as_ref().and_then(|e| self.ck.consts.get(&e.id))?;
+                Some((m.name.name.clone(), v.as_int()?.clone()))
+            })
+            .collect()
+    }
+
+    fn translation(&self, decl: DeclId) -> Option<Translation> {
+        let d = self.idx.decls.get(&decl)?;
+        let a = d
+            .annotations
+            .iter()
+            .find(|a| a.name.name == "p4runtime_translation")?;
+        let ast::AnnotationBody::Unstructured {
+            exprs: Some(es), ..
+        } = &a.body
+        else {
+            return None;
+        };
+        let uri = match es.first().map(|e| &e.kind) {
+            Some(ast::ExprKind::Str(s)) => s.clone(),
+            _ => return None,
+        };
+        let sdn_bitwidth = match es.get(1).map(|e| &e.kind) {
+            Some(ast::ExprKind::Int(i)) => u32::try_from(&i.value).ok(),
+            Some(ast::ExprKind::TypeRef(t)) => match &t.kind {
+                ast::TypeKind::Bit(Some(w)) => match &w.kind {
+                    ast::ExprKind::Int(i) => u32::try_from(&i.value).ok(),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        };
+        Some(Translation { uri, sdn_bitwidth })
+    }
+
+    /// The IR annotations of a declaration.
+    pub fn decl_annotations(&self, decl: DeclId) -> Vec<koi_ir::Annotation> {
+        self.idx
+            .decls
+            .get(&decl)
+            .map(|d| names::annotations(&d.annotations))
+            .unwrap_or_default()
+    }
+
+    /// The named type of a value for P4Info's `type_name` (user `type`s, serializable enums).
+    pub fn type_name(&mut self, ty: TypeId, span: Span) -> R<Option<String>> {
+        Ok(match self.types.get(ty).clone() {
+            Ty::NewType { name, .. } => {
+                self.p4type(ty, span)?;
+                Some(name)
+            }
+            Ty::Enum(e) => {
+                self.p4type(ty, span)?;
+                Some(e.name)
+            }
+            _ => None,
+        })
+    }
+
+    /// `digest<T>(receiver, data)`.
+    pub fn digest_call(
+        &mut self,
+        e: &ast::Expr,
+        info: &CallInfo,
+        args: &[ast::Argument],
+    ) -> R<koi_ir::Builtin> {
+        let Some(t) = info.type_args.first().copied() else {
+            return internal(e.span, "digest without a type");
+        };
+        let t = self.subst_ty(t);
+        let receiver = match Self::arg(info, args, 0) {
+            Some(a) => self.rvalue(a)?,
+            None => return internal(e.span, "digest without receiver"),
+        };
+        let Some(a) = Self::arg(info, args, 1) else {
+            return internal(e.span, "digest without data");
+        };
+        let l = self.value(a)?;
+        let mut data = Vec::new();
+        self.flatten(&l, a.span, &mut data)?;
+        let digest = self.digest_of(t, &l, e.span)?;
+        Ok(koi_ir::Builtin::Digest {
+            digest,
+            receiver,
+            data,
+        })
+    }
+
+    fn digest_of(&mut self, t: TypeId, l: &Loc, span: Span) -> R<koi_ir::DigestId> {
+        let ty = self.p4type(t, span)?;
+        let name = match &ty {
+            P4Type::Struct(n) | P4Type::Header(n) => n.clone(),
+            _ => format!("digest_{}", self.digests.len()),
+        };
+        if let Some(d) = self.digests.get(&name) {
+            return Ok(*d);
+        }
+        let mut fields = Vec::new();
+        self.digest_fields(l, "", &mut fields);
+        let id = self.p.digests.push(Digest {
+            preamble: Preamble::new(name.clone()),
+            ty,
+            fields,
+        });
+        self.digests.insert(name, id);
+        Ok(id)
+    }
+
+    fn digest_fields(&self, l: &Loc, prefix: &str, out: &mut Vec<(String, u32)>) {
+        match l {
+            Loc::Scalar(..) | Loc::Value(..) => {
+                let w = l.sty().map_or(0, |s| s.width());
+                out.push((prefix.to_string(), w));
+            }
+            Loc::Struct(fs, _) => {
+                for (n, f) in fs {
+                    let p = if prefix.is_empty() {
+                        n.clone()
+                    } else {
+                        format!("{prefix}.{n}")
+                    };
+                    self.digest_fields(f, &p, out);
+                }
+            }
+            Loc::Header(_, ty) => {
+                let names: Vec<String> = self
+                    .types
+                    .agg(*ty)
+                    .map(|a| a.fields.iter().map(|f| f.name.clone()).collect())
+                    .unwrap_or_default();
+                for (i, n) in names.iter().enumerate() {
+                    if let Ok(f) = self.field(l, i, Span::DUMMY) {
+                        self.digest_fields(&f, &format!("{prefix}.{n}"), out);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The field list of user metadata fields annotated `@field_list(index)`.
+    pub fn field_list(&mut self, index: u32) -> R<FieldListId> {
+        if let Some(f) = self.field_lists.get(&index) {
+            return Ok(*f);
+        }
+        let mut slots = Vec::new();
+        if let Some((l, t)) = self.user_meta.clone() {
+            self.field_list_slots(&l, t, index, false, &mut slots);
+        }
+        let id = self.p.field_lists.push(FieldList { index, slots });
+        self.field_lists.insert(index, id);
+        Ok(id)
+    }
+
+    fn field_list_slots(
+        &self,
+        l: &Loc,
+        ty: TypeId,
+        index: u32,
+        all: bool,
+        out: &mut Vec<koi_ir::SlotId>,
+    ) {
+        match l {
+            Loc::Scalar(koi_ir::Place::Slot(s), _) if all => out.push(*s),
+            Loc::Struct(fs, _) => {
+                let Some(a) = self.types.agg(ty) else { return };
+                let decl_fields = self.idx.decls.get(&a.decl).and_then(|d| match &d.kind {
+                    ast::DeclKind::Struct { fields, .. } => Some(fields),
+                    _ => None,
+                });
+                for (i, ((_, f), af)) in fs.iter().zip(&a.fields).enumerate() {
+                    let tagged = decl_fields.and_then(|ds| ds.get(i)).is_some_and(|df| {
+                        df.annotations.iter().any(|an| {
+                            an.name.name == "field_list"
+                                && names::int_args(an).contains(&u64::from(index))
+                        })
+                    });
+                    self.field_list_slots(f, af.ty, index, all || tagged, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A field list made of the slots of a data argument (`clone3`, `resubmit(data)`).
+    pub fn data_field_list(&mut self, a: Option<&ast::Expr>, _span: Span) -> R<FieldListId> {
+        let mut slots = Vec::new();
+        if let Some(a) = a {
+            let l = self.value(a)?;
+            let mut places = Vec::new();
+            self.places(&l, &mut places);
+            slots.extend(places.iter().filter_map(|p| p.slot()));
+        }
+        let index = u32::MAX - self.p.field_lists.len() as u32;
+        Ok(self.p.field_lists.push(FieldList { index, slots }))
+    }
+
+    /// Controller packet metadata: header types annotated `@controller_header(...)`.
+    pub fn controller_headers(&mut self) -> R<()> {
+        let decls: Vec<DeclId> = self.ck.top_level.clone();
+        for d in decls {
+            let Some(ast) = self.idx.decls.get(&d).copied() else {
+                continue;
+            };
+            let ast::DeclKind::Header { name, fields, .. } = &ast.kind else {
+                continue;
+            };
+            let Some(a) = ast
+                .annotations
+                .iter()
+                .find(|a| a.name.name == "controller_header")
+            else {
+                continue;
+            };
+            let cp = names::string_arg(a).unwrap_or_default();
+            let ty = self.decl(d)?.ty;
+            let mut mfields = Vec::new();
+            let field_tys: Vec<TypeId> = self
+                .types
+                .agg(ty)
+                .map(|a| a.fields.iter().map(|f| f.ty).collect())
+                .unwrap_or_default();
+            for (f, ft) in fields.iter().zip(field_tys) {
+                let width = self.scalar(ft).map_or(0, |s| s.width());
+                let type_name = self.type_name(ft, f.span)?;
+                mfields.push(MetadataField {
+                    name: f.name.name.clone(),
+                    width,
+                    type_name,
+                    id: names::int_annotation(&f.annotations, "id").map(|v| v as u32),
+                    annotations: names::annotations(&f.annotations),
+                });
+            }
+            self.p.controller_headers.push(ControllerHeader {
+                preamble: names::preamble(cp, &ast.annotations),
+                type_name: name.name.clone(),
+                fields: mfields,
+            });
+        }
+        Ok(())
+    }
+}
+
+fn algo_of(m: &str) -> HashAlgo {
+    match m {
+        "crc32_custom" => HashAlgo::Crc32Custom,
+        "crc16" => HashAlgo::Crc16,
+        "crc16_custom" => HashAlgo::Crc16Custom,
+        "random" => HashAlgo::Random,
+        "identity" => HashAlgo::Identity,
+        "csum16" => HashAlgo::Csum16,
+        "xor16" => HashAlgo::Xor16,
+        "lookup3" => HashAlgo::Lookup3,
+        _ => HashAlgo::Crc32,
+    }
+}

@@ -1,0 +1,565 @@
+//! Storage: [`Loc`], where a value of any P4 type lives after lowering (a tree over PHV slots,
+//! headers, stacks and unions), PHV allocation for a type, and the per-slot operations that
+//! replace aggregate ones (copy, equality, invalidation, flattening to scalars).
+
+use crate::ctx::{Lowerer, R, unsupported};
+use koi_ir::{BinOp, Expr, HeaderRef, Place, SlotKind, StackId, Stmt, UnOp};
+use koi_ir::{FieldSpec, Ty as IrTy};
+use koi_sema::TypeId;
+use koi_sema::types::{AggKind, Ty};
+use koi_syntax::Span;
+
+/// A scalar IR type with the source signedness.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct STy {
+    pub ty: IrTy,
+    pub signed: bool,
+}
+
+impl STy {
+    pub fn bits(w: u32) -> STy {
+        STy {
+            ty: IrTy::Bits(w),
+            signed: false,
+        }
+    }
+
+    pub fn width(self) -> u32 {
+        self.ty.width()
+    }
+}
+
+/// Where a value lives.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Loc {
+    /// A scalar that can be assigned.
+    Scalar(Place, STy),
+    /// A read-only scalar (action parameters, constants, computed values).
+    Value(Expr, STy),
+    /// A header (static, or a stack element through `next`/`last`/an index).
+    Header(HeaderRef, TypeId),
+    Stack(StackId, TypeId),
+    /// A header union: its member headers in order.
+    Union(Vec<koi_ir::HeaderId>, TypeId),
+    /// A struct, tuple or list: fields in order with their names.
+    Struct(Vec<(String, Loc)>, TypeId),
+}
+
+/// The kind of slots to allocate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Alloc {
+    Metadata,
+    Local,
+    Temp,
+}
+
+impl Alloc {
+    fn kind(self) -> SlotKind {
+        match self {
+            Alloc::Metadata => SlotKind::Metadata,
+            Alloc::Local => SlotKind::Local,
+            Alloc::Temp => SlotKind::Temp,
+        }
+    }
+}
+
+impl Loc {
+    /// The scalar value as an expression.
+    pub fn expr(&self) -> Option<Expr> {
+        match self {
+            Loc::Scalar(p, _) => Some(place_expr(p)),
+            Loc::Value(e, _) => Some(e.clone()),
+            _ => None,
+        }
+    }
+
+    pub fn sty(&self) -> Option<STy> {
+        match self {
+            Loc::Scalar(_, t) | Loc::Value(_, t) => Some(*t),
+            _ => None,
+        }
+    }
+}
+
+/// The value of a place.
+pub fn place_expr(p: &Place) -> Expr {
+    match p {
+        Place::Slot(s) => Expr::Slot(*s),
+        Place::Slice { slot, hi, lo } => Expr::Slot(*slot).slice(*hi, *lo),
+        Place::StackField {
+            stack,
+            index,
+            field,
+        } => Expr::StackField {
+            stack: *stack,
+            index: Box::new(index.clone()),
+            field: *field,
+        },
+    }
+}
+
+/// `a op b`
+pub fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
+    Expr::binary(op, a, b)
+}
+
+pub fn and_all(es: Vec<Expr>) -> Expr {
+    es.into_iter()
+        .reduce(|a, b| bin(BinOp::And, a, b))
+        .unwrap_or(Expr::Bool(true))
+}
+
+pub fn or_all(es: Vec<Expr>) -> Expr {
+    es.into_iter()
+        .reduce(|a, b| bin(BinOp::Or, a, b))
+        .unwrap_or(Expr::Bool(false))
+}
+
+pub fn not(e: Expr) -> Expr {
+    Expr::unary(UnOp::Not, e)
+}
+
+impl Lowerer<'_> {
+    /// The scalar IR type of a sema type, if it is one.
+    pub fn scalar(&self, ty: TypeId) -> Option<STy> {
+        self.scalar_at(ty, 0)
+    }
+
+    fn scalar_at(&self, ty: TypeId, depth: u32) -> Option<STy> {
+        if depth > 16 {
+            return None;
+        }
+        let bits = |w: u32, signed: bool| {
+            Some(STy {
+                ty: IrTy::Bits(w),
+                signed,
+            })
+        };
+        match self.types.get(ty) {
+            Ty::Bool => Some(STy {
+                ty: IrTy::Bool,
+                signed: false,
+            }),
+            Ty::Bit(w) => bits(*w, false),
+            Ty::Int(w) => bits(*w, true),
+            Ty::Varbit(w) => Some(STy {
+                ty: IrTy::Varbit(*w),
+                signed: false,
+            }),
+            Ty::ErrorType => bits(self.p.error_width, false),
+            Ty::Enum(e) => match e.repr {
+                Some(r) => self.scalar_at(r, depth + 1),
+                None => bits(32, false),
+            },
+            Ty::NewType { base, .. } => self.scalar_at(*base, depth + 1),
+            _ => None,
+        }
+    }
+
+    /// The scalar type of `ty`, or an error at `span`.
+    pub fn scalar_or(&self, ty: TypeId, span: Span) -> R<STy> {
+        match self.scalar(ty) {
+            Some(t) => Ok(t),
+            None => unsupported(
+                span,
+                format!("a value of type {} here", self.types.display(ty)),
+            ),
+        }
+    }
+
+    /// Allocates storage for a value of type `ty` named `name`.
+    pub fn alloc(&mut self, name: &str, ty: TypeId, how: Alloc, span: Span) -> R<Loc> {
+        self.alloc_at(name, ty, how, span, 0)
+    }
+
+    fn alloc_at(&mut self, name: &str, ty: TypeId, how: Alloc, span: Span, d: u32) -> R<Loc> {
+        if d > 32 {
+            return unsupported(span, "types nested this deeply");
+        }
+        if let Some(s) = self.scalar(ty) {
+            let slot = self.new_slot(name, s.ty, s.signed, how.kind());
+            return Ok(Loc::Scalar(Place::Slot(slot), s));
+        }
+        match self.types.get(ty).clone() {
+            Ty::Agg(a) if a.kind == AggKind::Header => {
+                let name = self.unique_name(name);
+                let fields = self.header_fields(ty, span)?;
+                let h = self.p.phv.add_header(&name, &a.name, &fields);
+                Ok(Loc::Header(HeaderRef::Header(h), ty))
+            }
+            Ty::Agg(a) if a.kind == AggKind::HeaderUnion => {
+                let name = self.unique_name(name);
+                let mut members = Vec::new();
+                for f in &a.fields {
+                    let fs = self.header_fields(f.ty, span)?;
+                    let tn = self.types.agg(f.ty).map(|x| x.name.clone());
+                    members.push((f.name.clone(), tn.unwrap_or_default(), fs));
+                }
+                let refs: Vec<(&str, &str, &[FieldSpec])> = members
+                    .iter()
+                    .map(|(n, t, f)| (n.as_str(), t.as_str(), &f[..]))
+                    .collect();
+                let u = self.p.phv.add_union(&name, &a.name, &refs);
+                Ok(Loc::Union(self.p.phv.unions[u].members.clone(), ty))
+            }
+            Ty::Agg(a) => {
+                let mut fields = Vec::new();
+                for f in &a.fields {
+                    let l = self.alloc_at(&format!("{name}.{}", f.name), f.ty, how, span, d + 1)?;
+                    fields.push((f.name.clone(), l));
+                }
+                Ok(Loc::Struct(fields, ty))
+            }
+            Ty::Tuple(ts) => {
+                let mut fields = Vec::new();
+                for (i, t) in ts.iter().enumerate() {
+                    let l = self.alloc_at(&format!("{name}.{i}"), *t, how, span, d + 1)?;
+                    fields.push((i.to_string(), l));
+                }
+                Ok(Loc::Struct(fields, ty))
+            }
+            Ty::Stack { elem, size } if !self.types.is_header(elem) => {
+                let mut elems = Vec::new();
+                for i in 0..size {
+                    let l = self.alloc_at(&format!("{name}[{i}]"), elem, how, span, d + 1)?;
+                    elems.push((i.to_string(), l));
+                }
+                Ok(Loc::Struct(elems, ty))
+            }
+            Ty::Stack { elem, size } => {
+                let name = self.unique_name(name);
+                let fields = self.header_fields(elem, span)?;
+                let tn = self.types.agg(elem).map(|a| a.name.clone());
+                let s = self
+                    .p
+                    .phv
+                    .add_stack(&name, &tn.unwrap_or_default(), &fields, size);
+                Ok(Loc::Stack(s, ty))
+            }
+            _ => unsupported(span, format!("storage of type {}", self.types.display(ty))),
+        }
+    }
+
+    /// The field specs of a header type (struct-typed fields flattened, `s.f`).
+    fn header_fields(&self, ty: TypeId, span: Span) -> R<Vec<FieldSpec>> {
+        let mut out = Vec::new();
+        self.flat_fields(ty, "", span, &mut out, 0)?;
+        Ok(out)
+    }
+
+    fn flat_fields(
+        &self,
+        ty: TypeId,
+        prefix: &str,
+        span: Span,
+        out: &mut Vec<FieldSpec>,
+        d: u32,
+    ) -> R<()> {
+        let Some(a) = self.types.agg(ty) else {
+            return unsupported(span, "a header of this type");
+        };
+        for f in &a.fields {
+            let name = format!("{prefix}{}", f.name);
+            if let Some(s) = self.scalar(f.ty) {
+                out.push(FieldSpec {
+                    name,
+                    ty: s.ty,
+                    signed: s.signed,
+                });
+            } else if d < 16
+                && self
+                    .types
+                    .agg(f.ty)
+                    .is_some_and(|x| x.kind == AggKind::Struct)
+            {
+                self.flat_fields(f.ty, &format!("{name}."), span, out, d + 1)?;
+            } else {
+                return unsupported(span, format!("header field {} of this type", f.name));
+            }
+        }
+        Ok(())
+    }
+
+    /// The number of PHV fields a header field of type `ty` takes.
+    fn flat_count(&self, ty: TypeId) -> usize {
+        if self.scalar(ty).is_some() {
+            return 1;
+        }
+        self.types
+            .agg(ty)
+            .map_or(1, |a| a.fields.iter().map(|f| self.flat_count(f.ty)).sum())
+    }
+
+    /// Field `i` of an aggregate location.
+    pub fn field(&self, loc: &Loc, i: usize, span: Span) -> R<Loc> {
+        match loc {
+            Loc::Struct(fs, _) => match fs.get(i) {
+                Some((_, l)) => Ok(l.clone()),
+                None => unsupported(span, "this field access"),
+            },
+            Loc::Union(ms, ty) => {
+                let fty = self
+                    .types
+                    .agg(*ty)
+                    .and_then(|a| a.fields.get(i))
+                    .map(|f| f.ty);
+                match (ms.get(i), fty) {
+                    (Some(h), Some(t)) => Ok(Loc::Header(HeaderRef::Header(*h), t)),
+                    _ => unsupported(span, "this union member"),
+                }
+            }
+            Loc::Header(h, ty) => self.header_field(h, *ty, i, span),
+            _ => unsupported(span, "a field of this value"),
+        }
+    }
+
+    fn header_field(&self, h: &HeaderRef, ty: TypeId, i: usize, span: Span) -> R<Loc> {
+        let Some(a) = self.types.agg(ty) else {
+            return unsupported(span, "this header field");
+        };
+        let Some(f) = a.fields.get(i) else {
+            return unsupported(span, "this header field");
+        };
+        let k: usize = a.fields[..i].iter().map(|f| self.flat_count(f.ty)).sum();
+        self.header_sub(h, f.ty, k, span)
+    }
+
+    /// The field of header `h` of type `fty` starting at flat field index `k`.
+    fn header_sub(&self, h: &HeaderRef, fty: TypeId, k: usize, span: Span) -> R<Loc> {
+        if self.scalar(fty).is_none() {
+            let Some(a) = self.types.agg(fty) else {
+                return unsupported(span, "this header field");
+            };
+            let mut fields = Vec::new();
+            let mut at = k;
+            for f in &a.fields {
+                fields.push((f.name.clone(), self.header_sub(h, f.ty, at, span)?));
+                at += self.flat_count(f.ty);
+            }
+            return Ok(Loc::Struct(fields, fty));
+        }
+        let i = k;
+        let sty = self.scalar_or(fty, span)?;
+        let place = match h {
+            HeaderRef::Header(id) => match self.p.phv.headers[*id].fields.get(i) {
+                Some(s) => Place::Slot(*s),
+                None => return unsupported(span, "this header field"),
+            },
+            HeaderRef::Index(stack, idx) => Place::StackField {
+                stack: *stack,
+                index: (**idx).clone(),
+                field: i as u32,
+            },
+            HeaderRef::Next(stack) | HeaderRef::Last(stack) => {
+                let next = Expr::Slot(self.p.phv.stacks[*stack].next_index);
+                let index = match h {
+                    HeaderRef::Last(_) => bin(BinOp::Sub, next, Expr::bits(32, 1)),
+                    _ => next,
+                };
+                Place::StackField {
+                    stack: *stack,
+                    index,
+                    field: i as u32,
+                }
+            }
+        };
+        Ok(Loc::Scalar(place, sty))
+    }
+
+    /// Element `i` (constant) of a stack.
+    pub fn stack_elem(&self, stack: StackId, ty: TypeId, i: u64, span: Span) -> R<Loc> {
+        let elem = match self.types.get(ty) {
+            Ty::Stack { elem, .. } => *elem,
+            _ => return unsupported(span, "indexing this value"),
+        };
+        match self.p.phv.stacks[stack].elems.get(i as usize) {
+            Some(h) => Ok(Loc::Header(HeaderRef::Header(*h), elem)),
+            None => Ok(Loc::Header(
+                HeaderRef::Index(stack, Box::new(Expr::bits(32, u128::from(i)))),
+                elem,
+            )),
+        }
+    }
+
+    /// `dst = src` for locations of the same type.
+    pub fn copy(&mut self, dst: &Loc, src: &Loc, span: Span) -> R<()> {
+        match (dst, src) {
+            (Loc::Scalar(p, _), s) if s.expr().is_some() => {
+                let v = s.expr().unwrap_or(Expr::Bool(false));
+                self.emit(Stmt::assign(p.clone(), v));
+                Ok(())
+            }
+            (Loc::Header(d, _), Loc::Header(s, _)) => {
+                if d != s {
+                    self.emit(Stmt::CopyHeader {
+                        dst: d.clone(),
+                        src: s.clone(),
+                    });
+                }
+                Ok(())
+            }
+            (Loc::Struct(d, _), Loc::Struct(s, _)) if d.len() == s.len() => {
+                for ((_, a), (_, b)) in d.iter().zip(s) {
+                    self.copy(a, b, span)?;
+                }
+                Ok(())
+            }
+            (Loc::Union(d, _), Loc::Union(s, _)) if d.len() == s.len() => {
+                for (a, b) in d.iter().zip(s) {
+                    if a != b {
+                        self.emit(Stmt::CopyHeader {
+                            dst: HeaderRef::Header(*a),
+                            src: HeaderRef::Header(*b),
+                        });
+                    }
+                }
+                Ok(())
+            }
+            (Loc::Stack(d, _), Loc::Stack(s, _)) => self.copy_stack(*d, *s, span),
+            _ => unsupported(span, "this assignment"),
+        }
+    }
+
+    fn copy_stack(&mut self, d: StackId, s: StackId, span: Span) -> R<()> {
+        if d == s {
+            return Ok(());
+        }
+        let (de, se) = (
+            self.p.phv.stacks[d].elems.clone(),
+            self.p.phv.stacks[s].elems.clone(),
+        );
+        if de.len() != se.len() {
+            return unsupported(span, "copying stacks of different sizes");
+        }
+        for (a, b) in de.into_iter().zip(se) {
+            self.emit(Stmt::CopyHeader {
+                dst: HeaderRef::Header(a),
+                src: HeaderRef::Header(b),
+            });
+        }
+        Ok(())
+    }
+
+    /// Marks every header in `loc` invalid (`out` parameters, header locals).
+    pub fn invalidate(&mut self, loc: &Loc) {
+        match loc {
+            Loc::Header(h, _) => self.emit(Stmt::SetInvalid(h.clone())),
+            Loc::Union(ms, _) => {
+                for m in ms {
+                    self.emit(Stmt::SetInvalid(HeaderRef::Header(*m)));
+                }
+            }
+            Loc::Stack(s, _) => {
+                for h in self.p.phv.stacks[*s].elems.clone() {
+                    self.emit(Stmt::SetInvalid(HeaderRef::Header(h)));
+                }
+            }
+            Loc::Struct(fs, _) => {
+                for (_, f) in fs.clone() {
+                    self.invalidate(&f);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `a == b` for locations of the same type (headers: both invalid, or both valid with
+    /// equal fields).
+    pub fn equal(&self, a: &Loc, b: &Loc, span: Span) -> R<Expr> {
+        match (a, b) {
+            (x, y) if x.expr().is_some() && y.expr().is_some() => Ok(bin(
+                BinOp::Eq,
+                x.expr().unwrap_or(Expr::Bool(false)),
+                y.expr().unwrap_or(Expr::Bool(false)),
+            )),
+            (Loc::Header(ha, ta), Loc::Header(hb, _)) => {
+                let n = self.types.agg(*ta).map_or(0, |x| x.fields.len());
+                let mut eqs = Vec::new();
+                for i in 0..n {
+                    let fa = self.field(a, i, span)?;
+                    let fb = self.field(b, i, span)?;
+                    eqs.push(self.equal(&fa, &fb, span)?);
+                }
+                let (va, vb) = (Expr::IsValid(ha.clone()), Expr::IsValid(hb.clone()));
+                let both_invalid = bin(BinOp::And, not(va.clone()), not(vb.clone()));
+                let mut all = vec![va, vb];
+                all.extend(eqs);
+                Ok(bin(BinOp::Or, both_invalid, and_all(all)))
+            }
+            (Loc::Struct(fa, _), Loc::Struct(fb, _)) if fa.len() == fb.len() => {
+                let mut eqs = Vec::new();
+                for ((_, x), (_, y)) in fa.iter().zip(fb) {
+                    eqs.push(self.equal(x, y, span)?);
+                }
+                Ok(and_all(eqs))
+            }
+            (Loc::Union(ma, ta), Loc::Union(mb, _)) if ma.len() == mb.len() => {
+                let mut eqs = Vec::new();
+                for i in 0..ma.len() {
+                    let x = self.field(a, i, span)?;
+                    let y = self.field(b, i, span)?;
+                    eqs.push(self.equal(&x, &y, span)?);
+                }
+                let _ = ta;
+                Ok(and_all(eqs))
+            }
+            (Loc::Stack(sa, _), Loc::Stack(sb, _)) => {
+                let (ea, eb) = (&self.p.phv.stacks[*sa].elems, &self.p.phv.stacks[*sb].elems);
+                let ty = match a {
+                    Loc::Stack(_, t) => match self.types.get(*t) {
+                        Ty::Stack { elem, .. } => *elem,
+                        _ => return unsupported(span, "comparing these stacks"),
+                    },
+                    _ => return unsupported(span, "comparing these stacks"),
+                };
+                let mut eqs = Vec::new();
+                for (x, y) in ea.iter().zip(eb) {
+                    let lx = Loc::Header(HeaderRef::Header(*x), ty);
+                    let ly = Loc::Header(HeaderRef::Header(*y), ty);
+                    eqs.push(self.equal(&lx, &ly, span)?);
+                }
+                Ok(and_all(eqs))
+            }
+            _ => unsupported(span, "comparing these values"),
+        }
+    }
+
+    /// The scalars of a location in order (headers: their fields), for data lists of hashes,
+    /// checksums and digests.
+    pub fn flatten(&self, loc: &Loc, span: Span, out: &mut Vec<Expr>) -> R<()> {
+        match loc {
+            Loc::Scalar(..) | Loc::Value(..) => {
+                out.push(loc.expr().unwrap_or(Expr::Bool(false)));
+                Ok(())
+            }
+            Loc::Header(_, ty) => {
+                let n = self.types.agg(*ty).map_or(0, |a| a.fields.len());
+                for i in 0..n {
+                    let f = self.field(loc, i, span)?;
+                    self.flatten(&f, span, out)?;
+                }
+                Ok(())
+            }
+            Loc::Struct(fs, _) => {
+                for (_, f) in fs {
+                    self.flatten(f, span, out)?;
+                }
+                Ok(())
+            }
+            Loc::Union(..) | Loc::Stack(..) => unsupported(span, "this value in a data list"),
+        }
+    }
+
+    /// The assignable scalar places of a location, in order.
+    pub fn places(&self, loc: &Loc, out: &mut Vec<Place>) {
+        match loc {
+            Loc::Scalar(p, _) => out.push(p.clone()),
+            Loc::Struct(fs, _) => fs.iter().for_each(|(_, f)| self.places(f, out)),
+            Loc::Header(HeaderRef::Header(h), _) => {
+                let fields = &self.p.phv.headers[*h].fields;
+                out.extend(fields.iter().map(|s| Place::Slot(*s)));
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,369 @@
+//! Lowering of individual constructs: small v1model and ubpf programs are parsed, checked and
+//! lowered, and the printed IR or the pipeline's structure is checked.
+
+use koi_ir::{ActionScope, Architecture, MatchKind, Pattern, Pipeline, Role};
+
+const HEADERS: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
+header h_t { bit<8> a; bit<8> b; }
+struct headers { eth_t eth; h_t h; h_t[2] s; }
+struct meta_t { bit<8> x; bit<16> y; }
+"#;
+
+const DEFAULT_PARSER: &str = r#"
+parser P(packet_in pkt, out headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.eth); transition accept; }
+}
+"#;
+
+const TAIL: &str = r#"
+control V(inout headers hdr, inout meta_t meta) { apply { } }
+control E(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+/// Lowers a program; panics with the diagnostics if anything fails.
+fn lower(src: &str) -> Pipeline {
+    match try_lower(src) {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn try_lower(src: &str) -> Result<Pipeline, String> {
+    let opts = koi_syntax::PpOptions::default();
+    let (sm, program, diags) = koi_syntax::parse_str("test.p4", src, &opts);
+    let render =
+        |d: &koi_syntax::Diagnostics| -> String { d.list.iter().map(|x| x.render(&sm)).collect() };
+    if diags.has_errors() {
+        return Err(render(&diags));
+    }
+    let (checked, sdiags) = koi_sema::check(&program, &koi_sema::CheckOptions::default());
+    if sdiags.has_errors() {
+        return Err(render(&sdiags));
+    }
+    koi_lower::lower(&program, &checked).map_err(|d| render(&d))
+}
+
+/// A v1model program with the given ingress control (named `I`) and the default parser.
+fn with_ingress(ingress: &str) -> Pipeline {
+    lower(&format!("{HEADERS}{DEFAULT_PARSER}{ingress}{TAIL}"))
+}
+
+fn ingress_text(p: &Pipeline) -> String {
+    let text = p.to_string();
+    let start = text.find("control I {").expect("no ingress control");
+    let end = text[start..]
+        .find("\n}\n")
+        .map_or(text.len(), |e| start + e);
+    text[start..end].to_string()
+}
+
+#[test]
+fn v1model_package_binds_every_role_and_shares_the_phv() {
+    let p = with_ingress(
+        "control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+            apply { meta.x = 1; }
+        }",
+    );
+    assert_eq!(p.arch, Architecture::V1Model);
+    for role in Architecture::V1Model.roles() {
+        assert!(p.block(*role).is_some(), "{role:?} unbound");
+    }
+    assert!(p.phv.header_by_name("hdr.eth").is_some());
+    assert!(p.phv.slot_by_name("meta.x").is_some());
+    assert!(p.intrinsic("egress_spec").is_some());
+    let deparser = p.to_string();
+    assert!(deparser.contains("emit(hdr.eth)") && deparser.contains("emit(hdr.s[1])"));
+}
+
+#[test]
+fn tables_get_p4c_names_keys_and_implicit_no_action() {
+    let p = with_ingress(
+        "control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+            action fwd(bit<9> port) { sm.egress_spec = port; }
+            @name(\"drop_it\") action drop() { mark_to_drop(sm); }
+            table t {
+                key = { hdr.eth.dst: exact; hdr.h.isValid(): exact; hdr.eth.type[7:0]: ternary;
+                        meta.x & 0xf: lpm @name(\"low\"); }
+                actions = { fwd; drop; }
+                size = 64;
+            }
+            apply { t.apply(); }
+        }",
+    );
+    let t = &p.tables[p.table_by_name("I.t").expect("table I.t")];
+    let names: Vec<&str> = t.keys.iter().map(|k| k.field.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["hdr.eth.dst", "hdr.h.$valid$", "hdr.eth.type[7:0]", "low"]
+    );
+    assert_eq!(t.keys[1].field.width, 1);
+    assert_eq!(t.keys[3].field.kind, MatchKind::Lpm);
+    assert_eq!(t.size, 64);
+    let acts: Vec<&str> = t
+        .actions
+        .iter()
+        .map(|a| p.actions[a.action].preamble.name.as_str())
+        .collect();
+    assert_eq!(acts, ["I.fwd", "I.drop_it", "NoAction"]);
+    assert_eq!(t.actions[2].scope, ActionScope::DefaultOnly);
+    assert_eq!(
+        p.actions[t.default_action.call.action].preamble.name,
+        "NoAction"
+    );
+    // P4Info order: NoAction (top level) first, then the control's actions by declaration.
+    let order: Vec<&str> = p
+        .actions
+        .values()
+        .map(|a| a.preamble.name.as_str())
+        .collect();
+    assert_eq!(order, ["NoAction", "I.fwd", "I.drop_it"]);
+}
+
+#[test]
+fn const_entries_get_priorities_and_patterns() {
+    let p = with_ingress(
+        "control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+            action set(bit<8> v) { meta.x = v; }
+            table t {
+                key = { hdr.h.a: ternary; hdr.h.b: exact; }
+                actions = { set; }
+                const entries = {
+                    (0x10 &&& 0xf0, 1) : set(1);
+                    (_, 2) : set(2);
+                }
+                const default_action = set(7);
+            }
+            apply { t.apply(); }
+        }",
+    );
+    let t = &p.tables[p.table_by_name("I.t").unwrap()];
+    assert!(t.entries_const && t.default_action.is_const);
+    assert_eq!(t.default_action.call.args[0].to_u64(), Some(7));
+    assert_eq!(t.entries.len(), 2);
+    assert!(matches!(t.entries[0].keys[0], Pattern::Mask { .. }));
+    assert_eq!(t.entries[1].keys[0], Pattern::Any);
+    assert_eq!(t.entries[0].priority, Some(2));
+    assert_eq!(t.entries[1].priority, Some(1));
+}
+
+#[test]
+fn if_hit_miss_and_action_run_are_apply_edges() {
+    let p = with_ingress(
+        "control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+            action a() { meta.x = 1; }
+            action b() { meta.x = 2; }
+            table t { key = { hdr.h.a: exact; } actions = { a; b; } }
+            table u { key = { hdr.h.b: exact; } actions = { a; } }
+            apply {
+                if (!t.apply().hit) { meta.y = 3; }
+                switch (u.apply().action_run) {
+                    a: { meta.y = 4; }
+                    default: { }
+                }
+            }
+        }",
+    );
+    let text = ingress_text(&p);
+    assert!(text.contains("apply I.t hit bb"), "{text}");
+    assert!(text.contains("apply I.u { I.a => bb"), "{text}");
+}
+
+#[test]
+fn signed_operators_and_casts_follow_the_source_types() {
+    let p = with_ingress(
+        "control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+            apply {
+                int<8> s = (int<8>)hdr.h.a;
+                if (s < -1) { meta.x = (bit<8>)(s >> 1); }
+                meta.y = (bit<16>)(int<16>)s |+| 16w1;
+                meta.x = hdr.h.a |-| 3;
+            }
+        }",
+    );
+    let text = ingress_text(&p);
+    assert!(text.contains("<s"), "{text}");
+    assert!(text.contains(">>s"), "{text}");
+    assert!(text.contains("|-|"), "{text}");
+}
+
+#[test]
+fn functions_are_inlined_with_copy_in_copy_out() {
+    let src = format!(
+        "{HEADERS}
+        bit<8> twice(in bit<8> v, inout bit<16> acc) {{ acc = acc + 1; return v + v; }}
+        {DEFAULT_PARSER}
+        control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {{
+            apply {{ meta.x = twice(hdr.h.a, meta.y); }}
+        }}
+        {TAIL}"
+    );
+    let p = lower(&src);
+    let text = ingress_text(&p);
+    assert!(text.contains("I.twice.acc = meta.y"), "{text}");
+    assert!(text.contains("meta.y = I.twice.acc"), "{text}");
+    assert!(text.contains("meta.x = I.twice.$ret"), "{text}");
+}
+
+#[test]
+fn sub_controls_are_inlined_with_their_tables_qualified() {
+    let src = format!(
+        "{HEADERS}{DEFAULT_PARSER}
+        control Sub(inout headers hdr, inout bit<8> v) {{
+            action set() {{ v = 9; }}
+            table inner {{ key = {{ hdr.h.a: exact; }} actions = {{ set; }} }}
+            apply {{ inner.apply(); if (v == 9) {{ return; }} v = 1; }}
+        }}
+        control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {{
+            Sub() c;
+            apply {{ c.apply(hdr, meta.x); }}
+        }}
+        {TAIL}"
+    );
+    let p = lower(&src);
+    assert!(p.table_by_name("I.c.inner").is_some());
+    assert!(p.action_by_name("I.c.set").is_some());
+    let set = &p.actions[p.action_by_name("I.c.set").unwrap()];
+    assert!(format!("{p}").contains("meta.x = 8w9") || !set.body.blocks.is_empty());
+}
+
+#[test]
+fn parser_if_becomes_select_states_and_sub_parsers_are_spliced() {
+    let src = format!(
+        "{HEADERS}
+        parser Sub(packet_in pkt, out h_t h) {{
+            state start {{ pkt.extract(h); transition accept; }}
+        }}
+        parser P(packet_in pkt, out headers hdr, inout meta_t meta, inout standard_metadata_t sm) {{
+            Sub() sub;
+            state start {{
+                pkt.extract(hdr.eth);
+                if (hdr.eth.type == 0x800) {{ meta.x = 1; }} else {{ meta.x = 2; }}
+                transition select(hdr.eth.type) {{
+                    0x800 &&& 0xff00: inner;
+                    0x900 .. 0x9ff: stack;
+                    default: accept;
+                }}
+            }}
+            state inner {{ sub.apply(pkt, hdr.h); transition accept; }}
+            state stack {{ pkt.extract(hdr.s.next); transition select(hdr.s.last.a) {{ 1: stack; default: accept; }} }}
+        }}
+        control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {{ apply {{ }} }}
+        {TAIL}"
+    );
+    let p = lower(&src);
+    let text = p.to_string();
+    assert!(text.contains("state P.sub.start"), "{text}");
+    assert!(text.contains("extract(hdr.s.next)"), "{text}");
+    assert!(text.contains(".."), "{text}");
+    assert!(text.contains("&&&"), "{text}");
+    let prs = &p.parsers[match p.block(Role::Parser) {
+        Some(koi_ir::BlockRef::Parser(id)) => id,
+        _ => panic!("no parser"),
+    }];
+    assert!(prs.states.len() >= 6, "{text}");
+}
+
+#[test]
+fn struct_and_header_assignment_and_equality_are_per_slot() {
+    let p = with_ingress(
+        "control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+            apply {
+                h_t tmp = { 1, 2 };
+                meta_t m2 = meta;
+                if (tmp == hdr.h) { meta = m2; }
+                hdr.s[0] = hdr.h;
+                hdr.h.setInvalid();
+            }
+        }",
+    );
+    let text = ingress_text(&p);
+    assert!(text.contains("hdr.s[0] = hdr.h"), "{text}");
+    assert!(text.contains("hdr.h.setInvalid()"), "{text}");
+    assert!(text.contains("I.m2.x = meta.x"), "{text}");
+}
+
+#[test]
+fn externs_and_builtins_are_lowered() {
+    let p = with_ingress(
+        "control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+            counter(32w16, CounterType.packets) c;
+            register<bit<16>>(8) r;
+            apply {
+                c.count((bit<32>)hdr.h.a);
+                r.read(meta.y, 32w1);
+                hash(meta.y, HashAlgorithm.crc16, 16w0, { hdr.eth.dst, hdr.h }, 16w1024);
+                clone(CloneType.I2E, 32w5);
+                digest<meta_t>(1, meta);
+            }
+        }",
+    );
+    assert!(p.extern_by_name("I.c").is_some() && p.extern_by_name("I.r").is_some());
+    assert_eq!(p.digests.len(), 1);
+    assert_eq!(p.digests.values().next().unwrap().preamble.name, "meta_t");
+    let text = ingress_text(&p);
+    assert!(text.contains("I.c.count("), "{text}");
+    assert!(text.contains("hash("), "{text}");
+}
+
+#[test]
+fn loops_lower_to_cfg_loops() {
+    let p = with_ingress(
+        "control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+            apply {
+                for (bit<8> i = 0; i < 4; i = i + 1) { meta.x = meta.x + i; }
+                for (bit<8> j in 8w1 .. 8w3) { meta.y = meta.y + 1; }
+            }
+        }",
+    );
+    assert!(ingress_text(&p).contains("goto"));
+}
+
+#[test]
+fn ubpf_pipeline_lowers() {
+    let src = r#"
+#include <core.p4>
+#include <ubpf_model.p4>
+header h_t { bit<8> a; bit<16> c; }
+struct H { h_t h; }
+struct M { }
+parser prs(packet_in p, out H h, inout M m, inout standard_metadata std) {
+    state start { p.extract(h.h); transition accept; }
+}
+control pipe(inout H h, inout M m, inout standard_metadata std) {
+    Register<bit<32>, bit<32>>(4) reg;
+    action a(bit<8> v) { h.h.a = v; h.h.c = csum_replace2(h.h.c, 16w1, 16w2); }
+    table t { key = { h.h.a: exact; } actions = { a; } }
+    apply {
+        bit<32> x = reg.read(0);
+        reg.write(0, x + 1);
+        t.apply();
+        mark_to_pass();
+    }
+}
+control dep(packet_out p, in H h) { apply { p.emit(h.h); } }
+ubpf(prs(), pipe(), dep()) main;
+"#;
+    let p = lower(src);
+    assert_eq!(p.arch, Architecture::Ubpf);
+    assert!(p.table_by_name("pipe.t").is_some());
+    assert!(p.to_string().contains("csum_replace"));
+}
+
+#[test]
+fn unsupported_architectures_are_diagnosed_not_panicked() {
+    let src = r#"
+#include <core.p4>
+control C();
+package Top(C c);
+control c() { apply { } }
+Top(c()) main;
+"#;
+    let err = try_lower(src).unwrap_err();
+    assert!(err.contains("koi does not support"), "{err}");
+}

@@ -1,0 +1,246 @@
+//! Lookup structures of one table, chosen by its [`LookupKind`]: a hash map for exact tables,
+//! a hash map per prefix length (longest first) for LPM tables, and a priority-ordered list
+//! scanned in order for ternary and range tables (highest priority first; among equal
+//! priorities the lowest handle index, which is the entry BMv2's entry list meets first).
+//!
+//! The matcher stores entry indices; the patterns live in the table's entries.
+
+use crate::schema::{LookupKind, pattern_mask};
+use koi_ir::{Bits, Pattern};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, HashMap};
+
+/// The lookup structure.
+#[derive(Clone, Debug)]
+pub enum Matcher {
+    Exact(HashMap<Vec<Bits>, u32>),
+    Lpm {
+        /// Position of the LPM field among the match fields.
+        field: usize,
+        by_len: BTreeMap<Reverse<u32>, HashMap<Vec<Bits>, u32>>,
+    },
+    /// `(priority, index)` sorted by priority descending, then index ascending.
+    Scan(Vec<(u32, u32)>),
+}
+
+/// The exact-match key of an entry's canonical patterns (prefix values are already masked).
+fn key_of(patterns: &[Pattern]) -> Vec<Bits> {
+    patterns
+        .iter()
+        .map(|p| match p {
+            Pattern::Exact(v) | Pattern::Prefix { value: v, .. } => v.clone(),
+            Pattern::Mask { value, .. } => value.clone(),
+            Pattern::Range { lo, .. } => lo.clone(),
+            Pattern::Any => Bits::zero(0),
+        })
+        .collect()
+}
+
+fn prefix_len(p: Option<&Pattern>) -> u32 {
+    match p {
+        Some(Pattern::Prefix { len, .. }) => *len,
+        _ => 0,
+    }
+}
+
+impl Matcher {
+    pub fn new(kind: LookupKind, lpm_field: Option<usize>) -> Matcher {
+        match (kind, lpm_field) {
+            (LookupKind::Lpm, Some(field)) => Matcher::Lpm {
+                field,
+                by_len: BTreeMap::new(),
+            },
+            (LookupKind::Exact | LookupKind::Lpm, _) => Matcher::Exact(HashMap::new()),
+            (LookupKind::Ternary | LookupKind::Range, _) => Matcher::Scan(Vec::new()),
+        }
+    }
+
+    /// The index of an entry with the same key (and, for priority tables, the same
+    /// priority), using `patterns_of` to read the patterns of a stored entry.
+    pub fn find_duplicate<'a>(
+        &self,
+        patterns: &[Pattern],
+        priority: u32,
+        patterns_of: impl Fn(u32) -> Option<&'a [Pattern]>,
+    ) -> Option<u32> {
+        match self {
+            Matcher::Exact(m) => m.get(&key_of(patterns)).copied(),
+            Matcher::Lpm { field, by_len } => {
+                let len = prefix_len(patterns.get(*field));
+                by_len.get(&Reverse(len))?.get(&key_of(patterns)).copied()
+            }
+            Matcher::Scan(list) => list
+                .iter()
+                .filter(|(p, _)| *p == priority)
+                .map(|(_, i)| *i)
+                .find(|i| patterns_of(*i) == Some(patterns)),
+        }
+    }
+
+    pub fn insert(&mut self, patterns: &[Pattern], priority: u32, index: u32) {
+        match self {
+            Matcher::Exact(m) => {
+                m.insert(key_of(patterns), index);
+            }
+            Matcher::Lpm { field, by_len } => {
+                let len = prefix_len(patterns.get(*field));
+                by_len
+                    .entry(Reverse(len))
+                    .or_default()
+                    .insert(key_of(patterns), index);
+            }
+            Matcher::Scan(list) => {
+                let at =
+                    list.partition_point(|&(p, i)| (Reverse(p), i) < (Reverse(priority), index));
+                list.insert(at, (priority, index));
+            }
+        }
+    }
+
+    pub fn remove(&mut self, patterns: &[Pattern], index: u32) {
+        match self {
+            Matcher::Exact(m) => {
+                m.remove(&key_of(patterns));
+            }
+            Matcher::Lpm { field, by_len } => {
+                let len = Reverse(prefix_len(patterns.get(*field)));
+                if let Some(m) = by_len.get_mut(&len) {
+                    m.remove(&key_of(patterns));
+                    if m.is_empty() {
+                        by_len.remove(&len);
+                    }
+                }
+            }
+            Matcher::Scan(list) => list.retain(|(_, i)| *i != index),
+        }
+    }
+
+    pub fn clear(&mut self) {
+        match self {
+            Matcher::Exact(m) => m.clear(),
+            Matcher::Lpm { by_len, .. } => by_len.clear(),
+            Matcher::Scan(list) => list.clear(),
+        }
+    }
+
+    /// The index of the entry `keys` hits. When `masks` is given, it receives per field the
+    /// key bits the result depended on (for megaflow masks).
+    pub fn lookup<'a>(
+        &self,
+        keys: &[Bits],
+        patterns_of: impl Fn(u32) -> Option<&'a [Pattern]>,
+        masks: Option<&mut Vec<Bits>>,
+    ) -> Option<u32> {
+        match self {
+            Matcher::Exact(m) => {
+                if let Some(masks) = masks {
+                    *masks = keys.iter().map(|k| Bits::ones(k.width())).collect();
+                }
+                m.get(keys).copied()
+            }
+            Matcher::Lpm { field, by_len } => lookup_lpm(*field, by_len, keys, masks),
+            Matcher::Scan(list) => lookup_scan(list, keys, patterns_of, masks),
+        }
+    }
+}
+
+fn lookup_lpm(
+    field: usize,
+    by_len: &BTreeMap<Reverse<u32>, HashMap<Vec<Bits>, u32>>,
+    keys: &[Bits],
+    masks: Option<&mut Vec<Bits>>,
+) -> Option<u32> {
+    if let Some(masks) = masks {
+        let longest = by_len.keys().next().map_or(0, |r| r.0);
+        *masks = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| match i == field {
+                true => Bits::prefix_mask(k.width(), longest),
+                false => Bits::ones(k.width()),
+            })
+            .collect();
+    }
+    let mut probe = keys.to_vec();
+    let original = keys.get(field)?;
+    for (Reverse(len), m) in by_len {
+        probe[field] = original.and(&Bits::prefix_mask(original.width(), *len));
+        if let Some(i) = m.get(&probe) {
+            return Some(*i);
+        }
+    }
+    None
+}
+
+fn lookup_scan<'a>(
+    list: &[(u32, u32)],
+    keys: &[Bits],
+    patterns_of: impl Fn(u32) -> Option<&'a [Pattern]>,
+    mut masks: Option<&mut Vec<Bits>>,
+) -> Option<u32> {
+    if let Some(m) = masks.as_deref_mut() {
+        *m = keys.iter().map(|k| Bits::zero(k.width())).collect();
+    }
+    for &(_, i) in list {
+        let Some(patterns) = patterns_of(i) else {
+            continue;
+        };
+        if let Some(m) = masks.as_deref_mut() {
+            for ((acc, p), k) in m.iter_mut().zip(patterns).zip(keys) {
+                *acc = acc.or(&pattern_mask(p, k.width()));
+            }
+        }
+        if patterns.len() == keys.len() && patterns.iter().zip(keys).all(|(p, k)| p.matches(k)) {
+            return Some(i);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(w: u32, v: u128) -> Bits {
+        Bits::from_u128(w, v)
+    }
+
+    #[test]
+    fn lpm_prefers_the_longest_prefix() {
+        let mut m = Matcher::new(LookupKind::Lpm, Some(0));
+        let p8 = [Pattern::Prefix {
+            value: b(32, 0x0a00_0000),
+            len: 8,
+        }];
+        let p24 = [Pattern::Prefix {
+            value: b(32, 0x0a01_0200),
+            len: 24,
+        }];
+        m.insert(&p8, 0, 0);
+        m.insert(&p24, 0, 1);
+        let none = |_| None;
+        assert_eq!(m.lookup(&[b(32, 0x0a01_0203)], none, None), Some(1));
+        let mut masks = Vec::new();
+        assert_eq!(
+            m.lookup(&[b(32, 0x0a02_0203)], none, Some(&mut masks)),
+            Some(0)
+        );
+        assert_eq!(masks, [b(32, 0xffff_ff00)]);
+        assert_eq!(m.lookup(&[b(32, 0x0b00_0000)], none, None), None);
+        assert_eq!(m.find_duplicate(&p24, 0, none), Some(1));
+        m.remove(&p24, 1);
+        assert_eq!(m.lookup(&[b(32, 0x0a01_0203)], none, None), Some(0));
+    }
+
+    #[test]
+    fn scan_orders_by_priority_then_index() {
+        let mut m = Matcher::new(LookupKind::Ternary, None);
+        m.insert(&[], 10, 2);
+        m.insert(&[], 20, 5);
+        m.insert(&[], 10, 1);
+        let Matcher::Scan(list) = &m else {
+            panic!("scan expected")
+        };
+        assert_eq!(list, &[(20, 5), (10, 1), (10, 2)]);
+    }
+}

@@ -1,0 +1,291 @@
+//! One table's entries: adding, modifying, deleting and looking them up, its default action,
+//! and the per-entry direct counter, direct meter and idle time.
+//!
+//! Priorities are kept in one convention: **a larger number wins** (P4Runtime's, and STF's).
+//! simple_switch_CLI's "smaller wins" priorities are converted at the CLI edge
+//! ([`crate::cli`]), and `const entries` of a table with `largest_priority_wins = false` when
+//! the state is created.
+
+use crate::arrays::CounterValue;
+use crate::error::{Result, StateError};
+use crate::handles::{Slots, make_handle, split_handle};
+use crate::matcher::Matcher;
+use crate::meter::Meter;
+use crate::schema::{LookupKind, TableSchema, canonical};
+use koi_ir::{ActionCall, Bits, MatchKind, Pattern};
+
+/// What an entry (or the default) runs: an action, or for tables with an action profile a
+/// member, or for tables with an action selector a group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EntryAction {
+    Action(ActionCall),
+    Member(u32),
+    Group(u32),
+}
+
+/// An installed entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    pub handle: u32,
+    /// Canonical patterns, one per match field (see [`crate::schema::canonical`]).
+    pub keys: Vec<Pattern>,
+    pub action: EntryAction,
+    /// Larger wins; `None` for tables that order entries without priorities.
+    pub priority: Option<u32>,
+    pub is_const: bool,
+    /// The direct counter's value.
+    pub counter: CounterValue,
+    /// The direct meter.
+    pub meter: Meter,
+    /// Idle timeout, for tables with `support_timeout`.
+    pub timeout_ns: Option<u64>,
+    /// When the entry was added or last hit.
+    pub last_hit_ns: u64,
+}
+
+/// A new entry, before validation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewEntry {
+    pub keys: Vec<Pattern>,
+    pub action: EntryAction,
+    pub priority: Option<u32>,
+    pub timeout_ns: Option<u64>,
+}
+
+/// The entries of one table.
+#[derive(Clone, Debug)]
+pub struct TableState {
+    pub schema: TableSchema,
+    entries: Slots<Entry>,
+    versions: Vec<u8>,
+    matcher: Matcher,
+    default: EntryAction,
+}
+
+impl TableState {
+    pub fn new(schema: TableSchema) -> TableState {
+        let lpm = schema.keys.iter().position(|k| k.kind == MatchKind::Lpm);
+        let matcher = Matcher::new(schema.lookup, lpm);
+        let default = EntryAction::Action(schema.default_action.call.clone());
+        TableState {
+            schema,
+            entries: Slots::default(),
+            versions: Vec::new(),
+            matcher,
+            default,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.schema.name
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// All entries in handle-index order.
+    pub fn entries(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.iter().map(|(_, e)| e)
+    }
+
+    pub fn default_action(&self) -> &EntryAction {
+        &self.default
+    }
+
+    /// The canonical patterns of `keys`, or why they do not suit the table.
+    pub fn canonical_keys(&self, keys: &[Pattern]) -> Result<Vec<Pattern>> {
+        let s = &self.schema;
+        if s.keys.is_empty() {
+            return Err(StateError::Keyless {
+                table: s.name.clone(),
+            });
+        }
+        if keys.len() != s.keys.len() {
+            return Err(StateError::KeyCount {
+                table: s.name.clone(),
+                expected: s.keys.len(),
+                found: keys.len(),
+            });
+        }
+        s.keys
+            .iter()
+            .zip(keys)
+            .map(|(k, p)| {
+                canonical(&k.kind, k.width, p).map_err(|why| StateError::BadKey {
+                    table: s.name.clone(),
+                    field: k.name.clone(),
+                    why,
+                })
+            })
+            .collect()
+    }
+
+    fn check_priority(&self, priority: Option<u32>) -> Result<u32> {
+        let table = self.schema.name.clone();
+        match (self.schema.lookup.needs_priority(), priority) {
+            (true, Some(p)) => Ok(p),
+            (true, None) => Err(StateError::MissingPriority { table }),
+            (false, None) => Ok(0),
+            (false, Some(_)) => Err(StateError::UnexpectedPriority { table }),
+        }
+    }
+
+    /// Adds an entry whose action was already validated; returns its handle.
+    pub fn add(&mut self, e: NewEntry, is_const: bool, now_ns: u64) -> Result<u32> {
+        let keys = self.canonical_keys(&e.keys)?;
+        let prio = self.check_priority(e.priority)?;
+        let entries = &self.entries;
+        let dup = self
+            .matcher
+            .find_duplicate(&keys, prio, |i| entries.get(i).map(|e| &e.keys[..]));
+        if let Some(i) = dup {
+            return Err(StateError::DuplicateEntry {
+                table: self.schema.name.clone(),
+                handle: self.handle_of(i),
+            });
+        }
+        let size = self.schema.size;
+        if size > 0 && self.entries.len() as u64 >= size {
+            return Err(StateError::TableFull {
+                table: self.schema.name.clone(),
+                size,
+            });
+        }
+        let index = self.entries.next_index();
+        let handle = self.handle_of(index);
+        self.matcher.insert(&keys, prio, index);
+        self.entries.insert(Entry {
+            handle,
+            keys,
+            action: e.action,
+            priority: e.priority,
+            is_const,
+            counter: CounterValue::default(),
+            meter: Meter::default(),
+            timeout_ns: e.timeout_ns,
+            last_hit_ns: now_ns,
+        });
+        Ok(handle)
+    }
+
+    fn handle_of(&self, index: u32) -> u32 {
+        make_handle(
+            index,
+            self.versions.get(index as usize).copied().unwrap_or(0),
+        )
+    }
+
+    /// The index of the entry named by `handle`, if it exists.
+    pub fn index_of(&self, handle: u32) -> Option<u32> {
+        let (index, version) = split_handle(handle);
+        let current = self.versions.get(index as usize).copied().unwrap_or(0);
+        (current == version && self.entries.get(index).is_some()).then_some(index)
+    }
+
+    fn mutable_index(&self, handle: u32) -> Result<u32> {
+        let table = self.schema.name.clone();
+        let index = self.index_of(handle).ok_or(StateError::UnknownHandle {
+            table: table.clone(),
+            handle,
+        })?;
+        if self.schema.entries_const {
+            return Err(StateError::ConstTable { table });
+        }
+        if self.entries.get(index).is_some_and(|e| e.is_const) {
+            return Err(StateError::ConstEntry { table, handle });
+        }
+        Ok(index)
+    }
+
+    pub fn get(&self, handle: u32) -> Option<&Entry> {
+        self.entries.get(self.index_of(handle)?)
+    }
+
+    pub fn get_mut(&mut self, handle: u32) -> Option<&mut Entry> {
+        let i = self.index_of(handle)?;
+        self.entries.get_mut(i)
+    }
+
+    /// The entry at `index` (as returned by [`TableState::lookup`]).
+    pub fn entry_at(&self, index: u32) -> Option<&Entry> {
+        self.entries.get(index)
+    }
+
+    pub fn entry_at_mut(&mut self, index: u32) -> Option<&mut Entry> {
+        self.entries.get_mut(index)
+    }
+
+    /// Replaces the action of an entry (validated by the caller).
+    pub fn modify(&mut self, handle: u32, action: EntryAction) -> Result<()> {
+        let i = self.mutable_index(handle)?;
+        if let Some(e) = self.entries.get_mut(i) {
+            e.action = action;
+        }
+        Ok(())
+    }
+
+    /// Deletes an entry; returns it.
+    pub fn delete(&mut self, handle: u32) -> Result<Entry> {
+        let i = self.mutable_index(handle)?;
+        let e = self.entries.remove(i).ok_or(StateError::UnknownHandle {
+            table: self.schema.name.clone(),
+            handle,
+        })?;
+        self.matcher.remove(&e.keys, i);
+        let v = i as usize;
+        if self.versions.len() <= v {
+            self.versions.resize(v + 1, 0);
+        }
+        self.versions[v] = self.versions[v].wrapping_add(1);
+        Ok(e)
+    }
+
+    /// Deletes every entry that is not const; returns the deleted entries.
+    pub fn clear(&mut self) -> Result<Vec<Entry>> {
+        if self.schema.entries_const {
+            return Err(StateError::ConstTable {
+                table: self.schema.name.clone(),
+            });
+        }
+        let handles: Vec<u32> = self
+            .entries()
+            .filter(|e| !e.is_const)
+            .map(|e| e.handle)
+            .collect();
+        handles.into_iter().map(|h| self.delete(h)).collect()
+    }
+
+    /// Sets the default action (validated by the caller, const-ness included).
+    pub fn set_default(&mut self, action: EntryAction) {
+        self.default = action;
+    }
+
+    /// Restores the program's default action.
+    pub fn reset_default(&mut self) {
+        self.default = EntryAction::Action(self.schema.default_action.call.clone());
+    }
+
+    /// The index of the entry `keys` (one value per match field) hits. With `masks`, also
+    /// the key bits the result depended on.
+    pub fn lookup(&self, keys: &[Bits], masks: Option<&mut Vec<Bits>>) -> Option<u32> {
+        if keys.len() != self.schema.keys.len() || keys.is_empty() {
+            if let Some(m) = masks {
+                m.clear();
+            }
+            return None;
+        }
+        let entries = &self.entries;
+        self.matcher
+            .lookup(keys, |i| entries.get(i).map(|e| &e.keys[..]), masks)
+    }
+
+    /// The lookup kind, for messages.
+    pub fn lookup_kind(&self) -> LookupKind {
+        self.schema.lookup
+    }
+}

@@ -1,0 +1,61 @@
+//! `koi test PROG.p4 TEST.stf`: runs one STF test against the reference interpreter; prints
+//! what differed (port, expected and received packets, byte offset) and exits 1 on failure.
+
+use clap::Args;
+use koi_conformance::corpus::{Verdict, run_test};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct TestArgs {
+    /// Add a directory to the `#include` search path.
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+    /// Define a preprocessor macro (`NAME` or `NAME=VALUE`).
+    #[arg(short = 'D', value_name = "NAME[=VAL]")]
+    pub define: Vec<String>,
+    /// Print notes (packets to ports the test does not name, refused CLI commands).
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// The P4-16 program.
+    pub program: PathBuf,
+    /// The STF test.
+    pub stf: PathBuf,
+}
+
+pub fn run(a: &TestArgs) -> ExitCode {
+    for p in [&a.program, &a.stf] {
+        if let Err(e) = std::fs::metadata(p) {
+            eprintln!("koi: {}: {e}", p.display());
+            return ExitCode::from(2);
+        }
+    }
+    let opts = super::frontend::pp_options(&a.include, &a.define);
+    let name = a.stf.display().to_string();
+    let r = run_test(&name, &a.program, &a.stf, &opts);
+    if a.verbose {
+        for n in &r.notes {
+            println!("note: {n}");
+        }
+    }
+    match &r.verdict {
+        Verdict::Pass => {
+            println!(
+                "PASS {name}: {} packets in, {} checked",
+                r.packets_in, r.packets_checked
+            );
+            ExitCode::SUCCESS
+        }
+        Verdict::Fail(failures) => {
+            println!("FAIL {name}");
+            for f in failures {
+                println!("  {f}");
+            }
+            ExitCode::from(1)
+        }
+        other => {
+            println!("FAIL {name}: {other}");
+            ExitCode::from(1)
+        }
+    }
+}

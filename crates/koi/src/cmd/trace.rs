@@ -1,0 +1,114 @@
+//! `koi trace PROG.p4 [--entries FILE] (--packet HEX | --pcap FILE)`: runs packets through the
+//! reference interpreter and prints, for each, the parser states taken, every table looked up
+//! with its key and the entry hit (or the miss), the actions and their parameters, extern
+//! calls, and the packets that come out on which ports.
+
+use super::frontend::pp_options;
+use clap::Args;
+use koi_interp::{Interpreter, TraceObserver};
+use koi_state::{ManualClock, State};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct TraceArgs {
+    /// Add a directory to the `#include` search path.
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+    /// Define a preprocessor macro (`NAME` or `NAME=VALUE`).
+    #[arg(short = 'D', value_name = "NAME[=VAL]")]
+    pub define: Vec<String>,
+    /// simple_switch_CLI commands to run first (table_add, mc_*, mirroring_*, register_*...).
+    #[arg(long, value_name = "FILE")]
+    pub entries: Option<PathBuf>,
+    /// A packet in hex (spaces and `:` allowed).
+    #[arg(long, value_name = "HEX", conflicts_with = "pcap")]
+    pub packet: Option<String>,
+    /// A pcap file whose packets are traced in order.
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<PathBuf>,
+    /// The ingress port the packets arrive on.
+    #[arg(long, default_value_t = 0)]
+    pub port: u64,
+    /// The P4-16 program.
+    pub program: PathBuf,
+}
+
+pub fn run(a: &TraceArgs) -> ExitCode {
+    match trace(a) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err((code, msg)) => {
+            eprintln!("{msg}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn trace(a: &TraceArgs) -> Result<(), (u8, String)> {
+    let packets = packets(a).map_err(|e| (2, format!("koi: {e}")))?;
+    if let Err(e) = std::fs::metadata(&a.program) {
+        return Err((2, format!("koi: {}: {e}", a.program.display())));
+    }
+    let opts = pp_options(&a.include, &a.define);
+    let compiled = koi_conformance::compile(&a.program, &opts).map_err(|e| (1, e.render()))?;
+    let p = &compiled.pipeline;
+    let mut state = State::new(p).map_err(|e| (1, format!("koi: {e}")))?;
+    if let Some(f) = &a.entries {
+        super::entries::load(&mut state, f).map_err(|e| (1, format!("koi: {e}")))?;
+    }
+    let mut interp = Interpreter::new(p).map_err(|e| (1, format!("koi: {e}")))?;
+    let clock = ManualClock::new(0);
+    for (i, pkt) in packets.iter().enumerate() {
+        let mut obs = TraceObserver::new();
+        let out = interp
+            .run(&mut state, pkt, a.port, &clock, &mut obs)
+            .map_err(|e| (1, format!("koi: packet {}: {e}", i + 1)))?;
+        if packets.len() > 1 {
+            println!("=== packet {}", i + 1);
+        }
+        print!("{}", obs.text());
+        if out.outputs.is_empty() {
+            println!("result: no packet sent");
+        }
+        for o in &out.outputs {
+            let hex: String = o.bytes.iter().map(|b| format!("{b:02x}")).collect();
+            println!("result: port {}: {} bytes: {hex}", o.port, o.bytes.len());
+        }
+        clock.advance_ns(1_000);
+    }
+    Ok(())
+}
+
+fn packets(a: &TraceArgs) -> Result<Vec<Vec<u8>>, String> {
+    if let Some(h) = &a.packet {
+        return parse_hex(h).map(|p| vec![p]);
+    }
+    let Some(path) = &a.pcap else {
+        return Err("give a packet with --packet HEX or --pcap FILE".into());
+    };
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut reader = pcap_file::pcap::PcapReader::new(file)
+        .map_err(|e| format!("{}: not a pcap file: {e}", path.display()))?;
+    let mut out = Vec::new();
+    while let Some(p) = reader.next_packet() {
+        let p = p.map_err(|e| format!("{}: {e}", path.display()))?;
+        out.push(p.data.into_owned());
+    }
+    Ok(out)
+}
+
+fn parse_hex(s: &str) -> Result<Vec<u8>, String> {
+    let digits: Vec<u8> = s
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != ':')
+        .map(|c| {
+            c.to_digit(16)
+                .map(|d| d as u8)
+                .ok_or_else(|| format!("'{c}' is not a hex digit"))
+        })
+        .collect::<Result<_, _>>()?;
+    if !digits.len().is_multiple_of(2) {
+        return Err("the packet has an odd number of hex digits".into());
+    }
+    Ok(digits.chunks(2).map(|p| (p[0] << 4) | p[1]).collect())
+}
