@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs koi's fuzz targets for a bounded time (default 60 s each) on a seed corpus made from the
-# p4c samples. Needs a nightly toolchain (cargo-fuzz is installed when missing).
+# Runs koi's fuzz targets for a bounded time (default 60 s each) on seed corpora made from the
+# p4c corpus: `frontend` (preprocessor + parser + type checker on P4 text, seeded with the
+# samples) and `packets` (packets x programs through the interpreter, seeded with the STF
+# files' packets). Needs a nightly toolchain (cargo-fuzz is installed when missing).
 # usage: scripts/fuzz.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,12 +14,40 @@ fi
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
   cargo install --locked cargo-fuzz@0.13.2
 fi
+corpus="${KOI_CORPUS:-../shared/corpus}"
+
 seeds=fuzz/corpus/frontend
 mkdir -p "$seeds"
-corpus="${KOI_CORPUS:-../shared/corpus}"
 if [ -d "$corpus/samples" ]; then
   cp -n "$corpus"/samples/*.p4 "$seeds"/ 2>/dev/null || true
 fi
 cp -n examples/*.p4 "$seeds"/ 2>/dev/null || true
-echo "== fuzz frontend for ${secs}s on $(ls "$seeds" | wc -l) seeds"
-cargo +nightly fuzz run frontend "$seeds" -- -max_total_time="$secs" -max_len=65536 -rss_limit_mb=4096 -timeout=20
+
+pseeds=fuzz/corpus/packets
+mkdir -p "$pseeds"
+python3 - "$corpus" "$pseeds" <<'PY'
+import glob, os, sys
+corpus, out = sys.argv[1], sys.argv[2]
+n = 0
+for stf in sorted(glob.glob(os.path.join(corpus, "stf", "*", "*.stf"))):
+    for line in open(stf, errors="replace"):
+        w = line.split()
+        if len(w) < 3 or w[0].lower() != "packet":
+            continue
+        try:
+            data = bytes.fromhex("".join(w[2:]))
+            port = int(w[1]) % 16
+        except ValueError:
+            continue
+        with open(os.path.join(out, "seed%05d" % n), "wb") as f:
+            f.write(bytes([n % 256, port]) + data)
+        n += 1
+print("packet seeds:", n)
+PY
+
+for target in frontend packets; do
+  echo "== fuzz $target for ${secs}s on $(ls "fuzz/corpus/$target" | wc -l) seeds"
+  KOI_CORPUS="$(cd "$corpus" 2>/dev/null && pwd || echo "$corpus")" \
+    cargo +nightly fuzz run "$target" "fuzz/corpus/$target" -- \
+    -max_total_time="$secs" -max_len=65536 -rss_limit_mb=4096 -timeout=20 -print_final_stats=1 2>&1 | tail -n 12
+done

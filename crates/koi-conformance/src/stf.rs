@@ -71,6 +71,32 @@ pub fn run(pipeline: &Pipeline, lines: &[Line]) -> StfReport {
     r
 }
 
+/// The switch state after the control-plane statements of `lines` (table writes and CLI
+/// commands; packets and expectations are skipped), with the problems met on the way.
+pub fn prepare(pipeline: &Pipeline, lines: &[Line]) -> Result<(State, StfReport), String> {
+    let mut r = StfReport::default();
+    let mut state = State::new(pipeline).map_err(|e| e.to_string())?;
+    let mut interp = Interpreter::new(pipeline).map_err(|e| e.to_string())?;
+    let mut run = Run {
+        arch: pipeline.arch,
+        state: &mut state,
+        clock: ManualClock::new(0),
+        named_ports: BTreeSet::new(),
+        received: BTreeMap::new(),
+        expected: BTreeMap::new(),
+        report: &mut r,
+    };
+    for l in lines {
+        if matches!(
+            l.stmt,
+            Stmt::Add { .. } | Stmt::SetDefault { .. } | Stmt::Cli { .. }
+        ) {
+            run.statement(l, &mut interp);
+        }
+    }
+    Ok((state, r))
+}
+
 fn is_table_write(s: &Stmt) -> bool {
     matches!(s, Stmt::Add { .. } | Stmt::SetDefault { .. })
 }
