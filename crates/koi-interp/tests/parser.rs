@@ -237,12 +237,6 @@ fn stacks_next_last_and_out_of_bounds() {
         2,
     );
     let elems = bb.p.phv.stacks[st].elems.clone();
-    let last_bos = Expr::StackField {
-        stack: st,
-        index: Box::new(k(32, 0)),
-        field: 1,
-    };
-    let _ = last_bos;
     let mut prs = Parser::new("prs");
     prs.push(
         prs.start,
@@ -251,8 +245,6 @@ fn stacks_next_last_and_out_of_bounds() {
             varbit_bits: None,
         },
     );
-    let bos = bb.p.phv.field(elems[0], "bos").unwrap();
-    let _ = bos;
     // Loop while the last extracted element's bos bit is 0.
     let last = bb.p.phv.slot_by_name("hdr.mpls.$next").unwrap();
     let key = Expr::StackField {

@@ -127,11 +127,9 @@ fn multicast_copies_carry_rid_and_instance_type() {
 
 #[test]
 fn ingress_clones_carry_the_original_and_the_field_list() {
-    let mut fl_slot = None;
-    let (p, bb) = pipeline(
+    let (p, _) = pipeline(
         |bb| {
             let m = bb.meta("meta.keep", 8);
-            fl_slot = Some(m);
             let fl = bb.p.field_lists.push(FieldList {
                 index: 1,
                 slots: vec![m],
@@ -159,7 +157,6 @@ fn ingress_clones_carry_the_original_and_the_field_list() {
             )]
         },
     );
-    let _ = bb;
     let mut s = State::new(&p).unwrap();
     let pkt = frame(0x0102, 0x0800, &[]);
     // No session: no clone.

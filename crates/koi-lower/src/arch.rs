@@ -11,23 +11,39 @@ use koi_sema::{CallTarget, DeclId, Resolution, TypeId};
 use koi_syntax::Span;
 use koi_syntax::ast::{self, ExprKind};
 
-/// What an architecture parameter of a block is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ArchParam {
-    Packet,
-    Headers,
-    Meta,
-    Std,
-}
+/// What an architecture parameter of a block is: a key shared by the blocks that receive the
+/// same object (`H` is the headers, `pkt` the packet, `std` v1model's standard metadata, ...).
+type ArchParam = &'static str;
+
+/// A shared storage: its parameter kind, type and location.
+type Shared = (ArchParam, TypeId, Loc);
+
+const PACKET: ArchParam = "pkt";
+const STD: ArchParam = "std";
+const META: ArchParam = "M";
 
 /// The parameters of the block in `role`, in order.
 fn role_params(arch: Architecture, role: Role) -> &'static [ArchParam] {
-    use ArchParam::*;
     match (arch, role) {
-        (_, Role::Parser) => &[Packet, Headers, Meta, Std],
-        (Architecture::V1Model, Role::VerifyChecksum | Role::ComputeChecksum) => &[Headers, Meta],
-        (_, Role::Ingress | Role::Egress | Role::Pipe) => &[Headers, Meta, Std],
-        (_, Role::Deparser) => &[Packet, Headers],
+        (Architecture::Psa, r) => psa_params(r),
+        (_, Role::Parser) => &["pkt", "H", "M", "std"],
+        (Architecture::V1Model, Role::VerifyChecksum | Role::ComputeChecksum) => &["H", "M"],
+        (_, Role::Ingress | Role::Egress | Role::Pipe) => &["H", "M", "std"],
+        (_, Role::Deparser) => &["pkt", "H"],
+        _ => &[],
+    }
+}
+
+/// PSA's block parameters (psa.p4): ingress and egress headers and metadata, the intrinsic
+/// metadata of each block, and the metadata passed between blocks.
+fn psa_params(role: Role) -> &'static [ArchParam] {
+    match role {
+        Role::IngressParser => &["pkt", "IH", "IM", "ipin", "RESUB", "RECIRC"],
+        Role::Ingress => &["IH", "IM", "iin", "iout"],
+        Role::IngressDeparser => &["pkt", "CI2E", "RESUB", "NM", "IH", "IM", "iout"],
+        Role::EgressParser => &["pkt", "EH", "EM", "epin", "NM", "CI2E", "CE2E"],
+        Role::Egress => &["EH", "EM", "ein", "eout"],
+        Role::EgressDeparser => &["pkt", "CE2E", "RECIRC", "EH", "EM", "eout", "edin"],
         _ => &[],
     }
 }
@@ -53,14 +69,34 @@ impl Lowerer<'_> {
         }
         self.p.annotations = names::annotations(&main_decl.annotations);
         self.bind_top_level()?;
+        let insts = if self.p.arch == Architecture::Psa {
+            self.psa_blocks(main_decl, args)?
+        } else {
+            self.package_blocks(main_decl, args)?
+        };
+        let shared = self.shared_storage(&insts)?;
+        for (role, inst) in &insts {
+            let binds = self.role_binds(*role, inst, &shared)?;
+            if role.is_parser() {
+                self.lower_parser(inst, binds, *role)?;
+            } else {
+                self.lower_control(inst, binds, *role)?;
+            }
+        }
+        self.controller_headers()
+    }
+
+    /// The block of each role: the package's arguments in order.
+    fn package_blocks(
+        &mut self,
+        main_decl: &ast::Decl,
+        args: &[ast::Argument],
+    ) -> R<Vec<(Role, BlockInst)>> {
         let roles = self.p.arch.roles();
         if args.len() != roles.len() {
             return unsupported(main_decl.span, "this package signature");
         }
-        let main_id = self.ck.main.as_ref().map(|m| m.decl);
-        let info = main_id
-            .and_then(|m| self.ck.instantiations.get(&m))
-            .cloned();
+        let info = self.main_info();
         let mut insts = Vec::new();
         for (i, role) in roles.iter().enumerate() {
             let a = match &info {
@@ -72,16 +108,56 @@ impl Lowerer<'_> {
             };
             insts.push((*role, self.package_arg(a)?));
         }
-        let shared = self.shared_storage(&insts)?;
-        for (role, inst) in &insts {
-            let binds = self.role_binds(*role, inst, &shared)?;
-            if role.is_parser() {
-                self.lower_parser(inst, binds, *role)?;
-            } else {
-                self.lower_control(inst, binds, *role)?;
+        Ok(insts)
+    }
+
+    fn main_info(&self) -> Option<koi_sema::CallInfo> {
+        let main_id = self.ck.main.as_ref().map(|m| m.decl);
+        main_id
+            .and_then(|m| self.ck.instantiations.get(&m))
+            .cloned()
+    }
+
+    /// PSA: `PSA_Switch(IngressPipeline(ip, ig, id), pre, EgressPipeline(ep, eg, ed), bqe)`,
+    /// the pipelines given in place or as top-level instances.
+    fn psa_blocks(
+        &mut self,
+        main_decl: &ast::Decl,
+        args: &[ast::Argument],
+    ) -> R<Vec<(Role, BlockInst)>> {
+        if args.len() == self.p.arch.roles().len() {
+            // A `PSA_Switch` declared with the six blocks as parameters.
+            return self.package_blocks(main_decl, args);
+        }
+        let info = self.main_info();
+        let mut insts = Vec::new();
+        let pipelines = [
+            (
+                0,
+                [Role::IngressParser, Role::Ingress, Role::IngressDeparser],
+            ),
+            (2, [Role::EgressParser, Role::Egress, Role::EgressDeparser]),
+        ];
+        for (i, roles) in pipelines {
+            let a = match &info {
+                Some(info) => Self::arg(info, args, i),
+                None => args.get(i).map(|a| &a.value),
+            };
+            let Some(a) = a else {
+                return unsupported(main_decl.span, "this package signature");
+            };
+            let pipeline = self.package_arg(a)?;
+            if pipeline.ctor.len() != 3 {
+                return unsupported(a.span, "this PSA pipeline");
+            }
+            for (role, (_, b)) in roles.into_iter().zip(pipeline.ctor) {
+                match b {
+                    Bind::Block(inst) => insts.push((role, *inst)),
+                    _ => return unsupported(a.span, "this PSA pipeline argument"),
+                }
             }
         }
-        self.controller_headers()
+        Ok(insts)
     }
 
     /// Binds the top-level instances (externs, blocks) other than `main`.
@@ -133,24 +209,29 @@ impl Lowerer<'_> {
         Ok(out)
     }
 
-    /// One storage per architecture parameter, named after the first block's parameter.
-    fn shared_storage(&mut self, insts: &[(Role, BlockInst)]) -> R<Vec<(ArchParam, Loc)>> {
-        let mut shared: Vec<(ArchParam, Loc)> = Vec::new();
+    /// One storage per architecture parameter (and type: a block whose parameter has another
+    /// type than the architecture's usual one gets its own), named after the first block's
+    /// parameter.
+    fn shared_storage(&mut self, insts: &[(Role, BlockInst)]) -> R<Vec<Shared>> {
+        let mut shared: Vec<Shared> = Vec::new();
         for (role, inst) in insts {
             let params = self.block_params(inst)?;
-            for (kind, (p, ty)) in role_params(self.p.arch, *role).iter().zip(params) {
-                if *kind == ArchParam::Packet || shared.iter().any(|(k, _)| k == kind) {
+            let kinds = role_params(self.p.arch, *role);
+            for (i, (p, ty)) in params.into_iter().enumerate() {
+                let kind = kinds.get(i).copied().unwrap_or("?");
+                let known = shared.iter().any(|(k, t, _)| *k == kind && *t == ty);
+                if kind == PACKET || known || matches!(self.types.get(ty), Ty::Extern(_)) {
                     continue;
                 }
                 let name = self.decl(p)?.name.clone();
                 let loc = self.alloc(&name, ty, Alloc::Metadata, Span::DUMMY)?;
-                if *kind == ArchParam::Std {
+                if kind == STD {
                     self.intrinsics(&loc);
                 }
-                if *kind == ArchParam::Meta {
+                if kind == META {
                     self.user_meta = Some((loc.clone(), ty));
                 }
-                shared.push((*kind, loc));
+                shared.push((kind, ty, loc));
             }
         }
         Ok(shared)
@@ -167,12 +248,7 @@ impl Lowerer<'_> {
         }
     }
 
-    fn role_binds(
-        &mut self,
-        role: Role,
-        inst: &BlockInst,
-        shared: &[(ArchParam, Loc)],
-    ) -> R<Vec<Bind>> {
+    fn role_binds(&mut self, role: Role, inst: &BlockInst, shared: &[Shared]) -> R<Vec<Bind>> {
         let params = self.block_params(inst)?;
         let kinds = role_params(self.p.arch, role);
         let mut out = Vec::new();
@@ -181,9 +257,9 @@ impl Lowerer<'_> {
                 out.push(Bind::Packet);
                 continue;
             }
-            let kind = kinds.get(i).copied();
-            match shared.iter().find(|(k, _)| Some(*k) == kind) {
-                Some((_, l)) => out.push(Bind::Loc(l.clone())),
+            let kind = kinds.get(i).copied().unwrap_or("?");
+            match shared.iter().find(|(k, t, _)| *k == kind && t == ty) {
+                Some((_, _, l)) => out.push(Bind::Loc(l.clone())),
                 None => return unsupported(Span::DUMMY, "this block signature"),
             }
         }

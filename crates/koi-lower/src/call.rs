@@ -263,9 +263,16 @@ impl Lowerer<'_> {
     /// Lowers `body` in place with `bound` parameters; `return` jumps past it.
     pub fn inline_body(&mut self, body: &ast::Block, bound: &[Bound], value: Option<Loc>) -> R<()> {
         let cont = self.new_pos("ret");
+        let mut exit_copies = self.flow.exit_copies.clone();
+        for b in bound {
+            if let Some(dst) = &b.copy_out {
+                exit_copies.push((dst.clone(), b.loc.clone()));
+            }
+        }
         let flow = Flow {
             ret: Some(RetTarget { cont, value }),
             loops: Vec::new(),
+            exit_copies,
         };
         let saved = std::mem::replace(&mut self.flow, flow);
         self.push_frame();
@@ -292,6 +299,14 @@ impl Lowerer<'_> {
     ) -> R<()> {
         if self.in_parser() {
             return unsupported(e.span, "action calls in parsers");
+        }
+        if self.action_may_exit(d, 0) && info.params.iter().any(|p| p.dir.is_some()) {
+            if let Some(bound) = self.aliased_args(info, args)?
+                && !self.specialised_otherwise(d, &bound)?
+            {
+                return self.call_aliased(e, d, info, args, &bound);
+            }
+            return self.inline_action(e, d, info, args);
         }
         let params = self.params_of(info);
         let locs = self.direct_params(d, &params, e.span)?;
@@ -352,6 +367,131 @@ impl Lowerer<'_> {
             self.copy(&target, &loc, e.span)?;
         }
         Ok(())
+    }
+
+    /// The locations of the directional arguments, if they can be bound directly (plain,
+    /// non-overlapping locations): an `exit` in the action then needs no copy-out.
+    fn aliased_args(&mut self, info: &CallInfo, args: &[ast::Argument]) -> R<Option<Vec<Loc>>> {
+        let mut locs = Vec::new();
+        for (i, p) in info.params.iter().enumerate() {
+            if p.dir.is_none() {
+                continue;
+            }
+            match Self::arg(info, args, i) {
+                Some(a) if crate::control::is_location(a) => match self.lvalue(a)? {
+                    Loc::Value(..) => return Ok(None),
+                    l => locs.push(l),
+                },
+                _ => return Ok(None),
+            }
+        }
+        let prints: Vec<_> = locs.iter().map(|l| self.footprint(l)).collect();
+        let overlap = prints.iter().enumerate().any(|(i, a)| {
+            prints[i + 1..]
+                .iter()
+                .any(|b| a.iter().any(|s| b.contains(s)))
+        });
+        Ok((!overlap).then_some(locs))
+    }
+
+    /// Whether action `d` already exists, bound to other locations (a second specialisation
+    /// would need another name; the call is inlined instead).
+    fn specialised_otherwise(&self, d: DeclId, bound: &[Loc]) -> R<bool> {
+        let top = self.decl(d)?.parent.is_none();
+        let prefix = if top {
+            String::new()
+        } else {
+            self.path.clone()
+        };
+        Ok(self
+            .actions
+            .get(&(prefix, d))
+            .is_some_and(|v| !v.is_empty() && v.iter().all(|(b, _)| b.as_slice() != bound)))
+    }
+
+    /// A call of the action specialised for the argument locations.
+    fn call_aliased(
+        &mut self,
+        e: &ast::Expr,
+        d: DeclId,
+        info: &CallInfo,
+        args: &[ast::Argument],
+        bound: &[Loc],
+    ) -> R<()> {
+        let mut vals = Vec::new();
+        let mut k = 0;
+        for (i, p) in info.params.iter().enumerate() {
+            match p.dir {
+                None => match Self::arg(info, args, i) {
+                    Some(a) => vals.push(self.rvalue(a)?),
+                    None => return unsupported(e.span, "omitted action arguments"),
+                },
+                Some(Direction::Out) => {
+                    self.invalidate(&bound[k]);
+                    k += 1;
+                }
+                Some(_) => k += 1,
+            }
+        }
+        let action = self.action_id(d, bound, e.span)?;
+        self.emit(Stmt::CallAction { action, args: vals });
+        Ok(())
+    }
+
+    /// An action call inlined with copy-in/copy-out (actions that may `exit`: the copy-out
+    /// must happen on `exit` too, which only the call site can do).
+    fn inline_action(
+        &mut self,
+        e: &ast::Expr,
+        d: DeclId,
+        info: &CallInfo,
+        args: &[ast::Argument],
+    ) -> R<()> {
+        let Some(ast::DeclKind::Action { body, .. }) = self.idx.decls.get(&d).map(|x| &x.kind)
+        else {
+            return internal(e.span, "action declaration not found");
+        };
+        let name = self.decl(d)?.name.clone();
+        let prefix = self.qualify(&name);
+        let bound = self.bind_args(d, info, args, &prefix, e.span)?;
+        self.inline_body(body, &bound, None)?;
+        self.copy_out(&bound, e.span)
+    }
+
+    /// Whether the body of action `d` (or an action it calls) contains `exit`.
+    fn action_may_exit(&self, d: DeclId, depth: u32) -> bool {
+        let Some(ast::DeclKind::Action { body, .. }) = self.idx.decls.get(&d).map(|x| &x.kind)
+        else {
+            return false;
+        };
+        depth < 16 && body.stmts.iter().any(|s| self.stmt_may_exit(s, depth))
+    }
+
+    fn stmt_may_exit(&self, s: &ast::Stmt, depth: u32) -> bool {
+        use ast::StmtKind as K;
+        match &s.kind {
+            K::Exit => true,
+            K::Call(c) => match self.ck.calls.get(&c.id).map(|i| &i.target) {
+                Some(CallTarget::Action(a)) => self.action_may_exit(*a, depth + 1),
+                _ => false,
+            },
+            K::If {
+                then, otherwise, ..
+            } => {
+                self.stmt_may_exit(then, depth)
+                    || otherwise
+                        .as_ref()
+                        .is_some_and(|o| self.stmt_may_exit(o, depth))
+            }
+            K::Block(b) => b.stmts.iter().any(|s| self.stmt_may_exit(s, depth)),
+            K::Switch { cases, .. } => cases.iter().any(|c| {
+                c.body
+                    .as_ref()
+                    .is_some_and(|b| b.stmts.iter().any(|s| self.stmt_may_exit(s, depth)))
+            }),
+            K::For { body, .. } | K::ForIn { body, .. } => self.stmt_may_exit(body, depth),
+            _ => false,
+        }
     }
 
     /// The storage of the directional parameters of action `d` for direct calls (shared by

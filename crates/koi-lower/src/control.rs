@@ -26,6 +26,7 @@ impl Lowerer<'_> {
             return internal(span, "not a constructor call");
         };
         let d = self.decl(decl)?;
+        let in_package = matches!(d.kind, koi_sema::DeclKind::PackageType);
         let mut subst = Subst::new();
         for (tp, ta) in d.type_params.iter().zip(&info.type_args) {
             let t = self.subst_ty(*ta);
@@ -37,7 +38,7 @@ impl Lowerer<'_> {
                 continue;
             };
             let pname = self.decl(p)?.name.clone();
-            let b = self.ctor_arg(a, &format!("{path}.{pname}"))?;
+            let b = self.ctor_arg(a, &format!("{path}.{pname}"), in_package)?;
             ctor.push((p, b));
         }
         Ok(BlockInst {
@@ -50,7 +51,9 @@ impl Lowerer<'_> {
 
     /// The binding of a constructor argument: a constant, an instance, or an instance
     /// constructed in place.
-    fn ctor_arg(&mut self, a: &ast::Expr, path: &str) -> R<Bind> {
+    /// Blocks constructed in place as arguments of a package are named after their type, as
+    /// p4c names them.
+    fn ctor_arg(&mut self, a: &ast::Expr, path: &str, in_package: bool) -> R<Bind> {
         if let Some(v) = self.const_value(a).cloned() {
             let ty = self.ty_of(a)?;
             return Ok(Bind::Const(v, ty));
@@ -66,7 +69,11 @@ impl Lowerer<'_> {
                 let ext = self.make_extern(path.to_string(), &[], &info, args, a.span)?;
                 return Ok(Bind::Extern(self.p.externs.push(ext)));
             }
-            let inst = self.block_inst(&info, args, path.to_string(), a.span)?;
+            let path = match (&info.target, in_package) {
+                (CallTarget::Constructor { decl, .. }, true) => self.decl(*decl)?.name.clone(),
+                _ => path.to_string(),
+            };
+            let inst = self.block_inst(&info, args, path, a.span)?;
             return Ok(Bind::Block(Box::new(inst)));
         }
         unsupported(a.span, "this constructor argument")
@@ -180,40 +187,39 @@ impl Lowerer<'_> {
     ) -> R<()> {
         let params = self.params_of(info);
         let mut binds = Vec::new();
+        let mut aliases: Vec<Option<Loc>> = Vec::new();
         for (i, p) in params.iter().enumerate() {
             let Some(a) = Self::arg(info, args, i) else {
                 binds.push(self.default_arg(inst.decl, i, p.ty, span)?);
+                aliases.push(None);
                 continue;
             };
             if let Some(b @ (Bind::Packet | Bind::Extern(_) | Bind::Block(_))) =
                 self.instance_of(a)?
             {
                 binds.push(b);
+                aliases.push(None);
                 continue;
             }
-            let loc = if is_location(a) {
-                let l = self.lvalue(a)?;
-                if p.dir == Some(ast::Direction::Out) {
-                    self.invalidate(&l);
-                }
-                l
-            } else {
-                let v = self.value(a)?;
-                let tmp = self.alloc(
-                    &format!("{}.{}", inst.path, p.name),
-                    p.ty,
-                    Alloc::Temp,
-                    a.span,
-                )?;
-                self.copy(&tmp, &v, a.span)?;
-                tmp
-            };
-            binds.push(Bind::Loc(loc));
+            if is_location(a) {
+                aliases.push(Some(self.lvalue(a)?));
+                binds.push(Bind::Packet);
+                continue;
+            }
+            let v = self.value(a)?;
+            let name = format!("{}.{}", inst.path, p.name);
+            let tmp = self.alloc(&name, p.ty, Alloc::Temp, a.span)?;
+            self.copy(&tmp, &v, a.span)?;
+            binds.push(Bind::Loc(tmp));
+            aliases.push(None);
         }
+        let copies = self.bind_locations(inst, &params, &aliases, &mut binds, span)?;
         let Some(d) = self.idx.decls.get(&inst.decl).copied() else {
             return internal(span, "block declaration not found");
         };
-        match &d.kind {
+        let n = self.flow.exit_copies.len();
+        self.flow.exit_copies.extend(copies.iter().cloned());
+        let r = match &d.kind {
             ast::DeclKind::Control { locals, body, .. } => {
                 let saved = self.enter_block(inst);
                 let r = self.inline_control(inst.decl, binds, locals, body);
@@ -222,7 +228,56 @@ impl Lowerer<'_> {
             }
             ast::DeclKind::Parser { .. } => self.inline_parser(inst, binds, d, span),
             _ => unsupported(span, "applying this block"),
+        };
+        self.flow.exit_copies.truncate(n);
+        r?;
+        for (dst, src) in &copies {
+            self.copy(dst, src, span)?;
         }
+        Ok(())
+    }
+
+    /// Binds the arguments that are locations: aliased, unless they overlap another argument
+    /// (then copied in and out, as P4 specifies). Returns the copy-outs `(argument, copy)`.
+    fn bind_locations(
+        &mut self,
+        inst: &BlockInst,
+        params: &[koi_sema::types::ParamTy],
+        aliases: &[Option<Loc>],
+        binds: &mut [Bind],
+        span: Span,
+    ) -> R<Vec<(Loc, Loc)>> {
+        let prints: Vec<Vec<koi_ir::SlotId>> = aliases
+            .iter()
+            .map(|a| a.as_ref().map(|l| self.footprint(l)).unwrap_or_default())
+            .collect();
+        let overlaps = |i: usize| {
+            (0..prints.len()).any(|j| j != i && prints[i].iter().any(|s| prints[j].contains(s)))
+        };
+        let mut copies = Vec::new();
+        for (i, (p, a)) in params.iter().zip(aliases).enumerate() {
+            let Some(l) = a else { continue };
+            let out = p.dir == Some(ast::Direction::Out);
+            if !overlaps(i) {
+                if out {
+                    self.invalidate(l);
+                }
+                binds[i] = Bind::Loc(l.clone());
+                continue;
+            }
+            let name = format!("{}.{}", inst.path, p.name);
+            let tmp = self.alloc(&name, p.ty, Alloc::Temp, span)?;
+            if out {
+                self.invalidate(&tmp);
+            } else {
+                self.copy(&tmp, l, span)?;
+            }
+            if p.dir.is_some_and(|d| d != ast::Direction::In) {
+                copies.push((l.clone(), tmp.clone()));
+            }
+            binds[i] = Bind::Loc(tmp);
+        }
+        Ok(copies)
     }
 
     /// The default value of apply parameter `i` of block `decl`.
@@ -398,7 +453,7 @@ impl Lowerer<'_> {
 }
 
 /// Whether an argument is a plain location (a name, field, constant index or slice of one).
-fn is_location(e: &ast::Expr) -> bool {
+pub fn is_location(e: &ast::Expr) -> bool {
     match &e.kind {
         ExprKind::Path(_) => true,
         ExprKind::Member(b, _) => is_location(b),

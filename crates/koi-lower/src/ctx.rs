@@ -72,6 +72,9 @@ pub struct Flow {
     pub ret: Option<RetTarget>,
     /// `(break, continue)` targets of enclosing loops.
     pub loops: Vec<(crate::sink::Pos, crate::sink::Pos)>,
+    /// Copy-outs `(argument, parameter)` of the inlined callables being lowered, outermost
+    /// first: `exit` performs them (innermost first) before ending the block, as P4 requires.
+    pub exit_copies: Vec<(Loc, Loc)>,
 }
 
 /// An action lowered with its directional parameters bound to these locations.

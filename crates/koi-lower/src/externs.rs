@@ -40,6 +40,9 @@ impl Lowerer<'_> {
         let name = self.decl(decl)?.name.clone();
         let full = names::cp_name(&prefix, anns, &name);
         let ext = self.make_extern(full, anns, &info, args, span)?;
+        if ext.type_name == "Digest" && self.p.arch == koi_ir::Architecture::Psa {
+            self.psa_digest(&ext, &info, span)?;
+        }
         let id = self.p.externs.push(ext);
         self.externs.insert((prefix, decl), id);
         Ok(id)
@@ -138,12 +141,12 @@ impl Lowerer<'_> {
                 .and_then(|t| self.scalar(*t))
                 .map_or(32, |s| s.width())
         };
-        let counter_unit = |m: &str| match m {
+        let counter_unit = |m: &str| match m.to_ascii_lowercase().as_str() {
             "bytes" => CounterUnit::Bytes,
             "packets_and_bytes" => CounterUnit::PacketsAndBytes,
             _ => CounterUnit::Packets,
         };
-        let meter_unit = |m: &str| match m {
+        let meter_unit = |m: &str| match m.to_ascii_lowercase().as_str() {
             "bytes" => MeterUnit::Bytes,
             _ => MeterUnit::Packets,
         };
@@ -179,6 +182,29 @@ impl Lowerer<'_> {
                 output_width: num(2) as u32,
             },
             "Checksum16" => ExternKind::Checksum16,
+            // PSA (psa.p4): Counter<W, S>, Meter<S>, the direct ones, action profiles.
+            "Counter" => ExternKind::Counter {
+                size: num(0),
+                unit: counter_unit(member(1)),
+                index_width: width(1),
+            },
+            "DirectCounter" => ExternKind::DirectCounter {
+                unit: counter_unit(member(0)),
+            },
+            "Meter" => ExternKind::Meter {
+                size: num(0),
+                unit: meter_unit(member(1)),
+                index_width: width(0),
+            },
+            "DirectMeter" => ExternKind::DirectMeter {
+                unit: meter_unit(member(0)),
+            },
+            "ActionProfile" => ExternKind::ActionProfile { size: num(0) },
+            "ActionSelector" => ExternKind::ActionSelector {
+                algo: algo_of(&member(0).to_ascii_lowercase()),
+                size: num(1),
+                output_width: num(2) as u32,
+            },
             _ => ExternKind::Other,
         }
     }
@@ -440,6 +466,50 @@ impl Lowerer<'_> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// The digest object of a PSA `Digest<T>` instance, named by the instance.
+    fn psa_digest(&mut self, ext: &Extern, info: &CallInfo, span: Span) -> R<()> {
+        let CallTarget::Constructor { ty, .. } = info.target else {
+            return Ok(());
+        };
+        let ty = self.subst_ty(ty);
+        let Some(t) = (match self.types.get(ty) {
+            Ty::Extern(n) => n.args.first().copied(),
+            _ => None,
+        }) else {
+            return Ok(());
+        };
+        let p4 = self.p4type(t, span)?;
+        let mut fields = Vec::new();
+        self.type_fields(t, "", &mut fields, 0);
+        let name = ext.preamble.name.clone();
+        let id = self.p.digests.push(Digest {
+            preamble: Preamble::new(name.clone()),
+            ty: p4,
+            fields,
+        });
+        self.digests.insert(name, id);
+        Ok(())
+    }
+
+    /// The scalar fields of a type, flattened, with their widths.
+    fn type_fields(&self, ty: TypeId, prefix: &str, out: &mut Vec<(String, u32)>, d: u32) {
+        if let Some(s) = self.scalar(ty) {
+            out.push((prefix.to_string(), s.width()));
+            return;
+        }
+        let Some(a) = self.types.agg(ty) else { return };
+        for f in &a.fields {
+            let p = if prefix.is_empty() {
+                f.name.clone()
+            } else {
+                format!("{prefix}.{}", f.name)
+            };
+            if d < 16 {
+                self.type_fields(f.ty, &p, out, d + 1);
+            }
         }
     }
 

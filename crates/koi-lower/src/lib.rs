@@ -4,7 +4,7 @@
 //! # Steps
 //!
 //! 1. **Architecture** ([`arch`]): `main`'s package type selects the architecture (v1model's
-//!    `V1Switch`, ubpf's `ubpf`; PSA is refused for now). Each package argument is a block
+//!    `V1Switch`, ubpf's `ubpf`, PSA's `PSA_Switch` with its two pipeline packages). Each package argument is a block
 //!    instance (`MyIngress()`, named after its type, or a top-level instance, named after the
 //!    instance); constructor arguments are bound as constants or instances.
 //! 2. **PHV**: one shared storage per architecture parameter (headers, user metadata, standard
@@ -117,7 +117,7 @@ fn lower_inner(program: &Program, checked: &koi_sema::Checked) -> ctx::R<Pipelin
         return ctx::internal(koi_syntax::Span::DUMMY, "main declaration not found");
     };
     let arch = match arch::arch_of(&package) {
-        Some(koi_ir::Architecture::Psa) | None => {
+        None => {
             return ctx::unsupported(
                 main_decl.span,
                 format!("the architecture of package {package}"),

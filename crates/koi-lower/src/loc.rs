@@ -562,4 +562,38 @@ impl Lowerer<'_> {
             _ => {}
         }
     }
+
+    /// The slots a location may read or write (a static over-approximation for dynamic
+    /// stack references), to detect aliasing between arguments.
+    pub fn footprint(&self, loc: &Loc) -> Vec<koi_ir::SlotId> {
+        let mut out = Vec::new();
+        self.footprint_into(loc, &mut out);
+        out
+    }
+
+    fn footprint_into(&self, loc: &Loc, out: &mut Vec<koi_ir::SlotId>) {
+        let phv = &self.p.phv;
+        let header = |h: koi_ir::HeaderId, out: &mut Vec<koi_ir::SlotId>| {
+            out.extend(phv.headers[h].fields.iter().copied());
+            out.push(phv.headers[h].valid);
+        };
+        let stack = |s: StackId, out: &mut Vec<koi_ir::SlotId>| {
+            for &h in &phv.stacks[s].elems {
+                header(h, out);
+            }
+            out.push(phv.stacks[s].next_index);
+        };
+        match loc {
+            Loc::Scalar(p, _) => match p {
+                Place::StackField { stack: s, .. } => stack(*s, out),
+                _ => out.extend(p.slot()),
+            },
+            Loc::Value(..) => {}
+            Loc::Header(HeaderRef::Header(h), _) => header(*h, out),
+            Loc::Header(HeaderRef::Next(s) | HeaderRef::Last(s) | HeaderRef::Index(s, _), _)
+            | Loc::Stack(s, _) => stack(*s, out),
+            Loc::Union(ms, _) => ms.iter().for_each(|h| header(*h, out)),
+            Loc::Struct(fs, _) => fs.iter().for_each(|(_, f)| self.footprint_into(f, out)),
+        }
+    }
 }

@@ -126,19 +126,28 @@ pub fn preamble(name: String, anns: &[ast::Annotation]) -> Preamble {
     }
 }
 
-/// An integer literal as p4c prints it (`0xff`, `8w5`, `10`).
+/// An integer literal as p4c prints it in key names: in its radix, without the width prefix,
+/// truncated to the width (`8w0x3648` is `0x48`).
 fn int_text(i: &ast::IntLit) -> String {
-    let digits = match i.radix {
-        16 => format!("0x{}", i.value.to_str_radix(16)),
-        8 => format!("0o{}", i.value.to_str_radix(8)),
-        2 => format!("0b{}", i.value.to_str_radix(2)),
-        _ => i.value.to_string(),
+    let value = match i.width {
+        Some((_, w)) => {
+            let m = (num_bigint::BigUint::from(1u8) << (w as usize)) - 1u8;
+            &i.value & m
+        }
+        None => i.value.clone(),
     };
-    let sign = if i.negative { "-" } else { "" };
-    match i.width {
-        Some((s, w)) => format!("{w}{}{sign}{digits}", if s { "s" } else { "w" }),
-        None => format!("{sign}{digits}"),
-    }
+    let digits = match i.radix {
+        16 => format!("0x{}", value.to_str_radix(16)),
+        8 => format!("0o{}", value.to_str_radix(8)),
+        2 => format!("0b{}", value.to_str_radix(2)),
+        _ => value.to_string(),
+    };
+    let sign = if i.negative && i.width.is_none() {
+        "-"
+    } else {
+        ""
+    };
+    format!("{sign}{digits}")
 }
 
 impl Lowerer<'_> {

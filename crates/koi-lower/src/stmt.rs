@@ -26,7 +26,12 @@ impl Lowerer<'_> {
             StmtKind::Assign { lhs, op, rhs } => self.assign(lhs, *op, rhs),
             StmtKind::Call(e) => self.call(e).map(|_| ()),
             StmtKind::Empty => Ok(()),
-            StmtKind::Exit => self.terminate(Terminator::Exit, s.span),
+            StmtKind::Exit => {
+                for (dst, src) in self.flow.exit_copies.clone().iter().rev() {
+                    self.copy(dst, src, s.span)?;
+                }
+                self.terminate(Terminator::Exit, s.span)
+            }
             StmtKind::Return(v) => self.ret(v.as_ref(), s.span),
             StmtKind::Break | StmtKind::Continue => {
                 let Some((brk, cont)) = self.flow.loops.last().copied() else {

@@ -15,7 +15,10 @@ use koi_syntax::ast::{self, ExprKind, TablePropertyKind as P};
 /// An entry before priorities are assigned.
 struct RawEntry {
     entry: Entry,
+    /// `priority = N:` in the entry.
     priority: Option<u64>,
+    /// `@priority(N)` on the entry (BMv2's convention: a smaller number wins).
+    annotated: Option<u64>,
 }
 
 impl Lowerer<'_> {
@@ -241,15 +244,22 @@ impl Lowerer<'_> {
         match &p.kind {
             P::Entries { is_const, entries } => self.entries(t, *is_const, entries, acts),
             P::Other { name, value, .. } => match name.name.as_str() {
-                "implementation" => {
+                "psa_idle_timeout" => {
+                    t.support_timeout = matches!(
+                        self.const_value(value),
+                        Some(koi_sema::Value::Enum { member, .. }) if member == "NOTIFY_CONTROL"
+                    );
+                    Ok(())
+                }
+                "implementation" | "psa_implementation" => {
                     t.implementation = Some(self.table_extern(value, &p.annotations, t, "")?);
                     Ok(())
                 }
-                "counters" => {
+                "counters" | "psa_direct_counter" => {
                     t.direct_counter = Some(self.table_extern(value, &p.annotations, t, "")?);
                     Ok(())
                 }
-                "meters" => {
+                "meters" | "psa_direct_meter" => {
                     t.direct_meter = Some(self.table_extern(value, &p.annotations, t, "")?);
                     Ok(())
                 }
@@ -355,8 +365,9 @@ impl Lowerer<'_> {
         let call = self.action_call(&e.action, *d, acts)?;
         let priority = match &e.priority {
             Some(p) => Some(self.const_u64(p)?),
-            None => names::int_annotation(&e.annotations, "priority"),
+            None => None,
         };
+        let annotated = names::int_annotation(&e.annotations, "priority");
         let annotations = e
             .annotations
             .iter()
@@ -372,6 +383,7 @@ impl Lowerer<'_> {
                 annotations,
             },
             priority,
+            annotated,
         })
     }
 
@@ -410,7 +422,22 @@ fn priorities(raw: &[RawEntry], largest_wins: bool, delta: u32, needed: bool) ->
     let delta = u64::from(delta.max(1));
     let n = raw.len();
     let mut out = vec![0u64; n];
-    if raw.iter().all(|r| r.priority.is_none()) {
+    let explicit = raw.iter().any(|r| r.priority.is_some());
+    if !explicit && raw.iter().any(|r| r.annotated.is_some()) {
+        // p4c's BMv2 backend: `@priority(N)`, else the 1-based position; smaller wins.
+        let bmv2: Vec<u64> = raw
+            .iter()
+            .enumerate()
+            .map(|(i, r)| r.annotated.unwrap_or(i as u64 + 1))
+            .collect();
+        let top = bmv2.iter().copied().max().unwrap_or(0) + 1;
+        let conv = |p: u64| if largest_wins { top - p } else { p };
+        return bmv2
+            .into_iter()
+            .map(|p| Some(u32::try_from(conv(p)).unwrap_or(u32::MAX)))
+            .collect();
+    }
+    if !explicit {
         let mut cur = 1u64;
         for i in 0..n {
             let idx = if largest_wins { n - i - 1 } else { i };

@@ -1,6 +1,6 @@
-//! The corpus test: every STF program of `stf/v1model` and `stf/ubpf` and every sample of
-//! `samples/` that checks without errors and instantiates a v1model or ubpf package must lower
-//! to a pipeline that verifies. Expected failures are listed in `known_failures.txt` with a
+//! The corpus test: every STF program of `stf/v1model`, `stf/ubpf` and `stf/psa` and every
+//! sample of `samples/` that checks without errors and instantiates a v1model, ubpf or PSA
+//! package must lower to a pipeline that verifies. Expected failures are listed in `known_failures.txt` with a
 //! reason; the test fails on any other failure and reports listed programs that now pass.
 //!
 //! The corpus is `$KOI_CORPUS`, by default `../../../shared/corpus` from this crate.
@@ -54,7 +54,7 @@ fn lower_one(path: &Path, include: &Path) -> Outcome {
         return Outcome::Skipped;
     };
     let package = checked.decl(main.package).map(|d| d.name.as_str());
-    if !matches!(package, Some("V1Switch" | "ubpf")) {
+    if !matches!(package, Some("V1Switch" | "ubpf" | "PSA_Switch")) {
         return Outcome::Skipped;
     }
     match koi_lower::lower(&program, &checked) {
@@ -64,6 +64,59 @@ fn lower_one(path: &Path, include: &Path) -> Outcome {
             Outcome::Failed(first.lines().next().unwrap_or("").to_string())
         }
     }
+}
+
+/// Every `.p4` file under `dir`, recursively.
+fn all_programs(dir: &Path, out: &mut Vec<PathBuf>, depth: u32) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() && depth < 8 {
+            all_programs(&p, out, depth + 1);
+        } else if p.extension().is_some_and(|x| x == "p4") {
+            out.push(p);
+        }
+    }
+}
+
+/// Lowering any program that checks, whatever its architecture, gives a pipeline or
+/// diagnostics, never a panic.
+#[test]
+fn lowering_never_panics_on_the_whole_corpus() {
+    let corpus = corpus_dir();
+    if !corpus.is_dir() {
+        println!("skipping: no corpus at {}", corpus.display());
+        return;
+    }
+    let include = corpus.join("../reference/p4include");
+    let mut files = Vec::new();
+    all_programs(&corpus, &mut files, 0);
+    files.sort();
+    let mut panics = Vec::new();
+    for path in &files {
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+            let opts = koi_syntax::PpOptions {
+                include_dirs: vec![include.clone(), dir],
+                defines: Vec::new(),
+            };
+            let (_, program, diags) = koi_syntax::parse_file(path, &opts);
+            if diags.has_errors() {
+                return;
+            }
+            let (checked, sdiags) = koi_sema::check(&program, &koi_sema::CheckOptions::default());
+            if !sdiags.has_errors() && checked.main.is_some() {
+                let _ = koi_lower::lower(&program, &checked);
+            }
+        }));
+        if r.is_err() {
+            panics.push(path.display().to_string());
+        }
+    }
+    println!("{} programs, {} panics", files.len(), panics.len());
+    assert!(panics.is_empty(), "lowering panicked on: {panics:?}");
 }
 
 fn programs(dir: &Path) -> Vec<PathBuf> {
@@ -89,7 +142,7 @@ fn corpus_programs_lower_and_verify() {
     let known = known_failures();
     let mut unexpected = Vec::new();
     let mut now_passing = Vec::new();
-    for group in ["stf/v1model", "stf/ubpf", "samples"] {
+    for group in ["stf/v1model", "stf/ubpf", "stf/psa", "samples"] {
         let (mut lowered, mut total) = (0, 0);
         for path in programs(&corpus.join(group)) {
             let rel = format!("{group}/{}", path.file_name().unwrap().to_string_lossy());

@@ -28,6 +28,9 @@ fn out_of_range(name: &str, index: u64, size: u64) -> StateError {
     }
 }
 
+/// The largest register [`State::register_read_all`] reads at once.
+pub const READ_ALL_LIMIT: u64 = 1 << 20;
+
 fn direct_table(name: &str, table: Option<TableId>) -> Result<TableId> {
     table.ok_or_else(|| StateError::WrongKind {
         name: name.to_string(),
@@ -70,7 +73,14 @@ impl State {
     /// Every value of register `name`.
     pub fn register_read_all(&self, name: &str) -> Result<Vec<Bits>> {
         match self.extern_ref(name)? {
-            (_, ExternState::Register(r)) => Ok(r.values().to_vec()),
+            (full, ExternState::Register(r)) if r.len() > READ_ALL_LIMIT => {
+                Err(StateError::IndexOutOfRange {
+                    name: full,
+                    index: READ_ALL_LIMIT,
+                    size: r.len(),
+                })
+            }
+            (_, ExternState::Register(r)) => Ok(r.values(READ_ALL_LIMIT)),
             (full, _) => Err(wrong(&full, "register")),
         }
     }
@@ -203,19 +213,22 @@ impl State {
             why,
         };
         match (st, index) {
-            (ExternState::Meter { cells, .. }, None) => {
+            (ExternState::Meter(a), None) => {
                 let mut probe = crate::meter::Meter::default();
                 probe.set_rates(rates).map_err(bad)?;
-                cells.iter_mut().for_each(|c| *c = probe.clone());
+                a.cells.reset_to(probe);
                 Ok(())
             }
-            (ExternState::Meter { cells, .. }, Some(i)) => {
-                let size = cells.len() as u64;
-                let cell = usize::try_from(i)
-                    .ok()
-                    .and_then(|i| cells.get_mut(i))
+            (ExternState::Meter(a), Some(i)) => {
+                let size = a.cells.len();
+                let mut probe = crate::meter::Meter::default();
+                probe.set_rates(rates).map_err(bad)?;
+                let cell = a
+                    .cells
+                    .get_mut(i)
                     .ok_or_else(|| out_of_range(&full, i, size))?;
-                cell.set_rates(rates).map_err(bad)
+                *cell = probe;
+                Ok(())
             }
             (ExternState::DirectMeter { table, .. }, Some(h)) => {
                 let t = direct_table(&full, *table)?;
@@ -236,11 +249,11 @@ impl State {
     pub fn meter_get_rates(&self, name: &str, index: u64) -> Result<Option<[MeterRate; 2]>> {
         let (full, st) = self.extern_ref(name)?;
         match st {
-            ExternState::Meter { cells, .. } => usize::try_from(index)
-                .ok()
-                .and_then(|i| cells.get(i))
+            ExternState::Meter(a) => a
+                .cells
+                .get(index)
                 .map(|m| m.rates())
-                .ok_or_else(|| out_of_range(&full, index, cells.len() as u64)),
+                .ok_or_else(|| out_of_range(&full, index, a.cells.len())),
             ExternState::DirectMeter { table, .. } => {
                 let t = direct_table(&full, *table)?;
                 Ok(self.direct_entry(t, index)?.meter.rates())

@@ -1,42 +1,95 @@
-//! Registers and counters: arrays indexed by the data plane and the control plane.
+//! Registers, counters and meter arrays: arrays of a declared size, indexed by the data
+//! plane and the control plane. Cells are stored sparsely (only those that differ from the
+//! initial value), so any declared size costs nothing until used.
 
-use koi_ir::{Bits, CounterUnit};
+use crate::meter::Meter;
+use koi_ir::{Bits, CounterUnit, MeterUnit};
+use std::collections::HashMap;
 
-/// A register array: `size` values of `width` bits, all 0 at load.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RegisterArray {
-    pub width: u32,
-    values: Vec<Bits>,
+/// `size` cells of `T`, all `init` until written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cells<T> {
+    size: u64,
+    init: T,
+    changed: HashMap<u64, T>,
 }
 
-impl RegisterArray {
-    pub fn new(size: u64, width: u32) -> RegisterArray {
-        let n = usize::try_from(size).unwrap_or(usize::MAX).min(MAX_ARRAY);
-        RegisterArray {
-            width,
-            values: vec![Bits::zero(width); n],
+impl<T: Clone> Cells<T> {
+    pub fn new(size: u64, init: T) -> Cells<T> {
+        Cells {
+            size,
+            init,
+            changed: HashMap::new(),
         }
     }
 
     pub fn len(&self) -> u64 {
-        self.values.len() as u64
+        self.size
     }
 
     pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
+        self.size == 0
+    }
+
+    /// The cell at `index`; `None` out of range.
+    pub fn get(&self, index: u64) -> Option<&T> {
+        (index < self.size).then(|| self.changed.get(&index).unwrap_or(&self.init))
+    }
+
+    /// The cell at `index` for writing; `None` out of range.
+    pub fn get_mut(&mut self, index: u64) -> Option<&mut T> {
+        if index >= self.size {
+            return None;
+        }
+        let init = &self.init;
+        Some(self.changed.entry(index).or_insert_with(|| init.clone()))
+    }
+
+    /// Every cell back to `init`.
+    pub fn reset_to(&mut self, init: T) {
+        self.init = init;
+        self.changed.clear();
+    }
+
+    /// The first `limit` cells (all when the array is smaller).
+    pub fn first(&self, limit: u64) -> Vec<T> {
+        (0..self.size.min(limit))
+            .filter_map(|i| self.get(i).cloned())
+            .collect()
+    }
+}
+
+/// A register array: `size` values of `width` bits, all 0 at load.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegisterArray {
+    pub width: u32,
+    cells: Cells<Bits>,
+}
+
+impl RegisterArray {
+    pub fn new(size: u64, width: u32) -> RegisterArray {
+        RegisterArray {
+            width,
+            cells: Cells::new(size, Bits::zero(width)),
+        }
+    }
+
+    pub fn len(&self) -> u64 {
+        self.cells.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
     }
 
     pub fn get(&self, index: u64) -> Option<&Bits> {
-        self.values.get(usize::try_from(index).ok()?)
+        self.cells.get(index)
     }
 
     /// Stores `v` (resized to the element width) at `index`; false when out of range.
     pub fn set(&mut self, index: u64, v: &Bits) -> bool {
         let w = self.width;
-        match usize::try_from(index)
-            .ok()
-            .and_then(|i| self.values.get_mut(i))
-        {
+        match self.cells.get_mut(index) {
             Some(slot) => {
                 *slot = v.resize(w);
                 true
@@ -45,19 +98,16 @@ impl RegisterArray {
         }
     }
 
-    pub fn values(&self) -> &[Bits] {
-        &self.values
+    /// The first `limit` values.
+    pub fn values(&self, limit: u64) -> Vec<Bits> {
+        self.cells.first(limit)
     }
 
     /// All values back to 0.
     pub fn reset(&mut self) {
-        let w = self.width;
-        self.values.iter_mut().for_each(|v| *v = Bits::zero(w));
+        self.cells.reset_to(Bits::zero(self.width));
     }
 }
-
-/// The largest array the state allocates (entries beyond are out of range): 16M elements.
-pub const MAX_ARRAY: usize = 1 << 24;
 
 /// A counter's value. BMv2 counts both packets and bytes whatever the counter's type; the
 /// type says which the control plane is meant to read.
@@ -76,23 +126,22 @@ impl CounterValue {
 }
 
 /// A counter array.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CounterArray {
     pub unit: CounterUnit,
-    cells: Vec<CounterValue>,
+    cells: Cells<CounterValue>,
 }
 
 impl CounterArray {
     pub fn new(size: u64, unit: CounterUnit) -> CounterArray {
-        let n = usize::try_from(size).unwrap_or(usize::MAX).min(MAX_ARRAY);
         CounterArray {
             unit,
-            cells: vec![CounterValue::default(); n],
+            cells: Cells::new(size, CounterValue::default()),
         }
     }
 
     pub fn len(&self) -> u64 {
-        self.cells.len() as u64
+        self.cells.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -100,17 +149,31 @@ impl CounterArray {
     }
 
     pub fn get(&self, index: u64) -> Option<CounterValue> {
-        self.cells.get(usize::try_from(index).ok()?).copied()
+        self.cells.get(index).copied()
     }
 
     pub fn get_mut(&mut self, index: u64) -> Option<&mut CounterValue> {
-        self.cells.get_mut(usize::try_from(index).ok()?)
+        self.cells.get_mut(index)
     }
 
     pub fn reset(&mut self) {
-        self.cells
-            .iter_mut()
-            .for_each(|c| *c = CounterValue::default());
+        self.cells.reset_to(CounterValue::default());
+    }
+}
+
+/// A meter array.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeterArray {
+    pub unit: MeterUnit,
+    pub cells: Cells<Meter>,
+}
+
+impl MeterArray {
+    pub fn new(size: u64, unit: MeterUnit) -> MeterArray {
+        MeterArray {
+            unit,
+            cells: Cells::new(size, Meter::default()),
+        }
     }
 }
 
@@ -127,6 +190,9 @@ mod tests {
         assert_eq!(r.get(u64::MAX), None);
         r.reset();
         assert!(r.get(3).unwrap().is_zero());
+        assert_eq!(r.values(2), [Bits::zero(640), Bits::zero(640)]);
+        let huge = RegisterArray::new(u64::MAX, 32);
+        assert_eq!(huge.get(u64::MAX - 1), Some(&Bits::zero(32)));
         let mut c = CounterArray::new(2, CounterUnit::Bytes);
         c.get_mut(1).unwrap().count(64);
         c.get_mut(1).unwrap().count(10);

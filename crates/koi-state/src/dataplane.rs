@@ -87,11 +87,11 @@ impl State {
         bytes: usize,
         now_ns: u64,
     ) -> Option<Color> {
-        let ExternState::Meter { unit, cells } = self.extern_state_mut(m)? else {
+        let ExternState::Meter(a) = self.extern_state_mut(m)? else {
             return None;
         };
-        let n = tokens(*unit, bytes);
-        let cell = cells.get_mut(usize::try_from(index).ok()?)?;
+        let n = tokens(a.unit, bytes);
+        let cell = a.cells.get_mut(index)?;
         Some(cell.execute(now_ns, n))
     }
 

@@ -3,9 +3,8 @@
 //! its registers, counters, meters or action profile, value sets, the multicast engine, clone
 //! sessions and the digest queue.
 
-use crate::arrays::{CounterArray, RegisterArray};
+use crate::arrays::{CounterArray, MeterArray, RegisterArray};
 use crate::error::{Result, StateError};
-use crate::meter::Meter;
 use crate::pre::{Mirroring, Pre};
 use crate::profile::Profile;
 use crate::schema::{ActionSchema, Schema};
@@ -24,10 +23,7 @@ use std::hash::{Hash, Hasher};
 pub enum ExternState {
     Register(RegisterArray),
     Counter(CounterArray),
-    Meter {
-        unit: MeterUnit,
-        cells: Vec<Meter>,
-    },
+    Meter(MeterArray),
     /// A direct counter: its values live in the entries of `table`.
     DirectCounter {
         unit: CounterUnit,
@@ -91,15 +87,7 @@ fn extern_state(kind: &ExternKind, name: &str) -> ExternState {
         ExternKind::Counter { size, unit, .. } => {
             ExternState::Counter(CounterArray::new(*size, *unit))
         }
-        ExternKind::Meter { size, unit, .. } => {
-            let n = usize::try_from(*size)
-                .unwrap_or(usize::MAX)
-                .min(crate::arrays::MAX_ARRAY);
-            ExternState::Meter {
-                unit: *unit,
-                cells: vec![Meter::default(); n],
-            }
-        }
+        ExternKind::Meter { size, unit, .. } => ExternState::Meter(MeterArray::new(*size, *unit)),
         ExternKind::DirectCounter { unit } => ExternState::DirectCounter {
             unit: *unit,
             table: None,

@@ -231,8 +231,9 @@ impl<'a> Verifier<'a> {
             .ok_or(oor("extern", instance.index()))?;
         let methods: &[&str] = match ext.kind {
             ExternKind::Counter { .. } | ExternKind::DirectCounter { .. } => &["count"],
-            ExternKind::Meter { .. } => &["execute_meter"],
-            ExternKind::DirectMeter { .. } => &["read"],
+            // v1model's names, then PSA's (`execute`, and DPDK's `dpdk_execute` in psa.p4).
+            ExternKind::Meter { .. } => &["execute_meter", "execute", "dpdk_execute"],
+            ExternKind::DirectMeter { .. } => &["read", "execute", "dpdk_execute"],
             ExternKind::Register { .. } => &["read", "write"],
             ExternKind::Checksum16 => &["get"],
             ExternKind::ActionProfile { .. } | ExternKind::ActionSelector { .. } => &[],

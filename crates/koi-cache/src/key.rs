@@ -1,0 +1,249 @@
+//! Flow keys, masks, megaflow ids and the seeded key hash.
+//!
+//! A **flow key** is a fixed-length bit string, packed into `u64` words, holding exactly the
+//! packet-header-vector bits that any forwarding decision of the loaded program can depend on
+//! (header validity bits included). Its length in words is fixed per program and therefore per
+//! cache instance, chosen at run time (typically 2..16 words). A **mask** has the same shape: a
+//! 1 bit means "this key bit matters". The **masked key** is `key & mask`, word by word.
+//!
+//! The caches take keys as `&[u64]` so that the datapath can pass a key it extracted into a
+//! reusable buffer without copying it; [`FlowKey`] and [`Mask`] are owned forms for the slow
+//! path and for tests. Every hash of key words goes through [`KeyHasher`], foldhash seeded at
+//! construction: packet fields choose the keys, so an unseeded hash would let a sender aim all
+//! its flows at one hash bucket (HashDoS).
+
+use core::hash::{BuildHasher, Hasher};
+use foldhash::SharedSeed;
+use foldhash::fast::{FoldHasher, SeedableRandomState};
+
+/// Identifies one megaflow in a [`Classifier`](crate::Classifier): a slot and the slot's
+/// generation at insertion time.
+///
+/// Removing a megaflow (explicitly, by tag, by eviction or by `clear`) bumps its slot's
+/// generation, so every copy of the old id (for example in the microflow cache) is detected as
+/// stale by [`Classifier::get`](crate::Classifier::get) instead of reaching whatever megaflow
+/// reuses the slot. Generations never wrap: a slot is retired at the last one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MegaflowId {
+    pub(crate) slot: u32,
+    pub(crate) generation: u32,
+}
+
+impl MegaflowId {
+    /// The slot index, dense in `0..limit`: usable to index per-megaflow side tables.
+    pub fn slot(self) -> u32 {
+        self.slot
+    }
+
+    /// The generation of the slot that this id names.
+    pub fn generation(self) -> u32 {
+        self.generation
+    }
+
+    /// Packs the id into one `u64` (slot in the low half).
+    pub fn to_bits(self) -> u64 {
+        u64::from(self.slot) | (u64::from(self.generation) << 32)
+    }
+
+    /// Unpacks an id packed by [`MegaflowId::to_bits`].
+    pub fn from_bits(bits: u64) -> Self {
+        MegaflowId {
+            slot: bits as u32,
+            generation: (bits >> 32) as u32,
+        }
+    }
+}
+
+/// The seeded hash of flow-key words (foldhash, `fast` variant).
+///
+/// All caches of one datapath may share one seed, but nothing requires it: the classifier and
+/// the microflow cache never compare each other's hashes.
+#[derive(Clone, Debug)]
+pub struct KeyHasher {
+    state: SeedableRandomState,
+}
+
+impl KeyHasher {
+    /// A hasher with a random seed, drawn per process and per instance (the production choice).
+    pub fn random() -> Self {
+        KeyHasher {
+            state: SeedableRandomState::random(),
+        }
+    }
+
+    /// A hasher with a fixed seed, for reproducible tests and benchmarks.
+    pub fn with_seed(seed: u64) -> Self {
+        KeyHasher {
+            state: SeedableRandomState::with_seed(seed, SharedSeed::global_fixed()),
+        }
+    }
+
+    /// A random hasher if `seed` is `None`, else a fixed one.
+    pub fn from_seed(seed: Option<u64>) -> Self {
+        seed.map_or_else(Self::random, Self::with_seed)
+    }
+
+    /// Hashes all of `words`.
+    #[inline]
+    pub fn hash(&self, words: &[u64]) -> u64 {
+        let mut h = self.hasher();
+        for &w in words {
+            h.write_u64(w);
+        }
+        h.finish()
+    }
+
+    /// A fresh incremental hasher, for hashing masked words one at a time.
+    #[inline]
+    pub(crate) fn hasher(&self) -> FoldHasher<'static> {
+        self.state.build_hasher()
+    }
+}
+
+/// An owned flow key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FlowKey {
+    words: Box<[u64]>,
+}
+
+impl FlowKey {
+    /// The all-zero key of `width` words.
+    pub fn zero(width: usize) -> Self {
+        FlowKey {
+            words: vec![0; width].into_boxed_slice(),
+        }
+    }
+
+    /// A key holding a copy of `words`.
+    pub fn from_words(words: &[u64]) -> Self {
+        FlowKey {
+            words: words.into(),
+        }
+    }
+
+    /// The key's words.
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// The key's words, for filling in.
+    pub fn words_mut(&mut self) -> &mut [u64] {
+        &mut self.words
+    }
+
+    /// `self & mask`, word by word (missing mask words count as zero).
+    pub fn masked(&self, mask: &Mask) -> FlowKey {
+        let words = self
+            .words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| w & mask.words.get(i).copied().unwrap_or(0))
+            .collect();
+        FlowKey { words }
+    }
+}
+
+impl AsRef<[u64]> for FlowKey {
+    fn as_ref(&self) -> &[u64] {
+        &self.words
+    }
+}
+
+/// An owned mask: a 1 bit means the key bit takes part in the match.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Mask {
+    words: Box<[u64]>,
+}
+
+impl Mask {
+    /// The mask that matches every key (no bit matters).
+    pub fn wildcard(width: usize) -> Self {
+        Mask {
+            words: vec![0; width].into_boxed_slice(),
+        }
+    }
+
+    /// The mask of an exact match on every bit.
+    pub fn exact(width: usize) -> Self {
+        Mask {
+            words: vec![u64::MAX; width].into_boxed_slice(),
+        }
+    }
+
+    /// A mask holding a copy of `words`.
+    pub fn from_words(words: &[u64]) -> Self {
+        Mask {
+            words: words.into(),
+        }
+    }
+
+    /// The mask's words.
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// Adds the bits `bits` of word `word` to the mask (no-op for a word out of range).
+    pub fn unwildcard(&mut self, word: usize, bits: u64) {
+        if let Some(w) = self.words.get_mut(word) {
+            *w |= bits;
+        }
+    }
+
+    /// Whether `key` matches the megaflow `(self, masked)`: `key & self == masked`.
+    pub fn matches(&self, key: &[u64], masked: &[u64]) -> bool {
+        key.len() == self.words.len()
+            && masked.len() == self.words.len()
+            && masked_eq(key, &self.words, masked)
+    }
+}
+
+impl AsRef<[u64]> for Mask {
+    fn as_ref(&self) -> &[u64] {
+        &self.words
+    }
+}
+
+/// `key & mask == masked` over the common length of the three slices.
+pub(crate) fn masked_eq(key: &[u64], mask: &[u64], masked: &[u64]) -> bool {
+    key.iter()
+        .zip(mask)
+        .zip(masked)
+        .all(|((k, m), v)| k & m == *v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_bits_round_trip() {
+        let id = MegaflowId {
+            slot: 7,
+            generation: 0xdead_beef,
+        };
+        assert_eq!(MegaflowId::from_bits(id.to_bits()), id);
+    }
+
+    #[test]
+    fn seeded_hashes_are_reproducible_and_seed_dependent() {
+        let a = KeyHasher::with_seed(1);
+        let b = KeyHasher::with_seed(1);
+        let c = KeyHasher::with_seed(2);
+        let key = [1, 2, 3];
+        assert_eq!(a.hash(&key), b.hash(&key));
+        assert_ne!(a.hash(&key), c.hash(&key));
+    }
+
+    #[test]
+    fn masks_match() {
+        let mut m = Mask::wildcard(2);
+        m.unwildcard(1, 0xff);
+        m.unwildcard(5, 1);
+        let k = FlowKey::from_words(&[9, 0x1234]);
+        let masked = k.masked(&m);
+        assert_eq!(masked.words(), &[0, 0x34]);
+        assert!(m.matches(k.words(), masked.words()));
+        assert!(!m.matches(&[9, 0x1235], masked.words()));
+        assert!(!m.matches(&[9], masked.words()));
+    }
+}
