@@ -118,18 +118,23 @@ impl<O: Observer> Ctx<'_, O> {
         let (Some(table), Some(ts)) = (self.p.tables.get(t), self.state.table_by_id(t)) else {
             return Err(Stop::Abort(format!("apply of missing table {t}")));
         };
+        // Only the keys the lookup and the selector use are evaluated (evaluation has no
+        // side effects); a selector list is usually empty, and cloning it then is free.
         let env = self.env(pkt, &[]);
-        let all: Vec<Bits> = table
+        let key_at = |i: usize| {
+            table
+                .keys
+                .get(i)
+                .map(|k| env.bits(&k.expr).resize(k.field.width))
+        };
+        let keys: Vec<Bits> = ts
+            .schema
             .keys
             .iter()
-            .map(|k| env.bits(&k.expr).resize(k.field.width))
+            .filter_map(|k| key_at(k.position))
             .collect();
-        let positions: Vec<usize> = ts.schema.keys.iter().map(|k| k.position).collect();
         let sel_positions = ts.schema.selector_keys.clone();
-        let keys: Vec<Bits> = positions
-            .iter()
-            .filter_map(|i| all.get(*i).cloned())
-            .collect();
+        let sel: Vec<Bits> = sel_positions.iter().filter_map(|i| key_at(*i)).collect();
         let mut masks = Vec::new();
         let found = self
             .state
@@ -141,22 +146,23 @@ impl<O: Observer> Ctx<'_, O> {
         let Some((hit, action)) = found else {
             return Err(Stop::Abort(format!("apply of missing table {t}")));
         };
-        for (i, k) in positions
-            .iter()
-            .filter_map(|p| table.keys.get(*p))
-            .enumerate()
-        {
-            let m = masks
-                .get(i)
-                .cloned()
-                .unwrap_or_else(|| Bits::ones(k.field.width));
-            self.influence(Decision::TableKey, pkt, &k.expr, &m, &[]);
+        if O::TRACKS_READS {
+            let positions: Vec<usize> = self.state.table_by_id(t).map_or(Vec::new(), |ts| {
+                ts.schema.keys.iter().map(|k| k.position).collect()
+            });
+            for (i, k) in positions
+                .iter()
+                .filter_map(|p| table.keys.get(*p))
+                .enumerate()
+            {
+                let m = masks
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| Bits::ones(k.field.width));
+                self.influence(Decision::TableKey, pkt, &k.expr, &m, &[]);
+            }
         }
-        let sel: Vec<Bits> = sel_positions
-            .iter()
-            .filter_map(|i| all.get(*i).cloned())
-            .collect();
-        let mut call = self.resolve_action(pkt, t, &action, &sel, &sel_positions);
+        let mut call = self.resolve_action(pkt, t, action, &sel, &sel_positions);
         let mut hit = hit;
         if call.is_none() && hit.is_some() {
             hit = None;
@@ -164,7 +170,7 @@ impl<O: Observer> Ctx<'_, O> {
                 .state
                 .table_by_id(t)
                 .map(|x| x.default_action().clone());
-            call = d.and_then(|d| self.resolve_action(pkt, t, &d, &sel, &sel_positions));
+            call = d.and_then(|d| self.resolve_action(pkt, t, d, &sel, &sel_positions));
         }
         self.table_hit(pkt, t, hit.map(|h| h.0));
         let (an, args) = match &call {
@@ -226,14 +232,14 @@ impl<O: Observer> Ctx<'_, O> {
         &mut self,
         pkt: &Pkt,
         t: TableId,
-        a: &EntryAction,
+        a: EntryAction,
         sel: &[Bits],
         sel_positions: &[usize],
     ) -> Option<ActionCall> {
         let profile = self.state.table_by_id(t)?.schema.implementation;
         match a {
-            EntryAction::Action(c) => Some(c.clone()),
-            EntryAction::Member(m) => self.state.profile_member(profile?, *m).cloned(),
+            EntryAction::Action(c) => Some(c),
+            EntryAction::Member(m) => self.state.profile_member(profile?, m).cloned(),
             EntryAction::Group(g) => {
                 let p = profile?;
                 if let Some(table) = self.p.tables.get(t) {
@@ -244,7 +250,7 @@ impl<O: Observer> Ctx<'_, O> {
                     }
                 }
                 let h = self.selector_hash(p, sel, pkt, t, sel_positions);
-                let m = self.state.profile_choose(p, *g, h)?;
+                let m = self.state.profile_choose(p, g, h)?;
                 self.state.profile_member(p, m).cloned()
             }
         }

@@ -51,7 +51,7 @@ impl Env<'_> {
     }
 
     pub fn bits(&self, e: &Expr) -> Bits {
-        self.eval(e).to_bits()
+        into_bits(self.eval(e))
     }
 
     pub fn truth(&self, e: &Expr) -> bool {
@@ -171,17 +171,25 @@ fn arith(op: BinOp, x: &Bits, y: &Bits) -> Value {
     Value::Bits(v)
 }
 
+/// [`Value::to_bits`] of an owned value, without a copy.
+fn into_bits(v: Value) -> Bits {
+    match v {
+        Value::Bits(b) | Value::Varbit { bits: b, .. } => b,
+        Value::Bool(v) => Bits::from_bool(v),
+    }
+}
+
 fn unary(op: UnOp, v: Value) -> Value {
     match op {
         UnOp::Not => Value::Bool(!v.to_bool()),
-        UnOp::BitNot => Value::Bits(v.to_bits().not()),
-        UnOp::Neg => Value::Bits(v.to_bits().neg()),
+        UnOp::BitNot => Value::Bits(into_bits(v).not()),
+        UnOp::Neg => Value::Bits(into_bits(v).neg()),
     }
 }
 
 fn cast(c: Cast, v: Value) -> Value {
     match c {
-        Cast::Resize { width, signed } => Value::Bits(v.to_bits().cast(width, signed)),
+        Cast::Resize { width, signed } => Value::Bits(into_bits(v).cast(width, signed)),
         Cast::ToBool => Value::Bool(v.to_bool()),
         Cast::FromBool => Value::Bits(Bits::from_bool(v.to_bool())),
     }

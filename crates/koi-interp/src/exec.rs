@@ -389,6 +389,20 @@ impl<O: Observer> Ctx<'_, O> {
         if !pkt.phv.valid(self.p, id) {
             return;
         }
+        let Some(hd) = self.p.phv.headers.get(id) else {
+            return;
+        };
+        let has_varbit = hd
+            .fields
+            .iter()
+            .any(|f| matches!(self.p.phv.slots.get(*f).map(|s| s.ty), Some(Ty::Varbit(_))));
+        if !has_varbit {
+            // The header's bits straight from the PHV (a byte copy when aligned).
+            if let Some(w) = pkt.emit.as_mut() {
+                w.push_range(pkt.phv.bytes(), hd.offset as usize, hd.width as usize);
+            }
+            return;
+        }
         let bits = self.wire_bits(pkt, id);
         if let Some(w) = pkt.emit.as_mut() {
             w.push(&bits);

@@ -48,7 +48,7 @@ impl<O: Observer> Ctx<'_, O> {
     /// left out; then the unparsed payload if `payload`.
     fn data_bits(&self, pkt: &Pkt, data: &[Expr], params: &[Bits], payload: bool) -> BitString {
         let env = self.env(pkt, params);
-        let mut out = BitString::new();
+        let mut out = BitString::with_capacity(64 * data.len());
         for e in data {
             if self.invalid_header_field(pkt, e) {
                 continue;
@@ -56,7 +56,7 @@ impl<O: Observer> Ctx<'_, O> {
             match env.eval(e) {
                 Value::Bool(b) => out.push_bool(b),
                 Value::Bits(b) | Value::Varbit { bits: b, .. } => {
-                    out.push(&b.to_be_bytes(), b.width() as usize)
+                    b.with_be_bytes(|bytes| out.push(bytes, b.width() as usize))
                 }
             }
         }

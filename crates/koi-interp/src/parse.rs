@@ -75,7 +75,11 @@ impl<O: Observer> Ctx<'_, O> {
     fn select(&mut self, pkt: &Pkt, keys: &[Expr], cases: &[koi_ir::SelectCase]) -> Option<Target> {
         let env = self.env(pkt, &[]);
         let vals: Vec<Bits> = keys.iter().map(|k| env.bits(k)).collect();
-        let mut masks: Vec<Bits> = vals.iter().map(|v| Bits::zero(v.width())).collect();
+        // The bits each key's match depended on, for an observer tracking reads only.
+        let mut masks: Vec<Bits> = match O::TRACKS_READS {
+            true => vals.iter().map(|v| Bits::zero(v.width())).collect(),
+            false => Vec::new(),
+        };
         let mut found = None;
         for (i, c) in cases.iter().enumerate() {
             if self.case_matches(&vals, &c.keysets, &mut masks) {
@@ -91,14 +95,14 @@ impl<O: Observer> Ctx<'_, O> {
                 .p
                 .parsers
                 .values()
-                .find_map(|p| p.states.get(s).map(|x| x.name.clone()))
+                .find_map(|p| p.states.get(s).map(|x| x.name.as_str()))
                 .unwrap_or_default(),
-            Some(Target::Accept) => "accept".into(),
-            Some(Target::Reject) => "reject".into(),
-            None => "no match".into(),
+            Some(Target::Accept) => "accept",
+            Some(Target::Reject) => "reject",
+            None => "no match",
         };
         let next = name(found.map(|f| f.1));
-        self.obs.select(&vals, found.map(|f| f.0), &next);
+        self.obs.select(&vals, found.map(|f| f.0), next);
         found.map(|f| f.1)
     }
 
@@ -254,8 +258,8 @@ impl<O: Observer> Ctx<'_, O> {
             return;
         };
         let Some(len) = var_len else {
-            let v = Bits::read_bits(&pkt.data, pkt.cursor, hd.width).unwrap_or_default();
-            pkt.phv.write_at(hd.offset, &v);
+            pkt.phv
+                .copy_from(hd.offset, &pkt.data, pkt.cursor, hd.width);
             return;
         };
         let mut at = pkt.cursor;

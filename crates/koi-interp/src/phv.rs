@@ -18,6 +18,11 @@ impl Phv {
         }
     }
 
+    /// The PHV's bytes (packet bit order).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
     /// `width` bits at bit `offset` (zeros outside the PHV).
     pub fn read_at(&self, offset: u32, width: u32) -> Bits {
         Bits::read_bits(&self.bytes, offset as usize, width).unwrap_or_else(|_| Bits::zero(width))
@@ -26,6 +31,44 @@ impl Phv {
     /// Writes `v` at bit `offset` (nothing outside the PHV).
     pub fn write_at(&mut self, offset: u32, v: &Bits) {
         let _ = v.write_bits(&mut self.bytes, offset as usize);
+    }
+
+    /// Copies `width` bits of `src` from bit `start` to bit `offset` (nothing if either range
+    /// is outside its buffer); a byte copy when everything is byte-aligned.
+    pub fn copy_from(&mut self, offset: u32, src: &[u8], start: usize, width: u32) {
+        let (o, w) = (offset as usize, width as usize);
+        if o.is_multiple_of(8) && start.is_multiple_of(8) && w.is_multiple_of(8) {
+            let from = src.get(start / 8..(start + w) / 8);
+            let to = self.bytes.get_mut(o / 8..(o + w) / 8);
+            if let (Some(from), Some(to)) = (from, to) {
+                to.copy_from_slice(from);
+            }
+            return;
+        }
+        if let Ok(v) = Bits::read_bits(src, start, width) {
+            self.write_at(offset, &v);
+        }
+    }
+
+    /// Zeroes `width` bits at bit `offset` (nothing if the range is outside the PHV).
+    pub fn zero_at(&mut self, offset: u32, width: u32) {
+        let (o, w) = (offset as usize, width as usize);
+        if o.is_multiple_of(8) && w.is_multiple_of(8) {
+            if let Some(to) = self.bytes.get_mut(o / 8..(o + w) / 8) {
+                to.fill(0);
+            }
+            return;
+        }
+        self.write_at(offset, &Bits::zero(width));
+    }
+
+    /// Writes `v` resized to `width` at bit `offset`.
+    fn write_resized(&mut self, offset: u32, width: u32, v: &Bits) {
+        if v.width() == width {
+            self.write_at(offset, v);
+        } else {
+            self.write_at(offset, &v.resize(width));
+        }
     }
 
     /// The raw bits of slot `s`.
@@ -39,7 +82,7 @@ impl Phv {
     /// Writes the raw bits of slot `s` (resized to its width).
     pub fn set_raw(&mut self, p: &Pipeline, s: SlotId, v: &Bits) {
         if let Some(slot) = p.phv.slots.get(s) {
-            self.write_at(slot.offset, &v.resize(slot.width));
+            self.write_resized(slot.offset, slot.width, v);
         }
     }
 
@@ -78,7 +121,8 @@ impl Phv {
                     self.set_raw(p, l, &Bits::from_u64(64, u64::from(len)));
                 }
             }
-            other => self.write_at(slot.offset, &other.to_bits().resize(slot.width)),
+            Value::Bits(b) => self.write_resized(slot.offset, slot.width, b),
+            Value::Bool(v) => self.write_resized(slot.offset, slot.width, &Bits::from_bool(*v)),
         }
     }
 
@@ -100,7 +144,7 @@ impl Phv {
         let Some(hd) = p.phv.headers.get(h) else {
             return;
         };
-        self.write_at(hd.offset, &Bits::zero(hd.width));
+        self.zero_at(hd.offset, hd.width);
         for &f in &hd.fields {
             if let Some(l) = p.phv.slots.get(f).and_then(|s| s.length) {
                 self.set_raw(p, l, &Bits::zero(64));
@@ -124,7 +168,7 @@ impl Phv {
     /// Zeroes the bit ranges `ranges` (`(offset, width)`).
     pub fn zero_ranges(&mut self, ranges: &[(u32, u32)]) {
         for &(o, w) in ranges {
-            self.write_at(o, &Bits::zero(w));
+            self.zero_at(o, w);
         }
     }
 }
@@ -143,6 +187,15 @@ impl BitWriter {
         BitWriter::default()
     }
 
+    /// An empty writer with room for `bytes` bytes and `chunks` chunks.
+    pub fn with_capacity(bytes: usize, chunks: usize) -> BitWriter {
+        BitWriter {
+            bytes: Vec::with_capacity(bytes),
+            bits: 0,
+            chunks: Vec::with_capacity(chunks),
+        }
+    }
+
     pub fn len_bits(&self) -> usize {
         self.bits
     }
@@ -155,6 +208,27 @@ impl BitWriter {
         self.bytes.resize(self.bits.div_ceil(8), 0);
         let _ = v.write_bits(&mut self.bytes, start);
         self.chunks.push((start, w));
+    }
+
+    /// Appends `width` bits of `data` from bit `start` as one chunk, as pushing
+    /// `Bits::read_bits(data, start, width)` would (zeros if they are outside `data`).
+    pub fn push_range(&mut self, data: &[u8], start: usize, width: usize) {
+        let aligned =
+            self.bits.is_multiple_of(8) && start.is_multiple_of(8) && width.is_multiple_of(8);
+        match data.get(start / 8..(start + width).div_ceil(8)) {
+            Some(src) if aligned => {
+                let at = self.bits;
+                self.bytes.truncate(at / 8);
+                self.bytes.extend_from_slice(src);
+                self.bits += width;
+                self.chunks.push((at, width));
+            }
+            _ => {
+                let w = width as u32;
+                let v = Bits::read_bits(data, start, w).unwrap_or_else(|_| Bits::zero(w));
+                self.push(&v);
+            }
+        }
     }
 
     /// Appends the bits of `data` from bit `start` to its end.

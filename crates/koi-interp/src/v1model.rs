@@ -124,7 +124,7 @@ impl<O: Observer> Ctx<'_, O> {
     }
 
     fn ingress(&mut self, tm: &mut Tm, mut pkt: Pkt) -> Result<(), Stop> {
-        let original = pkt.data.clone();
+        // `pkt.data` is never modified in ingress: it is the packet as it entered.
         let ingress_size = pkt.len_reg;
         let ev = InstanceEvent {
             instance_type: self.get(&pkt, self.prep.intr.instance_type) as u32,
@@ -135,7 +135,7 @@ impl<O: Observer> Ctx<'_, O> {
         self.v1_parse(&mut pkt)?;
         self.run_control(&mut pkt, self.prep.blocks.ingress, Role::Ingress)?;
         if let Some((session, fl)) = pkt.fx.clone.take() {
-            self.ingress_clone(tm, &pkt, &original, ingress_size, session, fl)?;
+            self.ingress_clone(tm, &pkt, &pkt.data, ingress_size, session, fl)?;
         }
         if let Some(d) = pkt.fx.digest.take() {
             self.obs.tm(&TmEvent::Digest {
@@ -145,6 +145,7 @@ impl<O: Observer> Ctx<'_, O> {
             self.state.push_digest(d);
         }
         if let Some(fl) = pkt.fx.resubmit.take() {
+            let original = pkt.data.clone();
             return self.resubmit(tm, &pkt, original, ingress_size, fl);
         }
         let i = self.prep.intr.clone();
@@ -349,7 +350,7 @@ impl<O: Observer> Ctx<'_, O> {
 
     /// Runs the deparser: the valid headers emitted, then the unparsed payload.
     pub fn deparse(&mut self, pkt: &mut Pkt, d: koi_ir::ControlId) -> Result<Vec<u8>, Stop> {
-        pkt.emit = Some(BitWriter::new());
+        pkt.emit = Some(BitWriter::with_capacity(pkt.data.len() + 64, 16));
         self.run_control(pkt, d, Role::Deparser)?;
         let mut w = pkt.emit.take().unwrap_or_default();
         if !w.len_bits().is_multiple_of(8) {

@@ -8,7 +8,11 @@
 use crate::schema::{LookupKind, pattern_mask};
 use koi_ir::{Bits, Pattern};
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+/// Hash maps of keys: foldhash (fast, seeded per map), not SipHash; the keys are the table's
+/// own and lookups are on the per-packet path.
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 /// The lookup structure.
 #[derive(Clone, Debug)]
@@ -50,7 +54,7 @@ impl Matcher {
                 field,
                 by_len: BTreeMap::new(),
             },
-            (LookupKind::Exact | LookupKind::Lpm, _) => Matcher::Exact(HashMap::new()),
+            (LookupKind::Exact | LookupKind::Lpm, _) => Matcher::Exact(HashMap::default()),
             (LookupKind::Ternary | LookupKind::Range, _) => Matcher::Scan(Vec::new()),
         }
     }
@@ -190,11 +194,42 @@ fn lookup_scan<'a>(
                 *acc = acc.or(&pattern_mask(p, k.width()));
             }
         }
-        if patterns.len() == keys.len() && patterns.iter().zip(keys).all(|(p, k)| p.matches(k)) {
+        if patterns.len() == keys.len() && patterns.iter().zip(keys).all(|(p, k)| matches(p, k)) {
             return Some(i);
         }
     }
     None
+}
+
+/// [`Pattern::matches`], on `u128`s for keys of at most 128 bits (no intermediate values):
+/// patterns of another width compare after truncation or zero-extension to the key's
+/// width, which keeps the low bits, and the low 128 bits of any value are `low_u128`.
+fn matches(p: &Pattern, key: &Bits) -> bool {
+    let w = key.width();
+    if w > 128 {
+        return p.matches(key);
+    }
+    let low = |b: &Bits| b.low_u128() & low_mask(w);
+    let k = key.low_u128();
+    match p {
+        Pattern::Exact(v) => low(v) == k,
+        Pattern::Mask { value, mask } => (k ^ low(value)) & low(mask) == 0,
+        Pattern::Prefix { value, len } => {
+            let m = low_mask(w) & !low_mask(w - (*len).min(w));
+            (k ^ low(value)) & m == 0
+        }
+        Pattern::Range { lo, hi } => low(lo) <= k && k <= low(hi),
+        Pattern::Any => true,
+    }
+}
+
+/// The low `width` bits set (`width <= 128`).
+fn low_mask(width: u32) -> u128 {
+    match width {
+        0 => 0,
+        w if w >= 128 => u128::MAX,
+        w => (1u128 << w) - 1,
+    }
 }
 
 #[cfg(test)]
@@ -230,6 +265,50 @@ mod tests {
         assert_eq!(m.find_duplicate(&p24, 0, none), Some(1));
         m.remove(&p24, 1);
         assert_eq!(m.lookup(&[b(32, 0x0a01_0203)], none, None), Some(0));
+    }
+
+    #[test]
+    fn fast_matching_agrees_with_patterns() {
+        let widths = [0u32, 1, 7, 8, 9, 32, 48, 64, 65, 127, 128, 129, 200];
+        let vals = [
+            0u128,
+            1,
+            0x80,
+            0xff,
+            0x1234_5678,
+            u128::MAX,
+            0xdead_beef_0000_0001,
+        ];
+        for &w in &widths {
+            for &kv in &vals {
+                let key = Bits::from_u128(w, kv);
+                for &pw in &[w, w.saturating_sub(3), w + 5, 160] {
+                    for &a in &vals {
+                        for &c in &vals {
+                            let pats = [
+                                Pattern::Exact(b(pw, a)),
+                                Pattern::Mask {
+                                    value: b(pw, a),
+                                    mask: b(pw, c),
+                                },
+                                Pattern::Prefix {
+                                    value: b(pw, a),
+                                    len: (c % 140) as u32,
+                                },
+                                Pattern::Range {
+                                    lo: b(pw, a.min(c)),
+                                    hi: b(pw, a.max(c)),
+                                },
+                                Pattern::Any,
+                            ];
+                            for p in &pats {
+                                assert_eq!(matches(p, &key), p.matches(&key), "{p} {key:?}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -29,6 +29,8 @@ enum Command {
     Conformance(cmd::conformance::ConformanceArgs),
     /// Show what the pipeline does with packets: parser states, tables, actions, outputs.
     Trace(cmd::trace::TraceArgs),
+    /// Run the switch: forward packets between ports (AF_PACKET, pcap files, TAP) until SIGINT.
+    Run(cmd::run::RunArgs),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +46,7 @@ fn main() -> ExitCode {
             Command::Test(a) => cmd::test::run(&a),
             Command::Conformance(a) => cmd::conformance::run(&a),
             Command::Trace(a) => cmd::trace::run(&a),
+            Command::Run(a) => cmd::run::run(&a),
         });
     match worker.map(|h| h.join()) {
         Ok(Ok(code)) => code,

@@ -17,7 +17,13 @@ impl Bits {
     }
 
     /// Zero-extends or truncates to `width` (a cast between `bit<>` widths).
+    #[inline]
     pub fn resize(&self, width: u32) -> Bits {
+        if width <= 128
+            && let Some(a) = self.as_small()
+        {
+            return Bits::small(width, a);
+        }
         Bits::from_limbs(width, self.limbs())
     }
 
@@ -40,7 +46,15 @@ impl Bits {
         }
     }
 
+    #[inline]
     fn zip_with(&self, other: &Bits, f: impl Fn(u64, u64) -> u64) -> Bits {
+        if let (Some(a), Some(b)) = (self.as_small(), other.as_small()) {
+            // `b` truncated to this width (zero-extension is implicit).
+            let b = Bits::small(self.width, b).as_small().unwrap_or(0);
+            let lo = f(a as u64, b as u64) as u128;
+            let hi = f((a >> 64) as u64, (b >> 64) as u64) as u128;
+            return Bits::small(self.width, lo | (hi << 64));
+        }
         let other = self.coerce(other);
         let mut out = self.clone();
         for (a, b) in out.limbs_mut().iter_mut().zip(other.limbs()) {
@@ -51,7 +65,11 @@ impl Bits {
     }
 
     /// Bitwise complement `~a`.
+    #[inline]
     pub fn not(&self) -> Bits {
+        if let Some(a) = self.as_small() {
+            return Bits::small(self.width, !a);
+        }
         let mut out = self.clone();
         for l in out.limbs_mut() {
             *l = !*l;
@@ -60,20 +78,27 @@ impl Bits {
         out
     }
 
+    #[inline]
     pub fn and(&self, other: &Bits) -> Bits {
         self.zip_with(other, |a, b| a & b)
     }
 
+    #[inline]
     pub fn or(&self, other: &Bits) -> Bits {
         self.zip_with(other, |a, b| a | b)
     }
 
+    #[inline]
     pub fn xor(&self, other: &Bits) -> Bits {
         self.zip_with(other, |a, b| a ^ b)
     }
 
     /// Wrapping addition; also returns the carry out of the top limb (before truncation).
+    #[inline]
     fn add_carry(&self, other: &Bits) -> Bits {
+        if let (Some(a), Some(b)) = (self.as_small(), other.as_small()) {
+            return Bits::small(self.width, a.wrapping_add(b));
+        }
         let other = self.coerce(other);
         let mut out = self.clone();
         let mut carry = false;
@@ -88,12 +113,18 @@ impl Bits {
     }
 
     /// Wrapping `a + b`.
+    #[inline]
     pub fn add(&self, other: &Bits) -> Bits {
         self.add_carry(other)
     }
 
     /// Wrapping `a - b`.
+    #[inline]
     pub fn sub(&self, other: &Bits) -> Bits {
+        if let (Some(a), Some(b)) = (self.as_small(), other.as_small()) {
+            let b = Bits::small(self.width, b).as_small().unwrap_or(0);
+            return Bits::small(self.width, a.wrapping_sub(b));
+        }
         let other = self.coerce(other);
         let mut out = self.clone();
         let mut borrow = false;
@@ -221,10 +252,14 @@ impl Bits {
     }
 
     /// `a << n`; 0 when `n >= width`.
+    #[inline]
     pub fn shl(&self, n: u64) -> Bits {
         let w = self.width;
         if n >= u64::from(w) {
             return Bits::zero(w);
+        }
+        if let Some(a) = self.as_small() {
+            return Bits::small(w, a << n);
         }
         let (ls, bs) = ((n / 64) as usize, (n % 64) as u32);
         let src = self.limbs();
@@ -242,10 +277,14 @@ impl Bits {
     }
 
     /// Logical `a >> n` (for `bit<W>`); 0 when `n >= width`.
+    #[inline]
     pub fn shr_u(&self, n: u64) -> Bits {
         let w = self.width;
         if n >= u64::from(w) {
             return Bits::zero(w);
+        }
+        if let Some(a) = self.as_small() {
+            return Bits::small(w, a >> n);
         }
         let (ls, bs) = ((n / 64) as usize, (n % 64) as u32);
         let src = self.limbs();
@@ -278,7 +317,12 @@ impl Bits {
     }
 
     /// Unsigned comparison.
+    #[inline]
     pub fn cmp_u(&self, other: &Bits) -> Ordering {
+        if let (Some(a), Some(b)) = (self.as_small(), other.as_small()) {
+            let b = Bits::small(self.width, b).as_small().unwrap_or(0);
+            return a.cmp(&b);
+        }
         let other = self.coerce(other);
         self.limbs().iter().rev().cmp(other.limbs().iter().rev())
     }
@@ -301,18 +345,33 @@ impl Bits {
 
     /// `a[hi:lo]`: bits `lo..=hi`, width `hi - lo + 1` (0 if `hi < lo`). Bits beyond the
     /// width read as zero.
+    #[inline]
     pub fn slice(&self, hi: u32, lo: u32) -> Bits {
         if hi < lo {
             return Bits::zero(0);
         }
         let w = (hi - lo).saturating_add(1);
+        if let Some(a) = self.as_small()
+            && w <= 128
+        {
+            let v = if lo >= self.width { 0 } else { a >> lo };
+            return Bits::small(w, v);
+        }
         self.shr_u(u64::from(lo)).resize(w)
     }
 
     /// Replaces bits `lo..lo + value.width()` with `value` (an assignment to a slice); bits
     /// beyond the width are dropped.
+    #[inline]
     pub fn with_slice(&self, lo: u32, value: &Bits) -> Bits {
         let w = self.width;
+        if let (Some(a), Some(v)) = (self.as_small(), value.as_small()) {
+            if lo >= w {
+                return self.clone();
+            }
+            let field = super::low_mask(value.width) << lo;
+            return Bits::small(w, (a & !field) | ((v << lo) & field));
+        }
         let field = Bits::ones(value.width).resize(w).shl(u64::from(lo));
         let placed = value.resize(w).shl(u64::from(lo));
         self.and(&field.not()).or(&placed)

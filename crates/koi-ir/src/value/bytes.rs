@@ -31,10 +31,31 @@ fn span(bit_off: usize, width: u32, len: usize) -> Result<(usize, usize, u32), O
     Ok((first, last, pad))
 }
 
+/// The big-endian number in `bytes` (at most 16 of them).
+#[inline]
+fn be_u128(bytes: &[u8]) -> u128 {
+    // A loop, not a copy into a 16-byte buffer: a copy of a variable length is a memcpy call,
+    // and fields are mostly a few bytes.
+    bytes.iter().fold(0, |v, &b| (v << 8) | u128::from(b))
+}
+
+/// Stores the low `out.len()` (at most 16) bytes of `v` big-endian in `out`.
+#[inline]
+fn put_be_u128(out: &mut [u8], mut v: u128) {
+    for o in out.iter_mut().rev() {
+        *o = v as u8;
+        v >>= 8;
+    }
+}
+
 impl Bits {
     /// The big-endian number in `bytes`, zero-extended or truncated (keeping the low bits) to
     /// `width` bits.
+    #[inline]
     pub fn from_be_bytes(width: u32, bytes: &[u8]) -> Bits {
+        if width <= 128 {
+            return Bits::small(width, be_u128(&bytes[bytes.len().saturating_sub(16)..]));
+        }
         let mut out = Bits::zero(width);
         let limbs = out.limbs_mut();
         for (k, &byte) in bytes.iter().rev().enumerate() {
@@ -52,26 +73,66 @@ impl Bits {
     /// bits of the first byte).
     pub fn to_be_bytes(&self) -> Vec<u8> {
         let n = self.width.div_ceil(8) as usize;
+        let mut out = vec![0; n];
+        self.put_be_bytes(&mut out);
+        out
+    }
+
+    /// Calls `f` with the value as [`Bits::to_be_bytes`] gives it, without allocating when
+    /// the value is at most 128 bits wide.
+    pub fn with_be_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        let n = self.width.div_ceil(8) as usize;
+        if n <= 16 {
+            let mut buf = [0u8; 16];
+            self.put_be_bytes(&mut buf[..n]);
+            return f(&buf[..n]);
+        }
+        f(&self.to_be_bytes())
+    }
+
+    /// Writes the value as `out.len()` big-endian bytes (`ceil(width / 8)` of them).
+    #[inline]
+    fn put_be_bytes(&self, out: &mut [u8]) {
+        let n = out.len();
+        if let Some(v) = self.as_small() {
+            put_be_u128(out, v);
+            return;
+        }
         let limbs = self.limbs();
-        (0..n)
-            .rev()
-            .map(|k| (limbs[k / 8] >> ((k % 8) * 8)) as u8)
-            .collect()
+        for (o, k) in out.iter_mut().zip((0..n).rev()) {
+            *o = (limbs[k / 8] >> ((k % 8) * 8)) as u8;
+        }
     }
 
     /// Reads `width` bits at bit offset `bit_off` of `buf` (network bit order).
+    #[inline]
     pub fn read_bits(buf: &[u8], bit_off: usize, width: u32) -> Result<Bits, OutOfBounds> {
         let (first, last, pad) = span(bit_off, width, buf.len())?;
+        if last - first <= 16 {
+            // Fits a u128: one load, one shift, one mask.
+            let v = be_u128(&buf[first..last]) >> pad;
+            return Ok(Bits::small(width, v));
+        }
         let covered = ((last - first) * 8) as u32;
         let raw = Bits::from_be_bytes(covered, &buf[first..last]);
         Ok(raw.shr_u(u64::from(pad)).resize(width))
     }
 
     /// Writes this value at bit offset `bit_off` of `buf`, leaving the surrounding bits alone.
+    #[inline]
     pub fn write_bits(&self, buf: &mut [u8], bit_off: usize) -> Result<(), OutOfBounds> {
         let (first, last, pad) = span(bit_off, self.width, buf.len())?;
         if pad == 0 && bit_off.is_multiple_of(8) {
-            buf[first..last].copy_from_slice(&self.to_be_bytes());
+            self.put_be_bytes(&mut buf[first..last]);
+            return Ok(());
+        }
+        if last - first <= 16
+            && let Some(v) = self.as_small()
+        {
+            let dst = &mut buf[first..last];
+            let mask = super::low_mask(self.width) << pad;
+            let new = (be_u128(dst) & !mask) | ((v << pad) & mask);
+            put_be_u128(dst, new);
             return Ok(());
         }
         let covered = ((last - first) * 8) as u32;

@@ -39,6 +39,16 @@ pub struct Bits {
     limbs: Limbs,
 }
 
+/// The low `width` bits set (all 128 for `width >= 128`).
+#[inline]
+fn low_mask(width: u32) -> u128 {
+    if width >= 128 {
+        u128::MAX
+    } else {
+        (1u128 << width) - 1
+    }
+}
+
 /// Number of 64-bit limbs for `width` bits.
 fn limb_count(width: u32) -> usize {
     width.div_ceil(64) as usize
@@ -46,6 +56,7 @@ fn limb_count(width: u32) -> usize {
 
 impl Bits {
     /// The zero value of `width` bits.
+    #[inline]
     pub fn zero(width: u32) -> Bits {
         let n = limb_count(width);
         let limbs = if n <= INLINE_LIMBS {
@@ -57,7 +68,11 @@ impl Bits {
     }
 
     /// All ones (`-1` as a signed value).
+    #[inline]
     pub fn ones(width: u32) -> Bits {
+        if width <= 128 {
+            return Bits::small(width, u128::MAX);
+        }
         let mut b = Bits::zero(width);
         b.limbs_mut().fill(u64::MAX);
         b.normalize();
@@ -65,13 +80,28 @@ impl Bits {
     }
 
     /// `v` truncated to `width` bits.
+    #[inline]
     pub fn from_u64(width: u32, v: u64) -> Bits {
         Bits::from_limbs(width, &[v])
     }
 
     /// `v` truncated to `width` bits.
     pub fn from_u128(width: u32, v: u128) -> Bits {
+        if width <= 128 {
+            return Bits::small(width, v);
+        }
         Bits::from_limbs(width, &[v as u64, (v >> 64) as u64])
+    }
+
+    /// `v` truncated to `width` bits, for `width <= 128` (inline storage, no allocation).
+    #[inline]
+    fn small(width: u32, v: u128) -> Bits {
+        debug_assert!(width <= 128);
+        let v = v & low_mask(width);
+        Bits {
+            width,
+            limbs: Limbs::Inline([v as u64, (v >> 64) as u64]),
+        }
     }
 
     /// The two's complement of `v` at `width` bits (sign-extended, then truncated).
@@ -90,7 +120,13 @@ impl Bits {
     }
 
     /// The number whose little-endian limbs are `limbs`, zero-extended or truncated to `width`.
+    #[inline]
     pub fn from_limbs(width: u32, limbs: &[u64]) -> Bits {
+        if width <= 128 {
+            let lo = limbs.first().copied().unwrap_or(0) as u128;
+            let hi = limbs.get(1).copied().unwrap_or(0) as u128;
+            return Bits::small(width, lo | (hi << 64));
+        }
         let mut b = Bits::zero(width);
         for (dst, src) in b.limbs_mut().iter_mut().zip(limbs) {
             *dst = *src;
@@ -100,6 +136,7 @@ impl Bits {
     }
 
     /// A 1-bit value: 1 for `true`.
+    #[inline]
     pub fn from_bool(v: bool) -> Bits {
         Bits::from_u64(1, v as u64)
     }
@@ -110,11 +147,24 @@ impl Bits {
         Bits::ones(width).shl(u64::from(width - len))
     }
 
+    #[inline]
     pub fn width(&self) -> u32 {
         self.width
     }
 
+    /// The value as a `u128` when it is stored inline (`width <= 128`).
+    #[inline]
+    fn as_small(&self) -> Option<u128> {
+        match &self.limbs {
+            Limbs::Inline([lo, hi]) if self.width <= 128 => {
+                Some(*lo as u128 | ((*hi as u128) << 64))
+            }
+            _ => None,
+        }
+    }
+
     /// The little-endian limbs (`ceil(width / 64)` of them).
+    #[inline]
     pub fn limbs(&self) -> &[u64] {
         let n = limb_count(self.width);
         match &self.limbs {
@@ -123,6 +173,7 @@ impl Bits {
         }
     }
 
+    #[inline]
     fn limbs_mut(&mut self) -> &mut [u64] {
         let n = limb_count(self.width);
         match &mut self.limbs {
@@ -132,6 +183,7 @@ impl Bits {
     }
 
     /// Clears the bits above `width` in the top limb (restores the invariant).
+    #[inline]
     fn normalize(&mut self) {
         let rem = self.width % 64;
         if rem != 0
@@ -141,7 +193,11 @@ impl Bits {
         }
     }
 
+    #[inline]
     pub fn is_zero(&self) -> bool {
+        if let Some(v) = self.as_small() {
+            return v == 0;
+        }
         self.limbs().iter().all(|&l| l == 0)
     }
 
@@ -173,6 +229,7 @@ impl Bits {
     }
 
     /// The value as an unsigned number, if it fits in 64 bits.
+    #[inline]
     pub fn to_u64(&self) -> Option<u64> {
         let l = self.limbs();
         if l.iter().skip(1).any(|&x| x != 0) {
@@ -191,12 +248,17 @@ impl Bits {
     }
 
     /// The low 64 bits (zero-extended if narrower).
+    #[inline]
     pub fn low_u64(&self) -> u64 {
         self.limbs().first().copied().unwrap_or(0)
     }
 
     /// The low 128 bits (zero-extended if narrower).
+    #[inline]
     pub fn low_u128(&self) -> u128 {
+        if let Some(v) = self.as_small() {
+            return v;
+        }
         let l = self.limbs();
         let lo = l.first().copied().unwrap_or(0) as u128;
         let hi = l.get(1).copied().unwrap_or(0) as u128;
@@ -291,6 +353,7 @@ pub enum Value {
 
 impl Value {
     /// The value as bits: a bool is one bit, a varbit its current bits.
+    #[inline]
     pub fn to_bits(&self) -> Bits {
         match self {
             Value::Bits(b) | Value::Varbit { bits: b, .. } => b.clone(),
@@ -299,6 +362,7 @@ impl Value {
     }
 
     /// The value as a bool: true when any bit is set.
+    #[inline]
     pub fn to_bool(&self) -> bool {
         match self {
             Value::Bool(v) => *v,

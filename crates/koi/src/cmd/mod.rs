@@ -5,5 +5,6 @@ pub mod compile;
 pub mod conformance;
 pub mod entries;
 pub mod frontend;
+pub mod run;
 pub mod test;
 pub mod trace;

@@ -1,0 +1,304 @@
+//! Linux `AF_PACKET` ports: a raw packet socket bound to one interface, receiving through a
+//! `TPACKET_V3` memory-mapped ring ([`ring`]) and sending with `send(2)`.
+//!
+//! Receive: the ring delivers packets a block at a time; the socket is made readable by the
+//! kernel when a block retires (full, or `retire_ms` after its first packet), so a poll thread
+//! sleeps in `poll(2)` while the link is idle and pays one wake-up per block under load.
+//! The socket is opened with protocol 0 and only bound (to `ETH_P_ALL` on the interface) after
+//! the ring exists, so no frame of another interface slips in. `PACKET_IGNORE_OUTGOING` keeps
+//! the port's own transmissions out of its ring. The interface is put in promiscuous mode
+//! (`PACKET_MR_PROMISC`, undone by the kernel when the socket closes).
+//!
+//! Transmit: one non-blocking `send(2)` per frame. A `TPACKET` TX ring would batch a flush into
+//! one `sendto`, but it needs a second socket (a socket has one ring version) and frame-slot
+//! management; it is the next step when the fast path makes transmit the bottleneck. A full
+//! socket buffer drops the frame (counted as `error`) instead of blocking the poll thread.
+//!
+//! Size: frames up to `snaplen` bytes (VLAN tag included) are accepted; larger received frames
+//! and frames the interface's MTU refuses on send (`EMSGSIZE`) are counted as `too_big`.
+//!
+//! Link events: when the interface goes down the socket reports `ENETDOWN` (a `poll` error);
+//! sends fail and count as `link_down`, and reception resumes by itself when it comes back up.
+//! When the interface disappears, the port closes its socket and retries opening it by name with
+//! exponential backoff (100 ms to 5 s), logging each transition. The retry looks the name up
+//! in the network namespace of the thread that calls [`crate::Port::recv_batch`].
+
+mod ring;
+
+use crate::sys::{self, Mmap};
+use crate::{Batch, DEFAULT_SNAPLEN, PortError, Readiness, Result, Stats};
+use ring::{Event, RxRing};
+use std::cell::Cell;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::time::{Duration, Instant};
+
+/// Ring geometry and socket options of an [`AfPacketPort`].
+#[derive(Clone, Debug)]
+pub struct AfPacketConfig {
+    /// The largest frame accepted, in bytes.
+    pub snaplen: usize,
+    /// Bytes per ring block (rounded up to whole pages, at least room for one largest frame).
+    pub block_size: usize,
+    /// Blocks in the ring.
+    pub block_nr: usize,
+    /// Milliseconds after which a partly filled block is handed over anyway.
+    pub retire_ms: u32,
+    /// Put the interface in promiscuous mode.
+    pub promisc: bool,
+}
+
+impl Default for AfPacketConfig {
+    fn default() -> AfPacketConfig {
+        AfPacketConfig {
+            snaplen: DEFAULT_SNAPLEN,
+            block_size: 1 << 18,
+            block_nr: 16,
+            retire_ms: 2,
+            promisc: true,
+        }
+    }
+}
+
+const PAGE: usize = 4096;
+/// Room for the block descriptor and one packet header in front of a frame.
+const OVERHEAD: usize = 256;
+const FRAME_SIZE: usize = 2048;
+const BACKOFF_MIN: Duration = Duration::from_millis(100);
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
+
+impl AfPacketConfig {
+    fn block_size(&self) -> usize {
+        let want = self.block_size.max(self.snaplen + OVERHEAD).max(FRAME_SIZE);
+        want.div_ceil(PAGE) * PAGE
+    }
+}
+
+/// An open socket with its ring.
+#[derive(Debug)]
+struct Live {
+    fd: OwnedFd,
+    ring: RxRing,
+    ifindex: u32,
+}
+
+/// An `AF_PACKET` port on one interface.
+#[derive(Debug)]
+pub struct AfPacketPort {
+    ifname: String,
+    cfg: AfPacketConfig,
+    live: Option<Live>,
+    stats: Stats,
+    ring_drops: Cell<u64>,
+    retry_at: Instant,
+    backoff: Duration,
+}
+
+impl AfPacketPort {
+    /// Opens a port on interface `ifname`. Fails if the interface does not exist or the socket
+    /// cannot be set up (no `CAP_NET_RAW`, say).
+    pub fn open(ifname: &str, cfg: AfPacketConfig) -> Result<AfPacketPort> {
+        let live = open_live(ifname, &cfg).map_err(|e| PortError::Io(ifname.to_string(), e))?;
+        Ok(AfPacketPort {
+            ifname: ifname.to_string(),
+            cfg,
+            live: Some(live),
+            stats: Stats::default(),
+            ring_drops: Cell::new(0),
+            retry_at: Instant::now(),
+            backoff: BACKOFF_MIN,
+        })
+    }
+
+    /// Whether the port has an open socket (false while an interface that vanished is retried).
+    pub fn is_open(&self) -> bool {
+        self.live.is_some()
+    }
+
+    fn try_reopen(&mut self) {
+        let now = Instant::now();
+        if now < self.retry_at {
+            return;
+        }
+        match open_live(&self.ifname, &self.cfg) {
+            Ok(l) => {
+                tracing::info!(port = %self.ifname, "interface is back; port reopened");
+                self.live = Some(l);
+                self.backoff = BACKOFF_MIN;
+            }
+            Err(e) => {
+                tracing::debug!(port = %self.ifname, error = %e, "reopen failed");
+                self.retry_at = now + self.backoff;
+                self.backoff = (self.backoff * 2).min(BACKOFF_MAX);
+            }
+        }
+    }
+}
+
+fn open_live(ifname: &str, cfg: &AfPacketConfig) -> io::Result<Live> {
+    let ifindex = sys::if_index(ifname)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such interface"))?;
+    let fd = sys::packet_socket()?;
+    let version = libc::tpacket_versions::TPACKET_V3 as libc::c_int;
+    sys::setsockopt(&fd, libc::SOL_PACKET, libc::PACKET_VERSION, &version)?;
+    let block_size = cfg.block_size();
+    let block_nr = cfg.block_nr.max(2);
+    let req = libc::tpacket_req3 {
+        tp_block_size: block_size as u32,
+        tp_block_nr: block_nr as u32,
+        tp_frame_size: FRAME_SIZE as u32,
+        tp_frame_nr: (block_size / FRAME_SIZE * block_nr) as u32,
+        tp_retire_blk_tov: cfg.retire_ms.max(1),
+        tp_sizeof_priv: 0,
+        tp_feature_req_word: 0,
+    };
+    sys::setsockopt(&fd, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)?;
+    let map = Mmap::ring(&fd, block_size * block_nr)?;
+    let one: libc::c_int = 1;
+    if let Err(e) = sys::setsockopt(&fd, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, &one) {
+        tracing::warn!(port = %ifname, error = %e, "PACKET_IGNORE_OUTGOING unsupported: the port may see its own transmissions");
+    }
+    sys::bind_ll(&fd, ifindex)?;
+    if cfg.promisc {
+        let mreq = libc::packet_mreq {
+            mr_ifindex: ifindex as libc::c_int,
+            mr_type: libc::PACKET_MR_PROMISC as u16,
+            mr_alen: 0,
+            mr_address: [0; 8],
+        };
+        sys::setsockopt(&fd, libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &mreq)?;
+    }
+    Ok(Live {
+        fd,
+        ring: RxRing::new(map, block_size, block_nr),
+        ifindex,
+    })
+}
+
+/// `struct tpacket_stats_v3`.
+#[derive(Clone, Copy, Default)]
+#[repr(C)]
+struct KernelStats {
+    packets: u32,
+    drops: u32,
+    freeze_q_cnt: u32,
+}
+
+impl crate::Port for AfPacketPort {
+    fn name(&self) -> &str {
+        &self.ifname
+    }
+
+    fn recv_batch(&mut self, out: &mut Batch) -> Result<usize> {
+        out.clear();
+        let Some(live) = &mut self.live else {
+            self.try_reopen();
+            return Ok(0);
+        };
+        let snaplen = self.cfg.snaplen;
+        let stats = &mut self.stats;
+        let room = out.capacity();
+        live.ring.read(room, |ev| match ev {
+            Event::Frame {
+                data,
+                wire_len,
+                vlan,
+            } => {
+                let full = wire_len + if vlan.is_some() { 4 } else { 0 };
+                if data.len() < wire_len || full > snaplen {
+                    stats.drop_too_big += 1;
+                    return;
+                }
+                let Some(slot) = out.slot() else {
+                    stats.drop_error += 1;
+                    return;
+                };
+                match vlan {
+                    Some((tpid, tci)) if data.len() >= 12 => {
+                        slot.extend_from_slice(&data[..12]);
+                        slot.extend_from_slice(&tpid.to_be_bytes());
+                        slot.extend_from_slice(&tci.to_be_bytes());
+                        slot.extend_from_slice(&data[12..]);
+                    }
+                    _ => slot.extend_from_slice(data),
+                }
+                out.commit();
+                stats.rx(full);
+            }
+            Event::Malformed => stats.drop_error += 1,
+        });
+        Ok(out.len())
+    }
+
+    fn send(&mut self, pkt: &[u8]) -> Result<()> {
+        if pkt.len() > self.cfg.snaplen {
+            self.stats.drop_too_big += 1;
+            return Err(PortError::TooBig(
+                self.ifname.clone(),
+                pkt.len(),
+                self.cfg.snaplen,
+            ));
+        }
+        let Some(live) = &self.live else {
+            self.stats.drop_link_down += 1;
+            return Err(PortError::LinkDown(self.ifname.clone()));
+        };
+        match sys::send_nonblocking(&live.fd, pkt) {
+            Ok(_) => {
+                self.stats.tx(pkt.len());
+                Ok(())
+            }
+            Err(e) => match e.raw_os_error() {
+                Some(libc::EMSGSIZE) => {
+                    self.stats.drop_too_big += 1;
+                    Err(PortError::TooBig(self.ifname.clone(), pkt.len(), 0))
+                }
+                Some(libc::ENETDOWN | libc::ENXIO | libc::ENODEV) => {
+                    self.stats.drop_link_down += 1;
+                    Err(PortError::LinkDown(self.ifname.clone()))
+                }
+                _ => {
+                    self.stats.drop_error += 1;
+                    Err(PortError::Io(self.ifname.clone(), e))
+                }
+            },
+        }
+    }
+
+    fn stats(&self) -> Stats {
+        if let Some(live) = &self.live
+            && let Ok(k) =
+                sys::getsockopt::<KernelStats>(&live.fd, libc::SOL_PACKET, libc::PACKET_STATISTICS)
+        {
+            self.ring_drops
+                .set(self.ring_drops.get() + u64::from(k.drops));
+        }
+        Stats {
+            drop_ring_full: self.ring_drops.get(),
+            ..self.stats
+        }
+    }
+
+    fn readiness(&self) -> Readiness {
+        match &self.live {
+            Some(l) => Readiness::Fd(sys::raw(&l.fd)),
+            None => Readiness::Idle,
+        }
+    }
+
+    fn handle_error(&mut self) {
+        let Some(live) = &self.live else { return };
+        let err =
+            sys::getsockopt::<libc::c_int>(&live.fd, libc::SOL_SOCKET, libc::SO_ERROR).unwrap_or(0);
+        if sys::if_index(&self.ifname) == Some(live.ifindex) {
+            if err != 0 {
+                tracing::warn!(port = %self.ifname, error = %io::Error::from_raw_os_error(err), "link event");
+            }
+            return;
+        }
+        tracing::warn!(port = %self.ifname, "interface vanished; retrying with backoff");
+        self.live = None;
+        self.backoff = BACKOFF_MIN;
+        self.retry_at = Instant::now() + BACKOFF_MIN;
+    }
+}

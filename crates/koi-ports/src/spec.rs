@@ -1,0 +1,103 @@
+//! Port specifications as `koi run --port N=SPEC` takes them: `IFNAME` (AF_PACKET on that
+//! interface), `pcap:IN,OUT` (files; either may be empty) and `tap:NAME`.
+
+use crate::afpacket::{AfPacketConfig, AfPacketPort};
+use crate::pcap::PcapPort;
+use crate::tap::TapPort;
+use crate::{Port, PortError, Result};
+use std::path::PathBuf;
+
+/// A parsed port specification.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PortSpec {
+    AfPacket(String),
+    Pcap {
+        input: Option<PathBuf>,
+        output: Option<PathBuf>,
+    },
+    Tap(String),
+}
+
+fn bad(s: &str, why: &str) -> PortError {
+    PortError::Spec(s.to_string(), why.to_string())
+}
+
+fn check_ifname(s: &str, name: &str) -> Result<()> {
+    if name.is_empty() || name.len() > 15 || name.contains(['/', ' ', ',', ':', '\0']) {
+        return Err(bad(
+            s,
+            "an interface name is 1 to 15 characters without `/ ,:`",
+        ));
+    }
+    Ok(())
+}
+
+impl PortSpec {
+    /// Parses `IFNAME`, `pcap:IN,OUT` or `tap:NAME`.
+    pub fn parse(s: &str) -> Result<PortSpec> {
+        if let Some(rest) = s.strip_prefix("pcap:") {
+            let (i, o) = rest.split_once(',').unwrap_or((rest, ""));
+            let path = |p: &str| (!p.is_empty()).then(|| PathBuf::from(p));
+            let (input, output) = (path(i), path(o));
+            if input.is_none() && output.is_none() {
+                return Err(bad(s, "pcap: needs an input or an output file"));
+            }
+            return Ok(PortSpec::Pcap { input, output });
+        }
+        if let Some(name) = s.strip_prefix("tap:") {
+            check_ifname(s, name)?;
+            return Ok(PortSpec::Tap(name.to_string()));
+        }
+        check_ifname(s, s)?;
+        Ok(PortSpec::AfPacket(s.to_string()))
+    }
+}
+
+/// Opens the port `spec` describes.
+pub fn open(spec: &PortSpec) -> Result<Box<dyn Port>> {
+    Ok(match spec {
+        PortSpec::AfPacket(n) => Box::new(AfPacketPort::open(n, AfPacketConfig::default())?),
+        PortSpec::Pcap { input, output } => {
+            Box::new(PcapPort::open(input.as_deref(), output.as_deref())?)
+        }
+        PortSpec::Tap(n) => Box::new(TapPort::open(n)?),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_three_kinds() {
+        assert_eq!(
+            PortSpec::parse("veth0").ok(),
+            Some(PortSpec::AfPacket("veth0".into()))
+        );
+        assert_eq!(
+            PortSpec::parse("pcap:a.pcap,b.pcap").ok(),
+            Some(PortSpec::Pcap {
+                input: Some("a.pcap".into()),
+                output: Some("b.pcap".into())
+            })
+        );
+        assert_eq!(
+            PortSpec::parse("pcap:,b.pcap").ok(),
+            Some(PortSpec::Pcap {
+                input: None,
+                output: Some("b.pcap".into())
+            })
+        );
+        assert_eq!(
+            PortSpec::parse("tap:tap0").ok(),
+            Some(PortSpec::Tap("tap0".into()))
+        );
+    }
+
+    #[test]
+    fn rejects_nonsense() {
+        for s in ["", "pcap:", "pcap:,", "tap:", "a/b", "sixteen-chars-xx"] {
+            assert!(PortSpec::parse(s).is_err(), "{s}");
+        }
+    }
+}
