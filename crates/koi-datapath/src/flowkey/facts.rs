@@ -1,0 +1,627 @@
+//! Gathering the facts the flow-key analysis works on: one walk over every parser state,
+//! control block and action block of a [`Pipeline`], recording
+//!
+//! - **writes**: for each statement, the slots (or action-parameter nodes) it writes and the
+//!   expressions or nodes the written value is computed from, whether the value comes from
+//!   extern state, and whether it comes from the packet or the architecture (a key source);
+//! - **decisions**: every expression whose value chooses what happens to the packet, with the
+//!   control-flow position it controls (see [`super::DecisionKind`]);
+//! - **calls**: which actions each block may run (direct calls and table applications), for
+//!   the control-dependence part of the state analysis;
+//! - the **architecture's own flows** (v1model: the traffic manager sets `egress_port` from
+//!   `egress_spec`, `mcast_grp` and clone sessions; the parser sets `parser_error`;
+//!   `verify_checksum` sets `checksum_error`).
+//!
+//! Nodes are PHV slots (`0..slots`) followed by one node per action parameter: a parameter's
+//! value comes from a table entry (decided by the table's keys) or from the arguments of a
+//! direct call, which are data flow like assignments.
+
+use super::DecisionKind;
+use koi_ir::entity::EntityId;
+use koi_ir::{
+    ActionId, Architecture, Body, Builtin, Expr, ExternKind, HashAlgo, HeaderId, HeaderRef,
+    MatchKind, Pipeline, Place, Role, SlotId, Stmt, TableId, Terminator, Transition,
+};
+
+/// A slot or an action-parameter node.
+pub(crate) type Node = usize;
+
+/// Which graph a position belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum BodyKey {
+    Parser(u32),
+    Control(u32),
+    Action(u32),
+}
+
+/// A block of a control or action body, or a state of a parser.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct Loc {
+    pub body: BodyKey,
+    pub node: usize,
+}
+
+/// What a written value is computed from.
+#[derive(Clone, Debug)]
+pub(crate) enum Src<'a> {
+    /// The assigned value: reads may be narrowed to the bits the written bits need.
+    Value(&'a Expr, Option<ActionId>),
+    /// An expression read whole (hash data, extern inputs, ...).
+    Full(&'a Expr, Option<ActionId>),
+    /// A node read whole.
+    Node(Node),
+}
+
+/// How a write's value originates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// Computed from its sources (none: a constant or a table-supplied parameter).
+    Data,
+    /// From extern state (registers, meters, random, time): state-derived.
+    State,
+    /// From the packet (`extract`, `lookahead`): a key source.
+    Packet,
+    /// From the architecture (`packet_length()`): a key source.
+    Arch,
+}
+
+/// One write of one node.
+#[derive(Clone, Debug)]
+pub(crate) struct Write<'a> {
+    pub dst: Node,
+    /// For a slice assignment, the bits `hi..=lo` written.
+    pub range: Option<(u32, u32)>,
+    pub srcs: Vec<Src<'a>>,
+    pub origin: Origin,
+    /// Where the write happens (`None`: the architecture, outside any block).
+    pub loc: Option<Loc>,
+}
+
+/// One decision.
+#[derive(Clone, Debug)]
+pub(crate) struct DecisionFact<'a> {
+    pub kind: DecisionKind,
+    pub location: String,
+    pub reads: Vec<Src<'a>>,
+    /// The terminator (block or state) whose successors the decision chooses.
+    pub controls: Option<Loc>,
+    /// The table whose action choice the decision makes.
+    pub table: Option<TableId>,
+    /// The decision involves randomness of its own (a random action selector).
+    pub random: bool,
+}
+
+/// The control-flow graph of one body: successors per node, `n` standing for the exit.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Graph {
+    pub succ: Vec<Vec<usize>>,
+    /// Nodes ending in `exit` (which ends the whole architecture block, even from an action).
+    pub exits: Vec<usize>,
+}
+
+/// Everything the analysis needs from the pipeline.
+pub(crate) struct Facts<'a> {
+    pub p: &'a Pipeline,
+    pub nslots: usize,
+    /// First parameter node of each action.
+    pub param_base: Vec<usize>,
+    pub nnodes: usize,
+    pub writes: Vec<Write<'a>>,
+    pub decisions: Vec<DecisionFact<'a>>,
+    /// Slots the architecture provides as inputs (`ingress_port`, preserved metadata, ...).
+    pub arch_input: Vec<bool>,
+    /// Slots holding state when the packet arrives (queue depths, timestamps).
+    pub state_input: Vec<bool>,
+    /// Per body, its graph.
+    pub graphs: Vec<(BodyKey, Graph)>,
+    /// Actions each position may run.
+    pub calls: Vec<(Loc, ActionId)>,
+    /// Slots some expression reads (anywhere, for any purpose).
+    pub read_anywhere: Vec<bool>,
+    /// Headers and lookahead slots in parse order, first occurrence first.
+    pub parse_order: Vec<ParseItem>,
+}
+
+/// A packet source in parse order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ParseItem {
+    Header(HeaderId),
+    Slot(SlotId),
+}
+
+impl<'a> Facts<'a> {
+    pub fn gather(p: &'a Pipeline) -> Facts<'a> {
+        let nslots = p.phv.slots.len();
+        let mut param_base = Vec::with_capacity(p.actions.len());
+        let mut next = nslots;
+        for a in p.actions.values() {
+            param_base.push(next);
+            next += a.params.len();
+        }
+        let mut f = Facts {
+            p,
+            nslots,
+            param_base,
+            nnodes: next,
+            writes: Vec::new(),
+            decisions: Vec::new(),
+            arch_input: vec![false; nslots],
+            state_input: vec![false; nslots],
+            graphs: Vec::new(),
+            calls: Vec::new(),
+            read_anywhere: vec![false; nslots],
+            parse_order: Vec::new(),
+        };
+        f.architecture_inputs();
+        for (role, block) in p.package.clone() {
+            let name = p.block_name(block).unwrap_or("?").to_string();
+            match block {
+                koi_ir::BlockRef::Parser(id) => f.parser(id, &name),
+                koi_ir::BlockRef::Control(id) => f.control(id, role, &name),
+            }
+        }
+        for (id, a) in p.actions.iter() {
+            let key = BodyKey::Action(id.index());
+            let name = format!("action {}", a.preamble.name);
+            f.body(key, &a.body, Some(id), &name, false);
+        }
+        f.architecture_flows();
+        f
+    }
+
+    /// The node of parameter `n` of `action`.
+    pub(super) fn param_node(&self, action: ActionId, n: u32) -> Option<Node> {
+        let a = self.p.actions.get(action)?;
+        ((n as usize) < a.params.len())
+            .then(|| self.param_base[action.index() as usize] + n as usize)
+    }
+
+    fn intrinsic(&self, name: &str) -> Option<usize> {
+        self.p
+            .intrinsic(name)
+            .map(|s| s.index() as usize)
+            .filter(|&s| s < self.nslots)
+    }
+
+    fn architecture_inputs(&mut self) {
+        let (inputs, state): (&[&str], &[&str]) = match self.p.arch {
+            Architecture::V1Model => (
+                &["ingress_port", "packet_length", "instance_type"],
+                &[
+                    "enq_timestamp",
+                    "enq_qdepth",
+                    "deq_timedelta",
+                    "deq_qdepth",
+                    "ingress_global_timestamp",
+                    "egress_global_timestamp",
+                ],
+            ),
+            Architecture::Ubpf => (&["input_port", "packet_length"], &[]),
+            Architecture::Psa => (&["ingress_port", "packet_path", "instance"], &[]),
+        };
+        for n in inputs {
+            if let Some(s) = self.intrinsic(n) {
+                self.arch_input[s] = true;
+            }
+        }
+        for n in state {
+            if let Some(s) = self.intrinsic(n) {
+                self.state_input[s] = true;
+            }
+        }
+        // Metadata preserved by resubmit, recirculate and clone arrives with the new instance.
+        for fl in self.p.field_lists.values() {
+            for s in &fl.slots {
+                if let Some(x) = self.arch_input.get_mut(s.index() as usize) {
+                    *x = true;
+                }
+            }
+        }
+    }
+
+    /// The traffic manager's, the parser's and the checksum unit's writes of standard
+    /// metadata (v1model).
+    fn architecture_flows(&mut self) {
+        if self.p.arch != Architecture::V1Model {
+            return;
+        }
+        let spec = self.intrinsic("egress_spec");
+        let grp = self.intrinsic("mcast_grp");
+        let mut port_srcs: Vec<Src<'a>> = spec
+            .iter()
+            .chain(grp.iter())
+            .map(|&n| Src::Node(n))
+            .collect();
+        let p = self.p;
+        for_each_stmt(p, &mut |s| {
+            if let Stmt::Builtin(Builtin::Clone { session, .. }) = s {
+                port_srcs.push(Src::Full(session, None));
+            }
+        });
+        if let Some(port) = self.intrinsic("egress_port") {
+            self.arch_write(port, port_srcs);
+        }
+        if let (Some(rid), Some(g)) = (self.intrinsic("egress_rid"), grp) {
+            self.arch_write(rid, vec![Src::Node(g)]);
+        }
+        if let Some(err) = self.intrinsic("parser_error") {
+            let srcs: Vec<Src<'a>> = self
+                .decisions
+                .iter()
+                .filter(|d| d.location.starts_with("parser "))
+                .flat_map(|d| d.reads.iter().cloned())
+                .collect();
+            self.arch_write(err, srcs);
+        }
+    }
+
+    fn arch_write(&mut self, dst: Node, srcs: Vec<Src<'a>>) {
+        self.writes.push(Write {
+            dst,
+            range: None,
+            srcs,
+            origin: Origin::Data,
+            loc: None,
+        });
+    }
+
+    fn parser(&mut self, id: koi_ir::ParserId, name: &str) {
+        let Some(parser) = self.p.parsers.get(id) else {
+            return;
+        };
+        let key = BodyKey::Parser(id.index());
+        let n = parser.states.len();
+        let mut g = Graph {
+            succ: vec![Vec::new(); n],
+            exits: Vec::new(),
+        };
+        let target = |t: &koi_ir::Target| match t {
+            koi_ir::Target::State(s) => (s.index() as usize).min(n),
+            _ => n,
+        };
+        for (sid, st) in parser.states.iter() {
+            let loc = Loc {
+                body: key,
+                node: sid.index() as usize,
+            };
+            let where_ = format!("parser {name}, state {}", st.name);
+            for s in &st.stmts {
+                self.stmt(s, loc, None, &where_);
+            }
+            match &st.transition {
+                Some(Transition::Goto(t)) => g.succ[loc.node].push(target(t)),
+                Some(Transition::Select { keys, cases }) => {
+                    g.succ[loc.node] = cases.iter().map(|c| target(&c.next)).collect();
+                    g.succ[loc.node].push(n); // no case matches: reject
+                    let reads = keys.iter().map(|k| Src::Value(k, None)).collect();
+                    self.decide(
+                        DecisionKind::Select,
+                        format!("{where_}: select"),
+                        reads,
+                        Some(loc),
+                    );
+                }
+                None => g.succ[loc.node].push(n),
+            }
+        }
+        self.graphs.push((key, g));
+        self.parse_order_of(parser);
+    }
+
+    /// Headers and lookahead destinations in depth-first order of the parse graph.
+    fn parse_order_of(&mut self, parser: &koi_ir::Parser) {
+        let mut seen = vec![false; parser.states.len()];
+        let mut stack = vec![parser.start];
+        while let Some(s) = stack.pop() {
+            let Some(st) = parser.states.get(s) else {
+                continue;
+            };
+            if std::mem::replace(&mut seen[s.index() as usize], true) {
+                continue;
+            }
+            for stmt in &st.stmts {
+                match stmt {
+                    Stmt::Extract { header, .. } => {
+                        for h in ref_headers(self.p, header) {
+                            self.push_parse_item(ParseItem::Header(h));
+                        }
+                    }
+                    Stmt::Lookahead { dst } | Stmt::PacketLength { dst } => {
+                        for s in place_slots(self.p, dst) {
+                            self.push_parse_item(ParseItem::Slot(s));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let targets: Vec<koi_ir::StateId> = match &st.transition {
+                Some(Transition::Goto(koi_ir::Target::State(t))) => vec![*t],
+                Some(Transition::Select { cases, .. }) => cases
+                    .iter()
+                    .filter_map(|c| match c.next {
+                        koi_ir::Target::State(t) => Some(t),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            stack.extend(targets.into_iter().rev());
+        }
+    }
+
+    fn push_parse_item(&mut self, item: ParseItem) {
+        if !self.parse_order.contains(&item) {
+            self.parse_order.push(item);
+        }
+    }
+
+    fn control(&mut self, id: koi_ir::ControlId, role: Role, name: &str) {
+        let Some(c) = self.p.controls.get(id) else {
+            return;
+        };
+        let where_ = format!("{} {name}", role.name());
+        self.body(BodyKey::Control(id.index()), &c.body, None, &where_, true);
+    }
+
+    fn body(
+        &mut self,
+        key: BodyKey,
+        body: &'a Body,
+        ctx: Option<ActionId>,
+        name: &str,
+        apply: bool,
+    ) {
+        let n = body.blocks.len();
+        let mut g = Graph {
+            succ: vec![Vec::new(); n],
+            exits: Vec::new(),
+        };
+        for (bid, b) in body.blocks.iter() {
+            let loc = Loc {
+                body: key,
+                node: bid.index() as usize,
+            };
+            let where_ = format!("{name} {bid}");
+            for s in &b.stmts {
+                self.stmt(s, loc, ctx, &where_);
+            }
+            let Some(t) = &b.term else {
+                g.succ[loc.node].push(n);
+                continue;
+            };
+            g.succ[loc.node] = t
+                .successors()
+                .iter()
+                .map(|s| (s.index() as usize).min(n))
+                .collect();
+            match t {
+                Terminator::Branch { cond, .. } => {
+                    let r = vec![Src::Value(cond, ctx)];
+                    self.decide(
+                        DecisionKind::Branch,
+                        format!("{where_}: branch"),
+                        r,
+                        Some(loc),
+                    );
+                }
+                Terminator::Switch { value, .. } => {
+                    let r = vec![Src::Value(value, ctx)];
+                    self.decide(
+                        DecisionKind::Switch,
+                        format!("{where_}: switch"),
+                        r,
+                        Some(loc),
+                    );
+                }
+                Terminator::Apply { table, .. } if apply => self.apply(*table, loc, &where_),
+                Terminator::Return => g.succ[loc.node].push(n),
+                Terminator::Exit => {
+                    g.succ[loc.node].push(n);
+                    g.exits.push(loc.node);
+                }
+                Terminator::Goto(_) | Terminator::Apply { .. } => {}
+            }
+        }
+        self.graphs.push((key, g));
+    }
+
+    fn apply(&mut self, table: TableId, loc: Loc, where_: &str) {
+        let Some(t) = self.p.tables.get(table) else {
+            return;
+        };
+        for a in &t.actions {
+            self.calls.push((loc, a.action));
+        }
+        let random = t
+            .implementation
+            .and_then(|i| self.p.externs.get(i))
+            .is_some_and(|e| {
+                matches!(
+                    e.kind,
+                    ExternKind::ActionSelector {
+                        algo: HashAlgo::Random,
+                        ..
+                    }
+                )
+            });
+        let (mut keys, mut sel) = (Vec::new(), Vec::new());
+        for k in &t.keys {
+            self.mark_reads(&k.expr, None);
+            match k.field.kind {
+                MatchKind::Selector => sel.push(Src::Value(&k.expr, None)),
+                _ => keys.push(Src::Value(&k.expr, None)),
+            }
+        }
+        let tname = &t.preamble.name;
+        self.decisions.push(DecisionFact {
+            kind: DecisionKind::TableKey,
+            location: format!("{where_}: table {tname}"),
+            reads: keys,
+            controls: Some(loc),
+            table: Some(table),
+            random,
+        });
+        if !sel.is_empty() {
+            self.decisions.push(DecisionFact {
+                kind: DecisionKind::Selector,
+                location: format!("{where_}: selector of table {tname}"),
+                reads: sel,
+                controls: Some(loc),
+                table: Some(table),
+                random,
+            });
+        }
+    }
+
+    pub(super) fn decide(
+        &mut self,
+        kind: DecisionKind,
+        location: String,
+        reads: Vec<Src<'a>>,
+        controls: Option<Loc>,
+    ) {
+        for r in &reads {
+            if let Src::Value(e, c) | Src::Full(e, c) = r {
+                self.mark_reads(e, *c);
+            }
+        }
+        self.decisions.push(DecisionFact {
+            kind,
+            location,
+            reads,
+            controls,
+            table: None,
+            random: false,
+        });
+    }
+
+    fn mark_reads(&mut self, e: &Expr, ctx: Option<ActionId>) {
+        let (p, ra) = (self.p, &mut self.read_anywhere);
+        super::reads::expr_nodes(p, e, ctx, &self.param_base, &mut |n| {
+            if let Some(x) = ra.get_mut(n) {
+                *x = true;
+            }
+        });
+    }
+
+    pub(super) fn write(
+        &mut self,
+        dst: &'a Place,
+        srcs: Vec<Src<'a>>,
+        origin: Origin,
+        loc: Loc,
+        ctx: Option<ActionId>,
+    ) {
+        if let Place::StackField { index, .. } = dst {
+            let r = vec![Src::Value(index, ctx)];
+            self.decide(
+                DecisionKind::StackIndex,
+                "stack index of a write".into(),
+                r,
+                None,
+            );
+        }
+        let range = match dst {
+            Place::Slice { hi, lo, .. } => Some((*hi, *lo)),
+            _ => None,
+        };
+        for s in place_slots(self.p, dst) {
+            self.writes.push(Write {
+                dst: s.index() as usize,
+                range,
+                srcs: srcs.clone(),
+                origin,
+                loc: Some(loc),
+            });
+        }
+    }
+
+    pub(super) fn write_slot(&mut self, dst: SlotId, srcs: Vec<Src<'a>>, origin: Origin, loc: Loc) {
+        self.writes.push(Write {
+            dst: dst.index() as usize,
+            range: None,
+            srcs,
+            origin,
+            loc: Some(loc),
+        });
+    }
+
+    /// A header reference used by a statement: a run-time index or next index decides which
+    /// header the statement touches.
+    pub(super) fn header_use(&mut self, h: &'a HeaderRef, ctx: Option<ActionId>, where_: &str) {
+        match h {
+            HeaderRef::Header(_) => {}
+            HeaderRef::Index(_, e) => {
+                let r = vec![Src::Value(e, ctx)];
+                self.decide(
+                    DecisionKind::StackIndex,
+                    format!("{where_}: stack index"),
+                    r,
+                    None,
+                );
+            }
+            HeaderRef::Next(s) | HeaderRef::Last(s) => {
+                if let Some(st) = self.p.phv.stacks.get(*s) {
+                    let r = vec![Src::Node(st.next_index.index() as usize)];
+                    self.decide(
+                        DecisionKind::StackIndex,
+                        format!("{where_}: stack next"),
+                        r,
+                        None,
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The headers a reference may denote.
+pub(crate) fn ref_headers(p: &Pipeline, h: &HeaderRef) -> Vec<HeaderId> {
+    match h {
+        HeaderRef::Header(h) => vec![*h],
+        HeaderRef::Next(s) | HeaderRef::Last(s) | HeaderRef::Index(s, _) => p
+            .phv
+            .stacks
+            .get(*s)
+            .map(|s| s.elems.clone())
+            .unwrap_or_default(),
+    }
+}
+
+/// The slots a place may denote.
+pub(crate) fn place_slots<'p>(p: &'p Pipeline, pl: &'p Place) -> impl Iterator<Item = SlotId> + 'p {
+    let v: Vec<SlotId> = match pl {
+        Place::Slot(s) | Place::Slice { slot: s, .. } => vec![*s],
+        Place::StackField { stack, field, .. } => p
+            .phv
+            .stacks
+            .get(*stack)
+            .map(|st| {
+                st.elems
+                    .iter()
+                    .filter_map(|&h| p.phv.headers.get(h)?.fields.get(*field as usize).copied())
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    v.into_iter().filter(|s| p.phv.slots.contains(*s))
+}
+
+/// Calls `f` on every statement of every parser, control and action.
+fn for_each_stmt<'a>(p: &'a Pipeline, f: &mut impl FnMut(&'a Stmt)) {
+    for parser in p.parsers.values() {
+        parser
+            .states
+            .values()
+            .flat_map(|s| &s.stmts)
+            .for_each(&mut *f);
+    }
+    let bodies = p
+        .controls
+        .values()
+        .map(|c| &c.body)
+        .chain(p.actions.values().map(|a| &a.body));
+    for b in bodies {
+        b.blocks.values().flat_map(|b| &b.stmts).for_each(&mut *f);
+    }
+}

@@ -1,0 +1,618 @@
+//! The key layout and its uses: packing, extraction from a PHV, PHV masks to key masks, and
+//! the printed table.
+
+use super::Decision;
+use super::closure::{self, Closure};
+use super::facts::{Facts, Origin, ParseItem};
+use koi_ir::entity::EntityId;
+use koi_ir::{Bits, HeaderId, Pipeline, SlotId, SlotKind};
+use std::fmt;
+use std::ops::Range;
+
+/// Where a key field's value comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// Parsed from the packet: a header field or validity bit written by `extract`, a
+    /// stack's next index, a `lookahead` destination.
+    Packet,
+    /// Given by the architecture when the packet arrives: ingress port, packet length,
+    /// instance type, metadata preserved across resubmit/recirculate/clone.
+    Architecture,
+}
+
+impl Source {
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Packet => "packet",
+            Source::Architecture => "architecture",
+        }
+    }
+}
+
+/// One field of the key: bits of one PHV slot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyField {
+    pub slot: SlotId,
+    /// The slot's name (`hdr.ipv4.dst`, `hdr.vlan.$valid`, `std.ingress_port`).
+    pub name: String,
+    /// The header the slot belongs to (fields, validity, varbit lengths).
+    pub header: Option<HeaderId>,
+    /// PHV bit offset of the field's first (most significant) bit.
+    pub phv_offset: u32,
+    /// Width in bits: the slot's, or less when decisions need only some of its bits.
+    pub width: u32,
+    /// The slot's width.
+    pub slot_width: u32,
+    /// Value bit index (0 = least significant) of the field's lowest bit within the slot.
+    pub lsb: u32,
+    /// Key bit offset of the field's first bit (key bit `k` is bit `63 - k % 64` of word
+    /// `k / 64`: most significant first, as in the PHV).
+    pub key_offset: u32,
+    pub source: Source,
+}
+
+/// A group of consecutive key fields: one header, a lookahead, or the architecture inputs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyGroup {
+    pub name: String,
+    pub header: Option<HeaderId>,
+    /// Indices into [`FlowKeyLayout::fields`].
+    pub fields: Range<usize>,
+    /// The key words the group's bits occupy.
+    pub words: Range<usize>,
+}
+
+/// Whether a key mask covers an influence report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Coverage {
+    /// The key bits set describe the influence exactly or conservatively.
+    Covered,
+    /// The slot may hold a state-derived value: the decision must not be cached.
+    StateDependent,
+    /// Some influencing bits are outside the key (the analysis does not know the slot, or
+    /// the bits): do not cache.
+    Uncovered,
+}
+
+/// A bit copy from the PHV to the key (at most 64 bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct CopyOp {
+    phv: u32,
+    key: u32,
+    len: u32,
+}
+
+/// What mapping an influence on one slot needs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct SlotCover {
+    in_closure: bool,
+    tainted: bool,
+    /// The key field of the slot itself.
+    field: Option<usize>,
+    /// Key words and bits of the key fields its value may be computed from.
+    derived: Vec<(usize, u64)>,
+}
+
+/// The flow key of one pipeline: fields, packing, decisions, parser specialisation info.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowKeyLayout {
+    fields: Vec<KeyField>,
+    groups: Vec<KeyGroup>,
+    bits: u32,
+    words: usize,
+    decisions: Vec<Decision>,
+    opaque: Vec<HeaderId>,
+    opaque_names: Vec<String>,
+    ops: Vec<CopyOp>,
+    cover: Vec<SlotCover>,
+}
+
+impl FlowKeyLayout {
+    /// Analyses `p` and lays its flow key out.
+    pub fn new(p: &Pipeline) -> FlowKeyLayout {
+        let facts = Facts::gather(p);
+        let cl = closure::run(&facts);
+        let mut source: Vec<Option<Source>> = facts
+            .arch_input
+            .iter()
+            .map(|&a| a.then_some(Source::Architecture))
+            .collect();
+        for w in &facts.writes {
+            let s = match w.origin {
+                Origin::Packet => Source::Packet,
+                Origin::Arch => Source::Architecture,
+                _ => continue,
+            };
+            if let Some(x) = source.get_mut(w.dst)
+                && x.is_none()
+            {
+                *x = Some(s);
+            }
+        }
+        let mut l = FlowKeyLayout {
+            fields: Vec::new(),
+            groups: Vec::new(),
+            bits: 0,
+            words: 1,
+            decisions: Vec::new(),
+            opaque: Vec::new(),
+            opaque_names: Vec::new(),
+            ops: Vec::new(),
+            cover: Vec::new(),
+        };
+        l.pack(&facts, &cl, &source);
+        l.copy_ops();
+        l.covers(&facts, &cl, &source);
+        l.decisions = facts
+            .decisions
+            .iter()
+            .zip(&cl.decision_reads)
+            .zip(&cl.state_dependent)
+            .map(|((d, r), &st)| Decision {
+                kind: d.kind,
+                location: d.location.clone(),
+                reads: r
+                    .iter()
+                    .filter(|&&n| n < facts.nslots)
+                    .map(|&n| SlotId::new(n as u32))
+                    .collect(),
+                state_dependent: st,
+            })
+            .collect();
+        l.opaque(&facts, &source);
+        l
+    }
+
+    /// Groups the key slots (header by header in parse order, architecture inputs first) and
+    /// assigns key offsets.
+    fn pack(&mut self, f: &Facts<'_>, cl: &Closure, source: &[Option<Source>]) {
+        let p = f.p;
+        let header_of = |s: SlotId| -> Option<HeaderId> {
+            match p.phv.slots.get(s)?.kind {
+                SlotKind::HeaderField(h) | SlotKind::Validity(h) => Some(h),
+                SlotKind::VarbitLength(v) => match p.phv.slots.get(v)?.kind {
+                    SlotKind::HeaderField(h) => Some(h),
+                    _ => None,
+                },
+                SlotKind::NextIndex(st) => p.phv.stacks.get(st)?.elems.first().copied(),
+                _ => None,
+            }
+        };
+        let key_slot = |n: usize| {
+            cl.demand.get(n).is_some_and(Option::is_some)
+                && source.get(n).is_some_and(Option::is_some)
+        };
+        let mut order: Vec<ParseItem> = f.parse_order.clone();
+        for h in p.phv.headers.keys() {
+            if !order.contains(&ParseItem::Header(h)) {
+                order.push(ParseItem::Header(h));
+            }
+        }
+        let mut groups: Vec<(String, Option<HeaderId>, Vec<SlotId>)> = Vec::new();
+        let parse_slots: Vec<SlotId> = order
+            .iter()
+            .filter_map(|i| match i {
+                ParseItem::Slot(s) => Some(*s),
+                ParseItem::Header(_) => None,
+            })
+            .collect();
+        let arch: Vec<SlotId> = (0..f.nslots)
+            .filter(|&n| key_slot(n))
+            .map(|n| SlotId::new(n as u32))
+            .filter(|&s| header_of(s).is_none() && !parse_slots.contains(&s))
+            .collect();
+        if !arch.is_empty() {
+            groups.push(("architecture".into(), None, arch));
+        }
+        for item in &order {
+            match *item {
+                ParseItem::Slot(s) if key_slot(s.index() as usize) => {
+                    let name = p.phv.slots.get(s).map_or("?", |x| x.name.as_str());
+                    groups.push((name.to_string(), None, vec![s]));
+                }
+                ParseItem::Slot(_) => {}
+                ParseItem::Header(h) => {
+                    let Some(hd) = p.phv.headers.get(h) else {
+                        continue;
+                    };
+                    let mut slots = vec![hd.valid];
+                    for &fs in &hd.fields {
+                        slots.push(fs);
+                        slots.extend(p.phv.slots.get(fs).and_then(|x| x.length));
+                    }
+                    if let Some((st, 0)) = hd.stack {
+                        slots.extend(p.phv.stacks.get(st).map(|s| s.next_index));
+                    }
+                    slots.retain(|s| key_slot(s.index() as usize));
+                    if !slots.is_empty() {
+                        groups.push((hd.name.clone(), Some(h), slots));
+                    }
+                }
+            }
+        }
+        let mut cursor: u32 = 0;
+        for (name, header, slots) in groups {
+            let spans: Vec<(SlotId, u32, u32)> = slots
+                .iter()
+                .filter_map(|&s| {
+                    let slot = p.phv.slots.get(s)?;
+                    let d = cl.demand.get(s.index() as usize)?.as_ref()?;
+                    let (lsb, w) = demanded_span(d, slot.width);
+                    Some((s, lsb, w))
+                })
+                .filter(|x| x.2 > 0)
+                .collect();
+            let total: u32 = spans.iter().map(|x| x.2).sum();
+            let used = cursor % 64;
+            if used != 0 && total > 64 - used {
+                cursor = cursor.next_multiple_of(64);
+            }
+            let (start_field, start_bit) = (self.fields.len(), cursor);
+            for (s, lsb, w) in spans {
+                let Some(slot) = p.phv.slots.get(s) else {
+                    continue;
+                };
+                self.fields.push(KeyField {
+                    slot: s,
+                    name: slot.name.clone(),
+                    header: header_of(s),
+                    phv_offset: slot.offset + (slot.width - lsb - w),
+                    width: w,
+                    slot_width: slot.width,
+                    lsb,
+                    key_offset: cursor,
+                    source: source
+                        .get(s.index() as usize)
+                        .copied()
+                        .flatten()
+                        .unwrap_or(Source::Packet),
+                });
+                cursor += w;
+            }
+            let words = (start_bit / 64) as usize..(cursor.div_ceil(64) as usize).max(1);
+            self.groups.push(KeyGroup {
+                name,
+                header,
+                fields: start_field..self.fields.len(),
+                words,
+            });
+        }
+        self.bits = self.fields.iter().map(|f| f.width).sum();
+        self.words = (cursor.div_ceil(64) as usize).max(1);
+    }
+
+    /// The PHV-to-key copies, adjacent fields merged, split at 64 bits.
+    fn copy_ops(&mut self) {
+        let mut runs: Vec<CopyOp> = Vec::new();
+        for f in &self.fields {
+            match runs.last_mut() {
+                Some(r) if r.phv + r.len == f.phv_offset && r.key + r.len == f.key_offset => {
+                    r.len += f.width
+                }
+                _ => runs.push(CopyOp {
+                    phv: f.phv_offset,
+                    key: f.key_offset,
+                    len: f.width,
+                }),
+            }
+        }
+        for r in runs {
+            let mut done = 0;
+            while done < r.len {
+                let len = (r.len - done).min(64);
+                self.ops.push(CopyOp {
+                    phv: r.phv + done,
+                    key: r.key + done,
+                    len,
+                });
+                done += len;
+            }
+        }
+    }
+
+    /// Per slot: its own field, the key bits its value may derive from, its taint.
+    fn covers(&mut self, f: &Facts<'_>, cl: &Closure, source: &[Option<Source>]) {
+        let mut field_of = vec![None; f.nslots];
+        for (i, k) in self.fields.iter().enumerate() {
+            field_of[k.slot.index() as usize] = Some(i);
+        }
+        self.cover = vec![SlotCover::default(); f.nslots];
+        let mut seen = vec![false; f.nnodes];
+        for s in 0..f.nslots {
+            if cl.demand[s].is_none() {
+                continue;
+            }
+            let mut words = vec![0u64; self.words];
+            seen.fill(false);
+            seen[s] = true;
+            let mut stack = vec![s];
+            while let Some(n) = stack.pop() {
+                if n != s
+                    && n < f.nslots
+                    && source[n].is_some()
+                    && let Some(fi) = field_of[n]
+                {
+                    let k = &self.fields[fi];
+                    set_range(&mut words, k.key_offset, k.width);
+                }
+                for &wi in cl.writes_to.get(n).map_or(&[][..], |v| &v[..]) {
+                    for &m in &cl.src_nodes[wi] {
+                        if !std::mem::replace(&mut seen[m], true) {
+                            stack.push(m);
+                        }
+                    }
+                }
+            }
+            self.cover[s] = SlotCover {
+                in_closure: true,
+                tainted: cl.tainted[s],
+                field: field_of[s],
+                derived: words
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, w)| **w != 0)
+                    .map(|(i, w)| (i, *w))
+                    .collect(),
+            };
+        }
+    }
+
+    /// Headers whose fields nothing reads or rewrites: the fast path may copy their bytes
+    /// between packet and output without parsing fields.
+    fn opaque(&mut self, f: &Facts<'_>, source: &[Option<Source>]) {
+        let p = f.p;
+        let mut rewritten = vec![false; f.nslots];
+        for w in &f.writes {
+            if w.origin != Origin::Packet && w.dst < f.nslots {
+                rewritten[w.dst] = true;
+            }
+        }
+        for (h, hd) in p.phv.headers.iter() {
+            let valid = hd.valid.index() as usize;
+            if source.get(valid) != Some(&Some(Source::Packet)) {
+                continue;
+            }
+            let mut slots = Vec::new();
+            for &fs in &hd.fields {
+                slots.push(fs.index() as usize);
+                slots.extend(
+                    p.phv
+                        .slots
+                        .get(fs)
+                        .and_then(|x| x.length)
+                        .map(|l| l.index() as usize),
+                );
+            }
+            if slots.iter().all(|&s| !f.read_anywhere[s] && !rewritten[s]) {
+                self.opaque.push(h);
+                self.opaque_names.push(hd.name.clone());
+            }
+        }
+    }
+
+    /// The key fields, in key order.
+    pub fn fields(&self) -> &[KeyField] {
+        &self.fields
+    }
+
+    /// The field groups, in key order.
+    pub fn groups(&self) -> &[KeyGroup] {
+        &self.groups
+    }
+
+    /// The key width in `u64` words (at least 1: an empty key is one zero word).
+    pub fn key_words(&self) -> usize {
+        self.words
+    }
+
+    /// The number of key bits holding fields (the rest is padding, always zero).
+    pub fn key_bits(&self) -> u32 {
+        self.bits
+    }
+
+    /// The field holding `slot`, if the slot is a key field.
+    pub fn field_of(&self, slot: SlotId) -> Option<&KeyField> {
+        let i = self.cover.get(slot.index() as usize)?.field?;
+        self.fields.get(i)
+    }
+
+    /// Every decision of the program.
+    pub fn decisions(&self) -> &[Decision] {
+        &self.decisions
+    }
+
+    /// The decisions that may depend on extern state: never cached.
+    pub fn state_dependent(&self) -> impl Iterator<Item = &Decision> {
+        self.decisions.iter().filter(|d| d.state_dependent)
+    }
+
+    /// Parsed headers whose fields the program never reads nor modifies (only their validity
+    /// and emission matter): PISCES parser specialisation may copy them as opaque bytes.
+    pub fn opaque_headers(&self) -> &[HeaderId] {
+        &self.opaque
+    }
+
+    /// The flow key of the PHV in `phv` (the interpreter's byte layout, bit 0 the MSB of byte
+    /// 0) into `out` (at least [`Self::key_words`] words; extra words are zeroed, missing
+    /// ones skipped; PHV bytes past the buffer read as zero).
+    pub fn extract(&self, phv: &[u8], out: &mut [u64]) {
+        out.fill(0);
+        for op in &self.ops {
+            let v = read_phv(phv, op.phv, op.len);
+            write_key(out, op.key, op.len, v);
+        }
+    }
+
+    /// Field `i`'s value in `key` (for tests and traces).
+    pub fn read_field(&self, key: &[u64], i: usize) -> Option<Bits> {
+        let f = self.fields.get(i)?;
+        let mut out = Bits::zero(f.width);
+        for b in 0..f.width {
+            let k = (f.key_offset + b) as usize;
+            let bit = key.get(k / 64).is_some_and(|w| w >> (63 - k % 64) & 1 == 1);
+            out.set_bit(f.width - 1 - b, bit);
+        }
+        Some(out)
+    }
+
+    /// Adds to `out` (a key mask of [`Self::key_words`] words) the key bits that cover bits
+    /// `bits` (a mask of the slot's width, bit 0 least significant: what
+    /// `Observer::influence` reports) of `slot`: the slot's own bits if it is a key field,
+    /// and every key field its value may be computed from. The result says whether the mask
+    /// is sound for caching.
+    pub fn mask_for(&self, slot: SlotId, bits: &Bits, out: &mut [u64]) -> Coverage {
+        let Some(c) = self.cover.get(slot.index() as usize) else {
+            return Coverage::Uncovered;
+        };
+        if !c.in_closure {
+            return if bits.is_zero() {
+                Coverage::Covered
+            } else {
+                Coverage::Uncovered
+            };
+        }
+        let mut cov = Coverage::Covered;
+        // Without a field of its own, the slot's initial value is a constant: only the
+        // sources of its writes (below) can make it vary.
+        if let Some(f) = c.field.and_then(|i| self.fields.get(i)) {
+            for i in (0..bits.width()).filter(|&i| bits.bit(i)) {
+                if i < f.lsb || i >= f.lsb + f.width {
+                    cov = Coverage::Uncovered;
+                    continue;
+                }
+                let k = f.key_offset + (f.lsb + f.width - 1 - i);
+                set_range(out, k, 1);
+            }
+        }
+        for &(w, m) in &c.derived {
+            if let Some(x) = out.get_mut(w) {
+                *x |= m;
+            }
+        }
+        if c.tainted {
+            cov = cov.max(Coverage::StateDependent);
+        }
+        cov
+    }
+}
+
+/// The contiguous span (lowest bit, width) covering the set bits of `d` in a slot of
+/// `width` bits; the whole slot for non-`bit<W>` masks.
+fn demanded_span(d: &Bits, width: u32) -> (u32, u32) {
+    let hi = (0..d.width()).rev().find(|&i| d.bit(i));
+    let lo = (0..d.width()).find(|&i| d.bit(i));
+    match (hi, lo) {
+        (Some(hi), Some(lo)) if d.width() == width => (lo, hi - lo + 1),
+        _ => (0, width),
+    }
+}
+
+/// Sets key bits `start .. start + len` of `words`.
+fn set_range(words: &mut [u64], start: u32, len: u32) {
+    let mut k = start;
+    let end = start + len;
+    while k < end {
+        let (w, off) = ((k / 64) as usize, k % 64);
+        let n = (64 - off).min(end - k);
+        let m = if n == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << n) - 1) << (64 - off - n)
+        };
+        if let Some(x) = words.get_mut(w) {
+            *x |= m;
+        }
+        k += n;
+    }
+}
+
+/// `len` (1..=64) bits at PHV bit offset `bit`, right-aligned.
+fn read_phv(phv: &[u8], bit: u32, len: u32) -> u64 {
+    let first = (bit / 8) as usize;
+    let shift = bit % 8;
+    let nbytes = (shift + len).div_ceil(8) as usize;
+    let mut v: u128 = 0;
+    for i in 0..nbytes {
+        v = (v << 8) | u128::from(phv.get(first + i).copied().unwrap_or(0));
+    }
+    let total = nbytes as u32 * 8;
+    let v = v >> (total - shift - len);
+    (v & ((1u128 << len) - 1)) as u64
+}
+
+/// ORs `len` (1..=64) bits `v` into the key at bit offset `key`.
+fn write_key(out: &mut [u64], key: u32, len: u32, v: u64) {
+    let v = if len == 64 {
+        v
+    } else {
+        v & ((1u64 << len) - 1)
+    };
+    let (w, off) = ((key / 64) as usize, key % 64);
+    if off + len <= 64 {
+        if let Some(x) = out.get_mut(w) {
+            *x |= v << (64 - off - len);
+        }
+        return;
+    }
+    let len1 = 64 - off;
+    let len2 = len - len1;
+    if let Some(x) = out.get_mut(w) {
+        *x |= v >> len2;
+    }
+    if let Some(x) = out.get_mut(w + 1) {
+        *x |= v << (64 - len2);
+    }
+}
+
+impl fmt::Display for FlowKeyLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let st = self.state_dependent().count();
+        writeln!(
+            f,
+            "flow key: {} words, {} bits in {} fields; {} decisions, {} state-dependent",
+            self.words,
+            self.bits,
+            self.fields.len(),
+            self.decisions.len(),
+            st
+        )?;
+        writeln!(
+            f,
+            "{:>5}  {:>9}  {:>5}  {:<32}  source",
+            "word", "bits", "width", "field"
+        )?;
+        for g in &self.groups {
+            writeln!(
+                f,
+                "  -- {} (words {}..{})",
+                g.name, g.words.start, g.words.end
+            )?;
+            for k in &self.fields[g.fields.clone()] {
+                let (a, b) = (k.key_offset, k.key_offset + k.width);
+                let words = if (b - 1) / 64 == a / 64 {
+                    format!("{}", a / 64)
+                } else {
+                    format!("{}-{}", a / 64, (b - 1) / 64)
+                };
+                let mut name = k.name.clone();
+                if k.width < k.slot_width {
+                    name = format!("{name}[{}:{}]", k.lsb + k.width - 1, k.lsb);
+                }
+                let range = format!("{a}..{b}");
+                writeln!(
+                    f,
+                    "{words:>5}  {range:>9}  {:>5}  {name:<32}  {}",
+                    k.width,
+                    k.source.name()
+                )?;
+            }
+        }
+        for d in self.state_dependent() {
+            writeln!(f, "state-dependent {}: {}", d.kind.name(), d.location)?;
+        }
+        if !self.opaque_names.is_empty() {
+            writeln!(f, "opaque headers: {}", self.opaque_names.join(", "))?;
+        }
+        Ok(())
+    }
+}

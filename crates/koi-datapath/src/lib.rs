@@ -1,0 +1,99 @@
+//! koi's cached datapath. This first module is the compile-time **flow-key analysis**: which
+//! bits of a packet's state any forwarding decision of the loaded program may depend on, and
+//! how they are packed into the `u64` words the caches of `koi-cache` hash and compare.
+//!
+//! # What the flow key is
+//!
+//! koi follows Open vSwitch: a packet's processing is summarised, after the slow path (the
+//! reference interpreter) has run it once, as a **megaflow**: a (mask, masked key) pair over
+//! the flow key, and the action program that the run performed. Every later packet whose key
+//! agrees with the megaflow on the masked bits gets the same action program, without running
+//! the pipeline. The flow key is therefore the set of *inputs* of the pipeline's *decisions*:
+//!
+//! - **decisions** ([`flowkey::DecisionKind`]): parser `select` keys, branch conditions and
+//!   `switch` scrutinees of controls and actions, table keys of every match kind and the
+//!   `selector` fields of action selectors, `verify` conditions, the validity of every
+//!   header the deparser `emit`s (an invalid header is not emitted, so validity shapes the
+//!   output), run-time stack indices and next indices, varbit sizes and `advance` amounts,
+//!   `update_checksum` conditions, `assert`/`assume` conditions. Extern calls under a
+//!   condition are covered by the condition's branch.
+//! - **inputs**: the decisions' reads, closed backwards over data flow: a slot assigned from
+//!   other slots makes them inputs too; an action parameter bound by a direct call makes the
+//!   call's arguments inputs. The closure stops at **packet-derived** slots (header fields,
+//!   validity bits, varbit lengths written by `extract`, stack next indices, `lookahead`
+//!   destinations), at **architecture inputs** (v1model `ingress_port`, `packet_length`,
+//!   `instance_type`, and metadata preserved by resubmit, recirculate and clone field lists;
+//!   ubpf `input_port`, `packet_length`), at **constants and table-supplied action
+//!   parameters** (a table's action data is a function of its keys and of control-plane
+//!   state, which the caches handle by invalidation), and at **state-derived** values
+//!   (register reads, meter colours, random numbers, timestamps, queue state, and anything
+//!   computed from or written under them).
+//!
+//! Outputs are not inputs: `egress_spec`, `mcast_grp`, clone and resubmit requests and drop
+//! flags are what the action program *does*. They become inputs only where the program reads
+//! them back; in v1model the traffic manager turns `egress_spec`, `mcast_grp` and clone
+//! sessions into the egress pass's `egress_port` (and `mcast_grp` into `egress_rid`), so an
+//! egress decision on `egress_port` makes them inputs, and through them whatever they were
+//! computed from (usually action parameters: nothing to add to the key). The parser sets
+//! `parser_error` from its own decisions, and `verify_checksum` sets `checksum_error` from the
+//! fields it covers.
+//!
+//! Only packet-derived and architecture slots are **key fields**: metadata computed from
+//! them is not in the key, its sources are ([`flowkey::FlowKeyLayout::mask_for`] maps an
+//! influence on such a slot to its sources' key bits). Fields are narrowed to the bits read
+//! where the read says so (`s[hi:lo]`, width casts), mirroring the interpreter's influence
+//! masks. Fields are grouped by header in parse order, validity bit first, the architecture
+//! inputs before all headers; a group starts a new word unless it fits the current one, which
+//! lets [`stages::stages`] give the classifier one lookup stage per group of words.
+//!
+//! # Soundness
+//!
+//! Claim: if two packets P and Q agree on every key bit a megaflow mask covers, and that
+//! mask includes, for every decision the slow-path run of P made, the key bits mapped from
+//! the interpreter's influence reports, then the run of Q makes the same decisions and
+//! performs the same action program, unless one of the decisions is state-dependent.
+//!
+//! Why: a decision's outcome is a function of the values it reads and of control-plane state
+//! (tables, value sets, clone sessions, multicast groups: revalidated or invalidated by the
+//! caches on change). Each value read is, by induction over the run, a function of the key
+//! sources reachable backwards through the writes that produced it; the closure follows
+//! *every* write of *every* slot on *every* path (flow-insensitive: a slot's value may come
+//! from any of its writes, whatever ran before), so it over-approximates each run's actual
+//! dependencies, and `mask_for` sets all key bits of all those sources. Values the closure
+//! cannot trace to the packet or the architecture are either constants and table data (the
+//! same for P and Q) or state-derived, which taints the decision: a decision is reported
+//! **state-dependent** if it reads a state-derived value through data flow, or through
+//! control flow (a write that runs under a state-dependent branch, an action chosen by a
+//! table whose keys are state-dependent or by a random action selector, an action that may
+//! `exit` under state, which makes the rest of its callers state-dependent). Control
+//! dependence uses post-dominators per body, an over-approximation of the classic relation.
+//! The cache must never summarise a state-dependent decision; the datapath runs it on
+//! every packet (see `koi-cache` and BRIEF §4).
+//!
+//! What the key deliberately leaves to the slow path: whether the packet was long enough for
+//! each `extract` and `lookahead` (the interpreter reports `packet_length_check`s; the
+//! megaflow must record the length it needs), and the key snapshot point: the key is read
+//! from the PHV when the parser accepts, so a packet-derived slot must not be overwritten by
+//! another packet read after a decision read it (a header extracted twice, a reused
+//! lookahead temporary); lowering allocates fresh slots, and stack extracts go to distinct
+//! elements.
+//!
+//! # What the slow and fast paths do with it
+//!
+//! - The **fast path** parses the packet (specialised: headers in
+//!   [`flowkey::FlowKeyLayout::opaque_headers`] are copied as bytes, their fields never
+//!   parsed), calls [`flowkey::FlowKeyLayout::extract`] on the PHV and looks the key up in the
+//!   microflow cache, then the megaflow classifier, configured with
+//!   [`flowkey::FlowKeyLayout::key_words`] and [`stages::stages`].
+//! - On a miss the **slow path** runs the interpreter with an observer whose `influence(d,
+//!   slot, mask)` calls [`flowkey::FlowKeyLayout::mask_for`] into a mask buffer; any answer
+//!   other than [`flowkey::Coverage::Covered`] means the run must not be cached as one
+//!   megaflow. The mask and the masked key form the megaflow.
+
+#![forbid(unsafe_code)]
+
+pub mod flowkey;
+pub mod stages;
+
+pub use flowkey::{Coverage, Decision, DecisionKind, FlowKeyLayout, KeyField, KeyGroup, Source};
+pub use stages::stages;
