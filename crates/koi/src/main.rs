@@ -31,6 +31,8 @@ enum Command {
     Trace(cmd::trace::TraceArgs),
     /// Run the switch: forward packets between ports (AF_PACKET, pcap files, TAP) until SIGINT.
     Run(cmd::run::RunArgs),
+    /// Control a running `koi run` through its control socket (one command, stdin, or a prompt).
+    Ctl(cmd::ctl::CtlArgs),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
             Command::Conformance(a) => cmd::conformance::run(&a),
             Command::Trace(a) => cmd::trace::run(&a),
             Command::Run(a) => cmd::run::run(&a),
+            Command::Ctl(a) => cmd::ctl::run(&a),
         });
     match worker.map(|h| h.join()) {
         Ok(Ok(code)) => code,

@@ -3,6 +3,8 @@
 pub mod check;
 pub mod compile;
 pub mod conformance;
+pub mod ctl;
+pub mod ctl_server;
 pub mod entries;
 pub mod frontend;
 pub mod run;

@@ -6,6 +6,10 @@
 //! to the ports by number (an output to a port number koi does not have is counted as a drop).
 //! SIGINT or SIGTERM stops it; it then prints every port's counters.
 //!
+//! A control socket (`--ctl PATH`, by default `/run/koi/koi.sock`, `$XDG_RUNTIME_DIR/koi.sock`
+//! or `/tmp/koi-$UID.sock`: see [`super::ctl_server`]) lets `koi ctl` change and read the
+//! state while the switch runs.
+//!
 //! Sharing: the runtime [`State`] sits behind one mutex, taken per packet; this is the place
 //! the cached datapath (microflow/megaflow caches with per-thread lookups) will replace. Each
 //! port sits behind its own mutex so any thread can send to it; a thread never holds two of
@@ -36,7 +40,8 @@ pub struct RunArgs {
     /// simple_switch_CLI commands to run before forwarding (table_add, mc_*, ...).
     #[arg(long, value_name = "FILE")]
     pub entries: Option<PathBuf>,
-    /// Control socket for `koi ctl` (not implemented yet).
+    /// Control socket for `koi ctl` (mode 0600). Default: `/run/koi/koi.sock` if `/run/koi` is
+    /// writable, else `$XDG_RUNTIME_DIR/koi.sock`, else `/tmp/koi-$UID.sock`.
     #[arg(long, value_name = "PATH")]
     pub ctl: Option<PathBuf>,
     /// Poll threads; the ports are dealt out among them.
@@ -50,16 +55,18 @@ pub struct RunArgs {
 const POLL_MS: i32 = 100;
 
 /// One numbered port.
-struct Slot {
-    num: u64,
-    port: Mutex<Box<dyn Port>>,
+pub(super) struct Slot {
+    pub(super) num: u64,
+    pub(super) port: Mutex<Box<dyn Port>>,
 }
 
 /// Drops that belong to no port.
 #[derive(Default)]
-struct Counters {
-    unknown_port: AtomicU64,
-    pipeline_errors: AtomicU64,
+pub(super) struct Counters {
+    pub(super) unknown_port: AtomicU64,
+    pub(super) pipeline_errors: AtomicU64,
+    /// Packets the program sent nowhere.
+    pub(super) program_drops: AtomicU64,
 }
 
 pub fn run(a: &RunArgs) -> ExitCode {
@@ -90,14 +97,11 @@ fn parse_port(s: &str) -> Result<(u64, PortSpec), String> {
     Ok((n, PortSpec::parse(spec).map_err(|e| e.to_string())?))
 }
 
-fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn switch(a: &RunArgs) -> Result<(), (u8, String)> {
-    if a.ctl.is_some() {
-        return Err((2, "koi: --ctl is not implemented yet".into()));
-    }
     let mut specs = Vec::new();
     for s in &a.ports {
         let (n, spec) = parse_port(s).map_err(|e| (2, format!("koi: {e}")))?;
@@ -116,6 +120,13 @@ fn switch(a: &RunArgs) -> Result<(), (u8, String)> {
     }
     // Fail before opening ports if the interpreter cannot run this pipeline.
     Interpreter::new(p).map_err(|e| (1, format!("koi: {e}")))?;
+    let ctl_path = a
+        .ctl
+        .clone()
+        .unwrap_or_else(|| super::ctl_server::default_path(true));
+    let ctl =
+        super::ctl_server::CtlSocket::bind(&ctl_path).map_err(|e| (1, format!("koi: {e}")))?;
+    eprintln!("koi: control socket {}", ctl.path().display());
     let mut slots = Vec::new();
     for (n, spec) in &specs {
         let port = koi_ports::open(spec).map_err(|e| (1, format!("koi: port {n}: {e}")))?;
@@ -157,6 +168,14 @@ fn switch(a: &RunArgs) -> Result<(), (u8, String)> {
                 stop.store(true, Ordering::Relaxed);
             }
         }
+        let (shared, ctl) = (&shared, &ctl);
+        let spawned = std::thread::Builder::new()
+            .name("koi-ctl".into())
+            .spawn_scoped(s, move || super::ctl_server::serve(ctl, shared));
+        if let Err(e) = spawned {
+            tracing::error!(error = %e, "cannot start the control socket thread");
+            stop.store(true, Ordering::Relaxed);
+        }
     });
     tracing::info!("stopped");
     for slot in &slots {
@@ -165,22 +184,23 @@ fn switch(a: &RunArgs) -> Result<(), (u8, String)> {
         println!("port {} ({}): {}", slot.num, port.name(), port.stats());
     }
     println!(
-        "drops without a port: unknown_port {} pipeline_error {}",
+        "drops without a port: program {} unknown_port {} pipeline_error {}",
+        counters.program_drops.load(Ordering::Relaxed),
         counters.unknown_port.load(Ordering::Relaxed),
         counters.pipeline_errors.load(Ordering::Relaxed)
     );
     Ok(())
 }
 
-/// What the poll threads share.
-struct Shared<'a> {
-    pipeline: &'a koi_ir::Pipeline,
-    slots: &'a [Slot],
+/// What the poll threads and the control socket share.
+pub(super) struct Shared<'a> {
+    pub(super) pipeline: &'a koi_ir::Pipeline,
+    pub(super) slots: &'a [Slot],
     by_num: &'a HashMap<u64, usize>,
-    state: &'a Mutex<State>,
-    counters: &'a Counters,
-    clock: &'a SystemClock,
-    stop: &'a AtomicBool,
+    pub(super) state: &'a Mutex<State>,
+    pub(super) counters: &'a Counters,
+    pub(super) clock: &'a SystemClock,
+    pub(super) stop: &'a AtomicBool,
 }
 
 impl Shared<'_> {
@@ -249,6 +269,9 @@ impl Shared<'_> {
                 return;
             }
         };
+        if outcome.outputs.is_empty() {
+            self.counters.program_drops.fetch_add(1, Ordering::Relaxed);
+        }
         for out in &outcome.outputs {
             let Some(&j) = self.by_num.get(&out.port) else {
                 self.counters.unknown_port.fetch_add(1, Ordering::Relaxed);
