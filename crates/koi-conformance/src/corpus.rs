@@ -2,6 +2,7 @@
 //! like p4c's corpus (`NAME.p4` beside `NAME.stf`, in any number of subdirectories).
 
 use crate::compile::compile;
+use crate::stf::RunOptions;
 use koi_syntax::PpOptions;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -104,6 +105,18 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<TestCase>, depth: usize) {
 /// Compiles `program` and runs `stf` against it. The program's own directory is searched for
 /// includes after `opts.include_dirs`. Never panics: a panic inside koi is a `Panic` verdict.
 pub fn run_test(name: &str, program: &Path, stf: &Path, opts: &PpOptions) -> TestResult {
+    run_test_with(name, program, stf, opts, &RunOptions::default())
+}
+
+/// [`run_test`], processing packets as `run` says (interpreter or cached datapath).
+pub fn run_test_with(
+    name: &str,
+    program: &Path,
+    stf: &Path,
+    opts: &PpOptions,
+    run: &RunOptions,
+) -> TestResult {
+    let run = *run;
     let mut opts = opts.clone();
     if let Some(dir) = program.parent() {
         opts.include_dirs.push(dir.to_path_buf());
@@ -111,23 +124,31 @@ pub fn run_test(name: &str, program: &Path, stf: &Path, opts: &PpOptions) -> Tes
     let name = name.to_string();
     let (program, stf) = (program.to_path_buf(), stf.to_path_buf());
     let n = name.clone();
-    std::panic::catch_unwind(move || run_unguarded(n, &program, &stf, &opts)).unwrap_or_else(|p| {
-        let msg = p
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default();
-        TestResult {
-            name,
-            verdict: Verdict::Panic(msg),
-            notes: Vec::new(),
-            packets_in: 0,
-            packets_checked: 0,
-        }
-    })
+    std::panic::catch_unwind(move || run_unguarded(n, &program, &stf, &opts, &run)).unwrap_or_else(
+        |p| {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            TestResult {
+                name,
+                verdict: Verdict::Panic(msg),
+                notes: Vec::new(),
+                packets_in: 0,
+                packets_checked: 0,
+            }
+        },
+    )
 }
 
-fn run_unguarded(name: String, program: &Path, stf: &Path, opts: &PpOptions) -> TestResult {
+fn run_unguarded(
+    name: String,
+    program: &Path,
+    stf: &Path,
+    opts: &PpOptions,
+    run: &RunOptions,
+) -> TestResult {
     let result = |verdict| TestResult {
         name: name.clone(),
         verdict,
@@ -150,7 +171,7 @@ fn run_unguarded(name: String, program: &Path, stf: &Path, opts: &PpOptions) -> 
         Ok(c) => c,
         Err(e) => return result(Verdict::CompileError(e.first_line())),
     };
-    let report = crate::stf::run(&compiled.pipeline, &lines);
+    let report = crate::stf::run_with(&compiled.pipeline, &lines, run);
     TestResult {
         name,
         verdict: if report.passed() {

@@ -1,7 +1,8 @@
 //! koi's STF test runner (`koi test`) and conformance-corpus driver (`koi conformance`).
 //!
 //! [`compile`] turns a P4 file into a verified pipeline (preprocess, parse, check, lower).
-//! [`stf::run`] executes an STF file against that pipeline with the reference interpreter,
+//! [`stf::run`] executes an STF file against that pipeline with the reference interpreter
+//! ([`stf::run_with`]: or through the cached datapath, which must give the same results),
 //! exactly as p4c's runners do (`shared/reference/STF.md`): statements in file order, packets
 //! processed to completion one at a time, expectations queued per port and compared at the
 //! end (prefix match unless `$`, `*` nibbles), an extra packet on a port named in the file is

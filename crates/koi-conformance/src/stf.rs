@@ -1,6 +1,11 @@
 //! Running one STF file against a compiled pipeline, as p4c's runners do (STF.md §1, §4, §5, §7).
+//!
+//! Packets go through the reference interpreter, or with [`RunOptions::cache`] through the
+//! cached datapath ([`koi_datapath::Datapath`]), whose megaflows are invalidated by every
+//! table write and CLI command before the next packet.
 
-use koi_interp::Interpreter;
+use koi_datapath::Datapath;
+use koi_interp::{InterpError, Interpreter, Outcome};
 use koi_ir::{Architecture, Bits, MatchKind, Pattern, Pipeline, TableId};
 use koi_state::{ActionSpec, EntrySpec, ManualClock, State};
 use koi_stf::{ActionCall, Expected, KeyMatch, Line, Number, Stmt};
@@ -30,8 +35,53 @@ impl StfReport {
     }
 }
 
-/// Runs `lines` (a parsed STF file) against `pipeline`.
+/// How packets are processed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Through the cached datapath instead of the interpreter alone.
+    pub cache: bool,
+}
+
+/// What processes packets.
+enum Engine<'p> {
+    Interp(Box<Interpreter<'p>>),
+    Cached(Box<Datapath<'p>>),
+}
+
+impl Engine<'_> {
+    fn process(
+        &mut self,
+        state: &mut State,
+        data: &[u8],
+        port: u64,
+        clock: &ManualClock,
+    ) -> Result<Outcome, InterpError> {
+        match self {
+            Engine::Interp(i) => i.process(state, data, port, clock),
+            Engine::Cached(d) => d.process(state, data, port, clock),
+        }
+    }
+
+    fn on_table_write(&mut self, t: TableId) {
+        if let Engine::Cached(d) = self {
+            d.on_table_write(t);
+        }
+    }
+
+    fn invalidate_all(&mut self) {
+        if let Engine::Cached(d) = self {
+            d.invalidate_all();
+        }
+    }
+}
+
+/// Runs `lines` (a parsed STF file) against `pipeline` with the interpreter.
 pub fn run(pipeline: &Pipeline, lines: &[Line]) -> StfReport {
+    run_with(pipeline, lines, &RunOptions::default())
+}
+
+/// Runs `lines` against `pipeline`, processing packets as `opts` says.
+pub fn run_with(pipeline: &Pipeline, lines: &[Line], opts: &RunOptions) -> StfReport {
     let mut r = StfReport::default();
     let mut state = match State::new(pipeline) {
         Ok(s) => s,
@@ -41,7 +91,11 @@ pub fn run(pipeline: &Pipeline, lines: &[Line]) -> StfReport {
             return r;
         }
     };
-    let mut interp = match Interpreter::new(pipeline) {
+    let engine = match opts.cache {
+        false => Interpreter::new(pipeline).map(|i| Engine::Interp(Box::new(i))),
+        true => Datapath::new(pipeline).map(|d| Engine::Cached(Box::new(d))),
+    };
+    let mut interp = match engine {
         Ok(i) => i,
         Err(e) => {
             r.failures.push(format!("cannot run this pipeline: {e}"));
@@ -76,7 +130,9 @@ pub fn run(pipeline: &Pipeline, lines: &[Line]) -> StfReport {
 pub fn prepare(pipeline: &Pipeline, lines: &[Line]) -> Result<(State, StfReport), String> {
     let mut r = StfReport::default();
     let mut state = State::new(pipeline).map_err(|e| e.to_string())?;
-    let mut interp = Interpreter::new(pipeline).map_err(|e| e.to_string())?;
+    let mut interp = Engine::Interp(Box::new(
+        Interpreter::new(pipeline).map_err(|e| e.to_string())?,
+    ));
     let mut run = Run {
         arch: pipeline.arch,
         state: &mut state,
@@ -123,7 +179,7 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    fn statement(&mut self, l: &Line, interp: &mut Interpreter<'_>) {
+    fn statement(&mut self, l: &Line, interp: &mut Engine<'_>) {
         let fail =
             |r: &mut StfReport, msg: String| r.failures.push(format!("line {}: {msg}", l.line));
         match &l.stmt {
@@ -132,23 +188,25 @@ impl Run<'_> {
                 priority,
                 keys,
                 action,
-            } => {
-                if let Err(e) = self.add(table, *priority, keys, action) {
-                    fail(self.report, format!("add {table}: {e}"));
-                }
-            }
-            Stmt::SetDefault { table, action } => {
-                if let Err(e) = self.set_default(table, action) {
-                    fail(self.report, format!("setdefault {table}: {e}"));
-                }
-            }
+            } => match self.add(table, *priority, keys, action) {
+                Ok(t) => interp.on_table_write(t),
+                Err(e) => fail(self.report, format!("add {table}: {e}")),
+            },
+            Stmt::SetDefault { table, action } => match self.set_default(table, action) {
+                Ok(t) => interp.on_table_write(t),
+                Err(e) => fail(self.report, format!("setdefault {table}: {e}")),
+            },
             Stmt::Packet { port, data } => self.packet(l.line, *port, data, interp),
             Stmt::Expect { port, expected } => self
                 .expected
                 .entry(*port)
                 .or_default()
                 .push((l.line, expected.clone())),
-            Stmt::Cli { line, .. } => self.cli(l.line, line),
+            Stmt::Cli { line, .. } => {
+                self.cli(l.line, line);
+                // A CLI command may change any table, profile, value set or session.
+                interp.invalidate_all();
+            }
             Stmt::NoPacket => fail(
                 self.report,
                 "no_packet is not supported by p4c's runners (the bmv2 runner fails on it)".into(),
@@ -160,7 +218,7 @@ impl Run<'_> {
         }
     }
 
-    fn packet(&mut self, line: u32, port: u64, data: &[u8], interp: &mut Interpreter<'_>) {
+    fn packet(&mut self, line: u32, port: u64, data: &[u8], interp: &mut Engine<'_>) {
         self.report.packets_in += 1;
         let outcome = interp.process(self.state, data, port, &self.clock);
         self.clock.advance_ns(PACKET_GAP_NS);
@@ -243,7 +301,7 @@ impl Run<'_> {
         priority: Option<u64>,
         keys: &[KeyMatch],
         action: &ActionCall,
-    ) -> Result<(), String> {
+    ) -> Result<TableId, String> {
         let t = self.table(table)?;
         let schema = self
             .state
@@ -288,11 +346,11 @@ impl Run<'_> {
         };
         self.state
             .table_add_id(t, spec)
-            .map(|_| ())
+            .map(|_| t)
             .map_err(|e| e.to_string())
     }
 
-    fn set_default(&mut self, table: &str, action: &ActionCall) -> Result<(), String> {
+    fn set_default(&mut self, table: &str, action: &ActionCall) -> Result<TableId, String> {
         let t = self.table(table)?;
         let name = self
             .state
@@ -303,6 +361,7 @@ impl Run<'_> {
         let spec = self.action_spec(t, action)?;
         self.state
             .table_set_default(&name, spec)
+            .map(|()| t)
             .map_err(|e| e.to_string())
     }
 

@@ -1,9 +1,11 @@
 //! p4c's STF corpus through koi (`koi conformance` on `stf/v1model` and `stf/ubpf`): every test
 //! passes except those listed, with a reason, in `known_failures_<arch>.txt` beside this file.
 //! A listed test that passes is reported so that the list can shrink; an unlisted failure
-//! fails this test. Without the corpus the test says so and passes.
+//! fails this test. The corpus runs twice: with the interpreter and with the cached datapath.
+//! Without the corpus the test says so and passes.
 
-use koi_conformance::corpus::{discover, run_test};
+use koi_conformance::corpus::{discover, run_test_with};
+use koi_conformance::stf::RunOptions;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -27,7 +29,7 @@ fn known(arch: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
-fn run_arch(arch: &str) {
+fn run_arch(arch: &str, cache: bool) {
     let Some(root) = corpus() else {
         println!("corpus absent: STF conformance for {arch} skipped");
         return;
@@ -41,7 +43,7 @@ fn run_arch(arch: &str) {
     assert!(!cases.is_empty(), "no STF tests found for {arch}");
     let (mut passed, mut unexpected, mut fixed) = (0, Vec::new(), Vec::new());
     for c in &cases {
-        let r = run_test(&c.name, &c.program, &c.stf, &opts);
+        let r = run_test_with(&c.name, &c.program, &c.stf, &opts, &RunOptions { cache });
         match (r.verdict.passed(), known.contains_key(&c.name)) {
             (true, false) => passed += 1,
             (true, true) => {
@@ -53,7 +55,7 @@ fn run_arch(arch: &str) {
         }
     }
     println!(
-        "stf/{arch}: {passed} passed, {} failed ({} known)",
+        "stf/{arch} (cache: {cache}): {passed} passed, {} failed ({} known)",
         cases.len() - passed,
         known.len()
     );
@@ -69,10 +71,21 @@ fn run_arch(arch: &str) {
 
 #[test]
 fn stf_v1model() {
-    run_arch("v1model");
+    run_arch("v1model", false);
+}
+
+/// The same corpus through the cached datapath: the same verdicts (BRIEF §4's invariant).
+#[test]
+fn stf_v1model_cached() {
+    run_arch("v1model", true);
 }
 
 #[test]
 fn stf_ubpf() {
-    run_arch("ubpf");
+    run_arch("ubpf", false);
+}
+
+#[test]
+fn stf_ubpf_cached() {
+    run_arch("ubpf", true);
 }

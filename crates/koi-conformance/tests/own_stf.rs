@@ -1,8 +1,10 @@
 //! koi's own STF tests (`tests/stf/<arch>/NAME.p4` with `NAME.stf`, at the repository root):
 //! behaviours of v1model's externs and traffic manager and of uBPF that p4c's corpus does not
-//! exercise. Every one must pass; there is no list of known failures here.
+//! exercise. Every one must pass, with the interpreter and with the cached datapath; there is
+//! no list of known failures here.
 
-use koi_conformance::corpus::{discover, run_test};
+use koi_conformance::corpus::{discover, run_test_with};
+use koi_conformance::stf::RunOptions;
 use std::path::PathBuf;
 
 fn root() -> PathBuf {
@@ -11,6 +13,15 @@ fn root() -> PathBuf {
 
 #[test]
 fn every_own_stf_test_passes() {
+    own_stf(false);
+}
+
+#[test]
+fn every_own_stf_test_passes_with_the_cache() {
+    own_stf(true);
+}
+
+fn own_stf(cache: bool) {
     let root = root();
     let cases = discover(&root);
     // Guards against the tests silently disappearing (a moved directory, a renamed file).
@@ -29,9 +40,9 @@ fn every_own_stf_test_passes() {
     let opts = koi_syntax::PpOptions::default();
     let mut failed = Vec::new();
     for c in &cases {
-        let r = run_test(&c.name, &c.program, &c.stf, &opts);
+        let r = run_test_with(&c.name, &c.program, &c.stf, &opts, &RunOptions { cache });
         println!(
-            "{}: {} ({} packets in, {} checked)",
+            "{} (cache: {cache}): {} ({} packets in, {} checked)",
             r.name, r.verdict, r.packets_in, r.packets_checked
         );
         if !r.verdict.passed() {

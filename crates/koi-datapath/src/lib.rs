@@ -92,8 +92,10 @@
 
 #![forbid(unsafe_code)]
 
+pub mod datapath;
 pub mod flowkey;
 pub mod stages;
 
+pub use datapath::{Datapath, DatapathStats, Megaflow};
 pub use flowkey::{Coverage, Decision, DecisionKind, FlowKeyLayout, KeyField, KeyGroup, Source};
 pub use stages::stages;

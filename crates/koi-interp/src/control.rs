@@ -3,7 +3,7 @@
 //! successor chosen by hit, miss or action.
 
 use crate::exec::{Ctx, Pkt, Stop};
-use crate::observer::{Decision, Observer, TableEvent};
+use crate::observer::{Decision, Observer, Replay, Step, TableEvent};
 use koi_hash::BitString;
 use koi_ir::entity::EntityId;
 use koi_ir::{
@@ -45,7 +45,7 @@ impl<O: Observer> Ctx<'_, O> {
             let Some(term) = &block.term else {
                 return Err(Stop::Abort(format!("block {b} has no terminator")));
             };
-            match self.terminator(pkt, term, params)? {
+            match self.terminator(pkt, b, term, params)? {
                 Some(next) => b = next,
                 None => return Ok(()),
             }
@@ -55,6 +55,56 @@ impl<O: Observer> Ctx<'_, O> {
 
     /// The next block, `None` at `return`.
     fn terminator(
+        &mut self,
+        pkt: &mut Pkt,
+        at: BlockId,
+        t: &Terminator,
+        params: &[Bits],
+    ) -> Result<Option<BlockId>, Stop> {
+        if O::REPLAYS
+            && matches!(t, Terminator::Branch { .. } | Terminator::Switch { .. })
+            && let Some(to) = self.replayed_jump(at, t)
+        {
+            return Ok(Some(to));
+        }
+        let next = self.evaluate_terminator(pkt, t, params)?;
+        if O::REPLAYS
+            && matches!(t, Terminator::Branch { .. } | Terminator::Switch { .. })
+            && let Some(to) = next
+        {
+            self.obs.decided(&Step::Jump { from: at, to });
+        }
+        Ok(next)
+    }
+
+    /// The recorded successor of a `Branch` or `Switch` at block `at`, if the observer offers
+    /// one that is among the terminator's targets.
+    fn replayed_jump(&mut self, at: BlockId, t: &Terminator) -> Option<BlockId> {
+        let Replay::Use(step) = self.obs.replay() else {
+            return None;
+        };
+        let fits = match (&step, t) {
+            (
+                Step::Jump { from, to },
+                Terminator::Branch {
+                    then, otherwise, ..
+                },
+            ) => *from == at && (to == then || to == otherwise),
+            (Step::Jump { from, to }, Terminator::Switch { cases, default, .. }) => {
+                *from == at && (to == default || cases.iter().any(|(_, b)| b == to))
+            }
+            _ => false,
+        };
+        match (fits, step) {
+            (true, Step::Jump { to, .. }) => Some(to),
+            _ => {
+                self.obs.replay_diverged();
+                None
+            }
+        }
+    }
+
+    fn evaluate_terminator(
         &mut self,
         pkt: &mut Pkt,
         t: &Terminator,
@@ -115,6 +165,18 @@ impl<O: Observer> Ctx<'_, O> {
     }
 
     fn apply_table(&mut self, pkt: &mut Pkt, t: TableId) -> Result<Applied, Stop> {
+        if O::REPLAYS
+            && let Some((hit, call)) = self.replayed_table(t)
+        {
+            self.table_hit(pkt, t, hit);
+            if let Some(c) = &call {
+                self.call_action(pkt, c.action, &c.args)?;
+            }
+            return Ok(Applied {
+                hit: hit.is_some(),
+                action: call.map(|c| c.action),
+            });
+        }
         let (Some(table), Some(ts)) = (self.p.tables.get(t), self.state.table_by_id(t)) else {
             return Err(Stop::Abort(format!("apply of missing table {t}")));
         };
@@ -194,6 +256,13 @@ impl<O: Observer> Ctx<'_, O> {
             masks: &masks,
         };
         self.obs.table(&ev);
+        if O::REPLAYS {
+            self.obs.decided(&Step::Table {
+                table: t,
+                hit: hit.map(|h| h.0),
+                call: call.clone(),
+            });
+        }
         if let Some(c) = &call {
             self.call_action(pkt, c.action, &c.args)?;
         }
@@ -201,6 +270,28 @@ impl<O: Observer> Ctx<'_, O> {
             hit: hit.is_some(),
             action: call.map(|c| c.action),
         })
+    }
+
+    /// The recorded result of applying table `t` (entry index, action call), if the observer
+    /// offers one for this table whose action exists.
+    fn replayed_table(&mut self, t: TableId) -> Option<(Option<u32>, Option<ActionCall>)> {
+        let Replay::Use(step) = self.obs.replay() else {
+            return None;
+        };
+        match step {
+            Step::Table { table, hit, call }
+                if table == t
+                    && call
+                        .as_ref()
+                        .is_none_or(|c| self.p.actions.get(c.action).is_some()) =>
+            {
+                Some((hit, call))
+            }
+            _ => {
+                self.obs.replay_diverged();
+                None
+            }
+        }
     }
 
     /// Credits a hit: direct counter, idle time, direct meter colour for `read`.

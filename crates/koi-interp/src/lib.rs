@@ -10,7 +10,8 @@
 //! - [`process`] runs one packet with default options and no observer.
 //! - [`Interpreter`] keeps options and a seeded random generator across packets, and runs
 //!   with any [`Observer`] ([`observer`]): [`TraceObserver`] renders `koi trace`; the cached
-//!   datapath's slow path tracks the PHV bits decisions read ([`Decision`]).
+//!   datapath's slow path tracks the PHV bits decisions read ([`Decision`]) and records the
+//!   decisions' outcomes ([`Step`]), which a megaflow hit replays ([`Replay`]).
 //!
 //! Nothing here panics on any input: malformed packets end as parser errors, limits end as
 //! reported drops or an aborted run ([`Report`]).
@@ -64,7 +65,7 @@ pub mod trace;
 pub mod ubpf;
 pub mod v1model;
 
-pub use observer::{Decision, NoObserver, Observer, TableEvent, TmEvent};
+pub use observer::{Decision, NoObserver, Observer, Replay, Step, TableEvent, TmEvent};
 pub use options::{DropReason, InterpError, Options, Outcome, Output, Report, Rng};
 pub use trace::TraceObserver;
 

@@ -8,13 +8,21 @@
 //! validity read by `emit`, run-time stack indices, `verify` conditions) and the packet
 //! length checks the parser made ([`Observer::packet_length_check`]).
 //!
+//! The cached datapath's slow path also **records** the outcome of every control-flow
+//! decision ([`Step`]: a branch or switch taken, a `select` case, a table's entry and action)
+//! through [`Observer::decided`], and a megaflow hit **replays** them: the interpreter asks
+//! [`Observer::replay`] before each decision and, when offered a step that fits, takes it
+//! without evaluating the condition or looking the table up; every other statement executes
+//! as usual (so replay cannot diverge from the interpreter's semantics). A step that does not
+//! fit is reported with [`Observer::replay_diverged`] and the decision is evaluated.
+//!
 //! Every method has an empty default and the interpreter is generic over the observer, so
 //! with [`NoObserver`] the hooks compile to nothing; the costly work behind
 //! `influence` (walking an expression's reads) and table masks is guarded by the associated
 //! constants, which are `false` by default.
 
 use crate::options::Output;
-use koi_ir::{ActionId, Bits, Role, SlotId, TableId};
+use koi_ir::{ActionCall, ActionId, Bits, BlockId, Role, SlotId, StateId, TableId, Target};
 
 /// What kind of decision a PHV read influenced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -85,6 +93,33 @@ pub struct InstanceEvent {
     pub rid: Option<u64>,
 }
 
+/// The outcome of one control-flow decision, as recorded by the slow path and replayed on a
+/// megaflow hit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A `Branch` or `Switch` terminator of block `from` went to block `to`.
+    Jump { from: BlockId, to: BlockId },
+    /// Parser state `state`'s `select` went to `to` (`None`: no case matched).
+    Select { state: StateId, to: Option<Target> },
+    /// Table `table` was applied: the entry hit (its index in the table, for direct counters
+    /// and meters; `None` on a miss) and the action call that ran.
+    Table {
+        table: TableId,
+        hit: Option<u32>,
+        call: Option<ActionCall>,
+    },
+}
+
+/// What [`Observer::replay`] answers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Replay {
+    /// Evaluate the decision.
+    Evaluate,
+    /// Take this recorded outcome (if it fits the decision; otherwise
+    /// [`Observer::replay_diverged`] is called and the decision is evaluated).
+    Use(Step),
+}
+
 /// Receives the interpreter's events. Every method does nothing by default.
 pub trait Observer {
     /// Whether [`Observer::influence`] should be called (walking reads costs time).
@@ -92,7 +127,22 @@ pub trait Observer {
     /// Whether table lookups should compute the key bits they depended on.
     const WANTS_MASKS: bool = false;
 
+    /// Whether [`Observer::decided`] and [`Observer::replay`] should be called.
+    const REPLAYS: bool = false;
+
     fn packet_in(&mut self, _port: u64, _data: &[u8]) {}
+    /// A parser pass of the packet ended (before `parser_error` is set): its PHV, in the
+    /// interpreter's byte layout. Called for the first parse and for resubmitted and
+    /// recirculated passes, not for the parse of an ingress clone.
+    fn parsed(&mut self, _phv: &[u8]) {}
+    /// A decision's outcome (only if [`Observer::REPLAYS`]).
+    fn decided(&mut self, _step: &Step) {}
+    /// The outcome to use for the next decision (only if [`Observer::REPLAYS`]).
+    fn replay(&mut self) -> Replay {
+        Replay::Evaluate
+    }
+    /// The step [`Observer::replay`] offered does not fit the decision at hand.
+    fn replay_diverged(&mut self) {}
     /// A pass through ingress or egress starts.
     fn instance(&mut self, _role: Role, _ev: &InstanceEvent) {}
     /// An architecture block starts.

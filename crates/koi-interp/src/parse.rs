@@ -7,10 +7,10 @@
 //! states than `8 * bits + margin` ends with `ParserTimeout`.
 
 use crate::exec::{Ctx, Pkt, Stop};
-use crate::observer::{Decision, Observer};
+use crate::observer::{Decision, Observer, Replay, Step};
 use koi_ir::{
-    Architecture, Bits, Expr, HeaderId, HeaderRef, Keyset, ParserId, Stmt, Target, Transition, Ty,
-    Value,
+    Architecture, Bits, Expr, HeaderId, HeaderRef, Keyset, ParserId, StateId, Stmt, Target,
+    Transition, Ty, Value,
 };
 
 pub const PACKET_TOO_SHORT: u32 = 1;
@@ -42,10 +42,16 @@ impl<O: Observer> Ctx<'_, O> {
         self.obs.block(koi_ir::Role::Parser, &parser.preamble.name);
         let limit = self.opts.parser_state_margin + 8 * (pkt.data.len() as u64) * 8;
         let mut state = parser.start;
-        for _ in 0..limit {
+        for visited in 0..limit {
             let Some(st) = parser.states.get(state) else {
                 return ParseEnd::Accept;
             };
+            // The state budget grows with the packet: a run that stayed within it needs a
+            // packet long enough to grant it (reported like a length check).
+            if O::TRACKS_READS {
+                let needed = (visited + 1).saturating_sub(self.opts.parser_state_margin);
+                self.obs.packet_length_check(needed.div_ceil(8), true);
+            }
             self.obs.parser_state(&st.name);
             for s in &st.stmts {
                 match self.stmt(pkt, s, &[]) {
@@ -57,10 +63,12 @@ impl<O: Observer> Ctx<'_, O> {
             }
             let target = match &st.transition {
                 Some(Transition::Goto(t)) => *t,
-                Some(Transition::Select { keys, cases }) => match self.select(pkt, keys, cases) {
-                    Some(t) => t,
-                    None => return ParseEnd::Error(NO_MATCH),
-                },
+                Some(Transition::Select { keys, cases }) => {
+                    match self.select_step(pkt, state, keys, cases) {
+                        Some(t) => t,
+                        None => return ParseEnd::Error(NO_MATCH),
+                    }
+                }
                 None => Target::Accept,
             };
             match target {
@@ -69,7 +77,40 @@ impl<O: Observer> Ctx<'_, O> {
                 Target::Reject => return ParseEnd::Reject,
             }
         }
+        if O::TRACKS_READS {
+            let needed = limit
+                .saturating_add(1)
+                .saturating_sub(self.opts.parser_state_margin);
+            self.obs.packet_length_check(needed.div_ceil(8), false);
+        }
         ParseEnd::Error(PARSER_TIMEOUT)
+    }
+
+    /// A `select` of parser state `state`: replayed if the observer offers a fitting step,
+    /// evaluated (and recorded) otherwise.
+    fn select_step(
+        &mut self,
+        pkt: &Pkt,
+        state: StateId,
+        keys: &[Expr],
+        cases: &[koi_ir::SelectCase],
+    ) -> Option<Target> {
+        if O::REPLAYS {
+            if let Replay::Use(step) = self.obs.replay() {
+                match step {
+                    Step::Select { state: s, to }
+                        if s == state && to.is_none_or(|t| cases.iter().any(|c| c.next == t)) =>
+                    {
+                        return to;
+                    }
+                    _ => self.obs.replay_diverged(),
+                }
+            }
+            let to = self.select(pkt, keys, cases);
+            self.obs.decided(&Step::Select { state, to });
+            return to;
+        }
+        self.select(pkt, keys, cases)
     }
 
     fn select(&mut self, pkt: &Pkt, keys: &[Expr], cases: &[koi_ir::SelectCase]) -> Option<Target> {

@@ -41,7 +41,9 @@ impl<O: Observer> Ctx<'_, O> {
         };
         self.obs.instance(Role::Pipe, &ev);
         let b = self.prep.blocks.clone();
-        match self.run_parser(&mut pkt, b.parser) {
+        let end = self.run_parser(&mut pkt, b.parser);
+        self.obs.parsed(pkt.phv.bytes());
+        match end {
             ParseEnd::Accept => self.obs.parser_end(None),
             ParseEnd::Abort(why) => return Err((Vec::new(), why)),
             ParseEnd::Reject | ParseEnd::Error(_) => {
@@ -97,6 +99,12 @@ impl<O: Observer> Ctx<'_, O> {
             buf.drain(..(parsed - emitted).min(buf.len()));
         }
         if let Some(t) = pkt.truncate.filter(|t| *t > 0) {
+            // Whether the headers fit the cut packet depends on its length: a megaflow of
+            // this run is only valid for packets at least as long.
+            if O::TRACKS_READS {
+                self.obs
+                    .packet_length_check((pkt.data.len() as u64).saturating_mul(8), true);
+            }
             buf.truncate(usize::try_from(t).unwrap_or(usize::MAX));
         }
         let mut offset = 0usize;

@@ -101,6 +101,7 @@ impl<O: Observer> Ctx<'_, O> {
     fn v1_parse(&mut self, pkt: &mut Pkt) -> Result<(), Stop> {
         let b = self.prep.blocks.clone();
         let end = self.run_parser(pkt, b.parser);
+        self.obs.parsed(pkt.phv.bytes());
         let code = match end {
             ParseEnd::Accept | ParseEnd::Reject | ParseEnd::Error(crate::parse::NO_MATCH) => 0,
             ParseEnd::Error(c) => u64::from(c),

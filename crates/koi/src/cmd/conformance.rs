@@ -1,8 +1,10 @@
 //! `koi conformance DIR`: runs every STF test under a directory laid out like p4c's corpus and
-//! ends with one line `N passed, M failed` (`--json` for machines).
+//! ends with one line `N passed, M failed` (`--json` for machines). Packets go through the
+//! cached datapath unless `--no-cache` (the reference interpreter alone).
 
 use clap::Args;
-use koi_conformance::corpus::{discover, run_test, to_json};
+use koi_conformance::corpus::{discover, run_test_with, to_json};
+use koi_conformance::stf::RunOptions;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -20,6 +22,9 @@ pub struct ConformanceArgs {
     /// Print every test's result, not only the failures.
     #[arg(short, long)]
     pub verbose: bool,
+    /// Process packets with the reference interpreter alone, not the cached datapath.
+    #[arg(long)]
+    pub no_cache: bool,
     /// The directory of tests (`NAME.p4` beside `NAME.stf`, in any subdirectory).
     pub dir: PathBuf,
 }
@@ -30,10 +35,11 @@ pub fn run(a: &ConformanceArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     let opts = super::frontend::pp_options(&a.include, &a.define);
+    let run = RunOptions { cache: !a.no_cache };
     let cases = discover(&a.dir);
     let results: Vec<_> = cases
         .iter()
-        .map(|c| run_test(&c.name, &c.program, &c.stf, &opts))
+        .map(|c| run_test_with(&c.name, &c.program, &c.stf, &opts, &run))
         .collect();
     let passed = results.iter().filter(|r| r.verdict.passed()).count();
     let failed = results.len() - passed;

@@ -7,6 +7,7 @@ pub mod ctl;
 pub mod ctl_server;
 pub mod entries;
 pub mod frontend;
+pub mod metrics;
 pub mod run;
 pub mod test;
 pub mod trace;

@@ -44,6 +44,9 @@ pub struct RunArgs {
     /// writable, else `$XDG_RUNTIME_DIR/koi.sock`, else `/tmp/koi-$UID.sock`.
     #[arg(long, value_name = "PATH")]
     pub ctl: Option<PathBuf>,
+    /// Serve Prometheus metrics (port, drop and table counters) at `http://ADDR/metrics`.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<std::net::SocketAddr>,
     /// Poll threads; the ports are dealt out among them.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
@@ -127,6 +130,15 @@ fn switch(a: &RunArgs) -> Result<(), (u8, String)> {
     let ctl =
         super::ctl_server::CtlSocket::bind(&ctl_path).map_err(|e| (1, format!("koi: {e}")))?;
     eprintln!("koi: control socket {}", ctl.path().display());
+    let metrics = match a.metrics {
+        Some(addr) => {
+            let l = std::net::TcpListener::bind(addr)
+                .map_err(|e| (1, format!("koi: --metrics {addr}: {e}")))?;
+            eprintln!("koi: metrics at http://{addr}/metrics");
+            Some(l)
+        }
+        None => None,
+    };
     let mut slots = Vec::new();
     for (n, spec) in &specs {
         let port = koi_ports::open(spec).map_err(|e| (1, format!("koi: port {n}: {e}")))?;
@@ -175,6 +187,15 @@ fn switch(a: &RunArgs) -> Result<(), (u8, String)> {
         if let Err(e) = spawned {
             tracing::error!(error = %e, "cannot start the control socket thread");
             stop.store(true, Ordering::Relaxed);
+        }
+        if let Some(l) = &metrics {
+            let spawned = std::thread::Builder::new()
+                .name("koi-metrics".into())
+                .spawn_scoped(s, move || super::metrics::serve(l, shared));
+            if let Err(e) = spawned {
+                tracing::error!(error = %e, "cannot start the metrics thread");
+                stop.store(true, Ordering::Relaxed);
+            }
         }
     });
     tracing::info!("stopped");

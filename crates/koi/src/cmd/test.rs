@@ -1,8 +1,10 @@
-//! `koi test PROG.p4 TEST.stf`: runs one STF test against the reference interpreter; prints
+//! `koi test PROG.p4 TEST.stf`: runs one STF test through the cached datapath (`--no-cache`:
+//! the reference interpreter alone); prints
 //! what differed (port, expected and received packets, byte offset) and exits 1 on failure.
 
 use clap::Args;
-use koi_conformance::corpus::{Verdict, run_test};
+use koi_conformance::corpus::{Verdict, run_test_with};
+use koi_conformance::stf::RunOptions;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -17,6 +19,9 @@ pub struct TestArgs {
     /// Print notes (packets to ports the test does not name, refused CLI commands).
     #[arg(short, long)]
     pub verbose: bool,
+    /// Process packets with the reference interpreter alone, not the cached datapath.
+    #[arg(long)]
+    pub no_cache: bool,
     /// The P4-16 program.
     pub program: PathBuf,
     /// The STF test.
@@ -32,7 +37,8 @@ pub fn run(a: &TestArgs) -> ExitCode {
     }
     let opts = super::frontend::pp_options(&a.include, &a.define);
     let name = a.stf.display().to_string();
-    let r = run_test(&name, &a.program, &a.stf, &opts);
+    let run = RunOptions { cache: !a.no_cache };
+    let r = run_test_with(&name, &a.program, &a.stf, &opts, &run);
     if a.verbose {
         for n in &r.notes {
             println!("note: {n}");

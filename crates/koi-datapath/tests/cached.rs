@@ -1,0 +1,159 @@
+//! The cached datapath on a small program: megaflows are installed and hit, replay gives the
+//! interpreter's outputs and counters on packets that differ outside the mask, a table write
+//! is obeyed by the very next packet, and state-dependent runs are not cached.
+
+mod common;
+
+use koi_datapath::Datapath;
+use koi_interp::Interpreter;
+use koi_ir::{Bits, Pattern, Pipeline};
+use koi_state::{ActionSpec, EntrySpec, ManualClock, State};
+
+/// `fwd` matches the Ethernet destination: `to(port)` or, by default, `to(2)`; a counter
+/// counts every packet by ingress port; `h` is decremented when present.
+const PROGRAM: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
+header h_t { bit<8> a; bit<8> b; }
+struct headers { eth_t eth; h_t h; }
+struct meta_t { bit<8> x; }
+parser P(packet_in pkt, out headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.eth);
+        transition select(hdr.eth.type) { 0x88b5: parse_h; default: accept; }
+    }
+    state parse_h { pkt.extract(hdr.h); transition accept; }
+}
+control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    counter(8, CounterType.packets) seen;
+    register<bit<8>>(1) last;
+    action to(bit<9> port) { sm.egress_spec = port; }
+    table fwd { key = { hdr.eth.dst: exact; } actions = { to; } default_action = to(2); }
+    apply {
+        seen.count((bit<32>) sm.ingress_port);
+        fwd.apply();
+        if (hdr.h.isValid()) {
+            hdr.h.a = hdr.h.a - 1;
+            last.write(0, hdr.h.b);
+        }
+    }
+}
+control V(inout headers hdr, inout meta_t meta) { apply { } }
+control E(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.eth); pkt.emit(hdr.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+fn program() -> Pipeline {
+    common::compile_str(PROGRAM).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// An Ethernet frame to `dst` with EtherType 0x88b5, `h = (a, b)`, and `payload`.
+fn frame(dst: u8, a: u8, b: u8, payload: &[u8]) -> Vec<u8> {
+    let mut f = vec![0, 0, 0, 0, 0, dst, 0, 0, 0, 0, 0, 0xee, 0x88, 0xb5, a, b];
+    f.extend_from_slice(payload);
+    f
+}
+
+fn add_entry(state: &mut State, dst: u8, port: u64) {
+    let spec = EntrySpec {
+        keys: vec![Pattern::Exact(Bits::from_u64(48, u64::from(dst)))],
+        action: ActionSpec::action("to", vec![Bits::from_u64(9, port)]),
+        priority: None,
+        timeout_ns: None,
+    };
+    state
+        .table_add("fwd", spec)
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn hits_replay_the_interpreter_on_packets_differing_outside_the_mask() {
+    let p = program();
+    let mut dp = Datapath::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut interp = Interpreter::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut sd = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    add_entry(&mut sd, 7, 5);
+    let mut si = sd.clone();
+    let clock = ManualClock::new(0);
+    // Same destination and EtherType: one megaflow; `h` and the payload vary.
+    let packets = [
+        frame(7, 10, 1, b"xyz"),
+        frame(7, 20, 2, b""),
+        frame(7, 30, 3, b"a longer payload"),
+        frame(7, 40, 4, b"q"),
+    ];
+    for pkt in &packets {
+        let a = interp.process(&mut si, pkt, 1, &clock);
+        let b = dp.process(&mut sd, pkt, 1, &clock);
+        assert_eq!(a, b);
+        let out = b.unwrap_or_else(|e| panic!("{e}")).outputs;
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].port, 5);
+        assert_eq!(out[0].bytes[14], pkt[14] - 1);
+    }
+    let s = dp.stats();
+    assert_eq!((s.misses, s.installs), (1, 1), "{s:?}");
+    assert_eq!(s.microflow_hits + s.megaflow_hits, 3, "{s:?}");
+    assert_eq!(dp.megaflows(), 1);
+    // The counter and the register were updated by every replay.
+    assert_eq!(format!("{si:?}"), format!("{sd:?}"));
+    let seen = sd
+        .counter_read("I.seen", 1)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(seen.packets, 4);
+    let last = sd
+        .register_read("I.last", 0)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(last.to_u64(), Some(4));
+    // Another destination is another megaflow.
+    let b = dp.process(&mut sd, &frame(8, 1, 1, b""), 1, &clock);
+    assert_eq!(b.map(|o| o.outputs[0].port).ok(), Some(2));
+    assert_eq!(dp.stats().misses, 2);
+}
+
+#[test]
+fn the_next_packet_after_a_table_write_follows_the_new_entry() {
+    let p = program();
+    let mut dp = Datapath::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut state = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let clock = ManualClock::new(0);
+    let pkt = frame(9, 1, 1, b"");
+    let port = |dp: &mut Datapath<'_>, state: &mut State| {
+        let o = dp.process(state, &pkt, 1, &clock);
+        o.map(|o| o.outputs[0].port).ok()
+    };
+    // A miss, then a hit: the default action.
+    assert_eq!(port(&mut dp, &mut state), Some(2));
+    assert_eq!(port(&mut dp, &mut state), Some(2));
+    assert_eq!(dp.stats().megaflow_hits + dp.stats().microflow_hits, 1);
+    // The entry is written and the datapath told: the very next packet follows it.
+    add_entry(&mut state, 9, 6);
+    let t = state.table_id("fwd").unwrap_or_else(|e| panic!("{e}"));
+    dp.on_table_write(t);
+    assert_eq!(dp.stats().invalidated, 1);
+    assert_eq!(port(&mut dp, &mut state), Some(6));
+    assert_eq!(port(&mut dp, &mut state), Some(6));
+    // Not telling it would forward by the stale megaflow: the cache is really in use.
+    let spec = ActionSpec::action("to", vec![Bits::from_u64(9, 3)]);
+    state
+        .table_set_default("fwd", spec)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let other = frame(10, 1, 1, b"");
+    let o = dp.process(&mut state, &other, 1, &clock);
+    assert_eq!(o.map(|o| o.outputs[0].port).ok(), Some(3));
+    state
+        .table_set_default("fwd", ActionSpec::action("to", vec![Bits::from_u64(9, 4)]))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let o = dp.process(&mut state, &other, 1, &clock);
+    assert_eq!(
+        o.map(|o| o.outputs[0].port).ok(),
+        Some(3),
+        "stale without invalidation"
+    );
+    dp.on_table_write(t);
+    let o = dp.process(&mut state, &other, 1, &clock);
+    assert_eq!(o.map(|o| o.outputs[0].port).ok(), Some(4));
+}
