@@ -3,7 +3,8 @@
 //! traffic: 60-byte untagged Ethernet/IPv4/UDP-or-TCP frames from host 0 to the router MAC on
 //! port 1, destinations spread over the 16 routes, N distinct flows.
 //!
-//! `cargo bench -p koi-conformance --bench interp_l2l3 [-- FLOWS [SECONDS]]` prints packets/s,
+//! `cargo bench -p koi-conformance --bench interp_l2l3 [-- FLOWS [SECONDS [cached]]]` prints
+//! packets/s (with `cached`: through koi's cached datapath, which replays megaflows),
 //! nanoseconds per packet and cycles per packet at the CPU's nominal TSC frequency (read from
 //! /proc/cpuinfo). A benchmark, not a test: the machine is shared and the numbers are noisy.
 
@@ -36,23 +37,29 @@ fn main() {
         }
     }
     let packets = l2l3_frames(flows);
+    let cached = args.get(2).is_some_and(|a| a == "cached");
     let mut interp = Interpreter::new(p).expect("interpreter");
+    let mut dp = koi_datapath::Datapath::new(p).expect("datapath");
     let clock = ManualClock::new(0);
-    // Warm up, and check that the traffic is forwarded.
+    let mut run = |state: &mut State, f: &[u8]| {
+        let out = if cached {
+            dp.process(state, f, 1, &clock)
+        } else {
+            interp.process(state, f, 1, &clock)
+        };
+        out.map(|o| o.outputs.len()).unwrap_or(0)
+    };
+    // Warm up (this fills the caches), and check that the traffic is forwarded.
     let mut sent = 0;
-    for f in packets.iter().take(1000) {
-        sent += interp
-            .process(&mut state, f, 1, &clock)
-            .expect("run")
-            .outputs
-            .len();
+    for f in &packets {
+        sent += run(&mut state, f);
     }
     assert!(sent > 0, "the warm-up forwarded nothing");
     let (mut n, start) = (0u64, Instant::now());
     let budget = Duration::from_secs_f64(seconds);
     while start.elapsed() < budget {
         for f in packets.iter().take(4096) {
-            let _ = interp.process(&mut state, f, 1, &clock);
+            let _ = run(&mut state, f);
             n += 1;
         }
     }
@@ -60,7 +67,12 @@ fn main() {
     let ns = secs * 1e9 / n as f64;
     let mhz = tsc_mhz();
     println!(
-        "interpreter, L2L3-ACL, {flows} flows: {n} packets in {secs:.2} s: {:.0} packets/s, {ns:.0} ns/packet, {:.0} cycles/packet at {mhz:.0} MHz",
+        "{}, L2L3-ACL, {flows} flows: {n} packets in {secs:.2} s: {:.0} packets/s, {ns:.0} ns/packet, {:.0} cycles/packet at {mhz:.0} MHz",
+        if cached {
+            "cached datapath"
+        } else {
+            "interpreter"
+        },
         n as f64 / secs,
         ns * mhz / 1000.0
     );
