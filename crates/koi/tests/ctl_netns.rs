@@ -9,77 +9,11 @@ use koi_ports::afpacket::{AfPacketConfig, AfPacketPort};
 use koi_ports::{Batch, Poller, Port, Wake, netns};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A bound on waiting for something that should happen; never a timing assertion.
-const PATIENCE: Duration = Duration::from_secs(20);
-const MAC_1: [u8; 6] = [0x02, 0, 0, 0, 0x01, 0x01];
-const MAC_2: [u8; 6] = [0x02, 0, 0, 0, 0x01, 0x02];
-
-fn ip(args: &[&str]) -> bool {
-    Command::new("ip")
-        .args(args)
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-/// Namespaces `<tag>s` (the switch: `s1`, `s2`), `<tag>a` (`h1`, peer of `s1`) and `<tag>b`
-/// (`h2`, peer of `s2`); all deleted on drop, and a still-running switch is killed.
-struct Lab {
-    s: String,
-    a: String,
-    b: String,
-    child: Option<Child>,
-}
-
-impl Lab {
-    fn new() -> Option<Lab> {
-        let tag = format!("koictl{}", std::process::id());
-        let lab = Lab {
-            s: format!("{tag}s"),
-            a: format!("{tag}a"),
-            b: format!("{tag}b"),
-            child: None,
-        };
-        if !ip(&["netns", "add", &lab.s]) {
-            eprintln!("SKIP: cannot create network namespaces (needs root / CAP_NET_ADMIN)");
-            return None;
-        }
-        assert!(ip(&["netns", "add", &lab.a]) && ip(&["netns", "add", &lab.b]));
-        for (ns, host, sw) in [(&lab.a, "h1", "s1"), (&lab.b, "h2", "s2")] {
-            assert!(ip(&[
-                "-n", ns, "link", "add", host, "type", "veth", "peer", "name", sw, "netns", &lab.s
-            ]));
-            assert!(ip(&["-n", ns, "link", "set", host, "up"]));
-            assert!(ip(&["-n", &lab.s, "link", "set", sw, "up"]));
-        }
-        Some(lab)
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        if let Some(c) = &mut self.child {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        for ns in [&self.s, &self.a, &self.b] {
-            ip(&["netns", "del", ns]);
-        }
-    }
-}
-
-fn frame(dst: [u8; 6], src: [u8; 6], seq: u32) -> Vec<u8> {
-    let mut f = Vec::with_capacity(64);
-    f.extend_from_slice(&dst);
-    f.extend_from_slice(&src);
-    f.extend_from_slice(&[0x88, 0xb5]);
-    f.extend_from_slice(b"KOI");
-    f.extend_from_slice(&seq.to_be_bytes());
-    f.resize(64, 0xee);
-    f
-}
+mod netns_lab;
+use netns_lab::{Lab, MAC_1, MAC_2, PATIENCE, frame};
 
 /// The next test frame received on `port` (other traffic is skipped).
 fn receive_one(port: &mut AfPacketPort) -> Option<Vec<u8>> {
@@ -121,7 +55,9 @@ fn ctl(sock: &Path, args: &[&str]) -> String {
 
 #[test]
 fn ctl_table_change_takes_effect_on_the_next_packet() {
-    let Some(mut lab) = Lab::new() else { return };
+    let Some(mut lab) = Lab::new("koictl") else {
+        return;
+    };
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("ctl_netns_{}", std::process::id()));

@@ -8,78 +8,12 @@ use koi_ports::afpacket::{AfPacketConfig, AfPacketPort};
 use koi_ports::{Batch, Poller, Port, Wake, netns};
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// A bound on waiting for something that should happen; never a timing assertion.
-const PATIENCE: Duration = Duration::from_secs(20);
-const MAC_1: [u8; 6] = [0x02, 0, 0, 0, 0x01, 0x01];
-const MAC_2: [u8; 6] = [0x02, 0, 0, 0, 0x01, 0x02];
-
-fn ip(args: &[&str]) -> bool {
-    Command::new("ip")
-        .args(args)
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-/// Namespaces `<tag>s` (the switch: `s1`, `s2`), `<tag>a` (`h1`, peer of `s1`) and `<tag>b`
-/// (`h2`, peer of `s2`); all deleted on drop, and a still-running switch is killed.
-struct Lab {
-    s: String,
-    a: String,
-    b: String,
-    child: Option<Child>,
-}
-
-impl Lab {
-    fn new() -> Option<Lab> {
-        let tag = format!("koirun{}", std::process::id());
-        let lab = Lab {
-            s: format!("{tag}s"),
-            a: format!("{tag}a"),
-            b: format!("{tag}b"),
-            child: None,
-        };
-        if !ip(&["netns", "add", &lab.s]) {
-            eprintln!("SKIP: cannot create network namespaces (needs root / CAP_NET_ADMIN)");
-            return None;
-        }
-        assert!(ip(&["netns", "add", &lab.a]) && ip(&["netns", "add", &lab.b]));
-        for (ns, host, sw) in [(&lab.a, "h1", "s1"), (&lab.b, "h2", "s2")] {
-            assert!(ip(&[
-                "-n", ns, "link", "add", host, "type", "veth", "peer", "name", sw, "netns", &lab.s
-            ]));
-            assert!(ip(&["-n", ns, "link", "set", host, "up"]));
-            assert!(ip(&["-n", &lab.s, "link", "set", sw, "up"]));
-        }
-        Some(lab)
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        if let Some(c) = &mut self.child {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        for ns in [&self.s, &self.a, &self.b] {
-            ip(&["netns", "del", ns]);
-        }
-    }
-}
-
-fn frame(dst: [u8; 6], src: [u8; 6], seq: u32) -> Vec<u8> {
-    let mut f = Vec::with_capacity(64);
-    f.extend_from_slice(&dst);
-    f.extend_from_slice(&src);
-    f.extend_from_slice(&[0x88, 0xb5]);
-    f.extend_from_slice(b"KOI");
-    f.extend_from_slice(&seq.to_be_bytes());
-    f.resize(64, 0xee);
-    f
-}
+mod netns_lab;
+use netns_lab::{Lab, MAC_1, MAC_2, PATIENCE, frame};
 
 fn receive(port: &mut AfPacketPort, n: usize) -> Vec<Vec<u8>> {
     let mut batch = Batch::new(2048);
@@ -116,7 +50,9 @@ fn counters(stdout: &str, n: u64) -> Option<(u64, u64)> {
 
 #[test]
 fn koi_run_forwards_between_namespaces_and_stops_on_sigint() {
-    let Some(mut lab) = Lab::new() else { return };
+    let Some(mut lab) = Lab::new("koirun") else {
+        return;
+    };
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let prog = root.join("examples/l2_forward.p4");
     let entries = root.join("examples/l2_forward.entries");
