@@ -45,6 +45,26 @@ use crate::p4info::{
     TableActionCall, ValueSet, action, action_ref, controller_packet_metadata, match_field, table,
 };
 use crate::text::push_escaped;
+
+/// The parts of a match field or an action parameter that [`Cmp::described`] compares.
+struct Described<'a> {
+    annotations: &'a [String],
+    type_name: &'a Option<crate::p4info::P4NamedType>,
+    doc: &'a Option<crate::p4info::Documentation>,
+    structured: &'a [crate::p4info::StructuredAnnotation],
+}
+
+/// A [`Described`] view of a match field or an action parameter (same field names).
+macro_rules! described {
+    ($x:expr) => {
+        Described {
+            annotations: &$x.annotations,
+            type_name: &$x.type_name,
+            doc: &$x.doc,
+            structured: &$x.structured_annotations,
+        }
+    };
+}
 use pairs::{Names, Pair, pair_up};
 
 /// Lists every difference between `expected` and `actual`; empty when they are equivalent.
@@ -292,6 +312,25 @@ impl Cmp {
         }
     }
 
+    /// The annotations, type name and documentation that match fields and action parameters
+    /// both carry.
+    fn described(&mut self, ctx: &str, head: &str, e: Described<'_>, a: Described<'_>) {
+        let at = |w: &str| format!("{head} {w}");
+        self.annotations(ctx, &at("annotations"), e.annotations, a.annotations);
+        let named = "p4.config.v1.P4NamedType";
+        self.opt(ctx, &at("type_name"), named, e.type_name, a.type_name);
+        let doc = "p4.config.v1.Documentation";
+        self.opt(ctx, &at("doc"), doc, e.doc, a.doc);
+        let sa = "p4.config.v1.StructuredAnnotation";
+        self.list(
+            ctx,
+            &at("structured_annotations"),
+            sa,
+            e.structured,
+            a.structured,
+        );
+    }
+
     /// Annotation strings as multisets.
     fn annotations(&mut self, ctx: &str, what: &str, e: &[String], a: &[String]) {
         let (mut es, mut as_) = (e.to_vec(), a.to_vec());
@@ -400,24 +439,7 @@ impl Cmp {
             match_kind(&e.r#match),
             match_kind(&a.r#match),
         );
-        self.annotations(ctx, &at("annotations"), &e.annotations, &a.annotations);
-        self.opt(
-            ctx,
-            &at("type_name"),
-            "p4.config.v1.P4NamedType",
-            &e.type_name,
-            &a.type_name,
-        );
-        self.opt(
-            ctx,
-            &at("doc"),
-            "p4.config.v1.Documentation",
-            &e.doc,
-            &a.doc,
-        );
-        let sa = "p4.config.v1.StructuredAnnotation";
-        let (es, as_) = (&e.structured_annotations, &a.structured_annotations);
-        self.list(ctx, &at("structured_annotations"), sa, es, as_);
+        self.described(ctx, head, described!(e), described!(a));
     }
 
     fn match_fields(&mut self, ctx: &str, e: &[MatchField], a: &[MatchField]) {
@@ -528,24 +550,7 @@ impl Cmp {
     fn param(&mut self, ctx: &str, head: &str, e: &action::Param, a: &action::Param) {
         let at = |w: &str| format!("{head} {w}");
         self.ne(ctx, &at("bitwidth"), e.bitwidth, a.bitwidth);
-        self.annotations(ctx, &at("annotations"), &e.annotations, &a.annotations);
-        self.opt(
-            ctx,
-            &at("type_name"),
-            "p4.config.v1.P4NamedType",
-            &e.type_name,
-            &a.type_name,
-        );
-        self.opt(
-            ctx,
-            &at("doc"),
-            "p4.config.v1.Documentation",
-            &e.doc,
-            &a.doc,
-        );
-        let sa = "p4.config.v1.StructuredAnnotation";
-        let (es, as_) = (&e.structured_annotations, &a.structured_annotations);
-        self.list(ctx, &at("structured_annotations"), sa, es, as_);
+        self.described(ctx, head, described!(e), described!(a));
     }
 
     fn action(&mut self, ctx: &str, e: &Action, a: &Action) {

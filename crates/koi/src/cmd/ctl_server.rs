@@ -401,21 +401,12 @@ fn stats(sh: &Shared<'_>, started: Instant) -> String {
     )
 }
 
+/// The packet of `trace <port> <hex>`: hex digits in any number of words, `:` allowed.
 fn parse_hex(words: &[&str]) -> Result<Vec<u8>, String> {
-    let mut digits = Vec::new();
-    for c in words.iter().flat_map(|w| w.chars()).filter(|&c| c != ':') {
-        let d = c
-            .to_digit(16)
-            .ok_or_else(|| format!("'{c}' is not a hex digit"))?;
-        digits.push(d as u8);
-    }
-    if digits.is_empty() {
+    if words.is_empty() {
         return Err("usage: trace <port> <hex>".into());
     }
-    if !digits.len().is_multiple_of(2) {
-        return Err("the packet has an odd number of hex digits".into());
-    }
-    Ok(digits.chunks(2).map(|p| (p[0] << 4) | p[1]).collect())
+    super::trace::parse_hex(&words.join(" "))
 }
 
 /// Runs a packet through the interpreter on a clone of the live state.

@@ -97,7 +97,8 @@ fn packets(a: &TraceArgs) -> Result<Vec<Vec<u8>>, String> {
     Ok(out)
 }
 
-fn parse_hex(s: &str) -> Result<Vec<u8>, String> {
+/// A packet written in hex; whitespace and `:` between digits are ignored.
+pub(super) fn parse_hex(s: &str) -> Result<Vec<u8>, String> {
     let digits: Vec<u8> = s
         .chars()
         .filter(|c| !c.is_whitespace() && *c != ':')
