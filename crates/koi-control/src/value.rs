@@ -103,7 +103,7 @@ pub fn parse_key(text: &str, kind: MatchKind, width: u32) -> Result<KeyValue, Va
 fn parse_unbounded(text: &str) -> Result<Vec<u8>, ValueError> {
     let bad = || ValueError::Malformed(text.to_string());
     if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-        return radix_bytes(hex, 16).ok_or_else(bad);
+        return digits_to_bytes(hex, 16).ok_or_else(bad);
     }
     if text.contains(':') {
         if let Some(mac) = parse_mac(text) {
@@ -120,7 +120,7 @@ fn parse_unbounded(text: &str) -> Result<Vec<u8>, ValueError> {
             .map(|a| a.octets().to_vec())
             .map_err(|_| bad());
     }
-    radix_bytes(text, 10).ok_or_else(bad)
+    digits_to_bytes(text, 10).ok_or_else(bad)
 }
 
 fn parse_mac(text: &str) -> Option<[u8; 6]> {
@@ -138,7 +138,9 @@ fn parse_mac(text: &str) -> Option<[u8; 6]> {
     Some(out)
 }
 
-fn radix_bytes(digits: &str, radix: u32) -> Option<Vec<u8>> {
+/// Big-endian bytes (minimal length, at least one) of a number written with `digits` in
+/// `radix`; `None` when a digit is not one of that radix or there are none.
+pub fn digits_to_bytes(digits: &str, radix: u32) -> Option<Vec<u8>> {
     if digits.is_empty() {
         return None;
     }

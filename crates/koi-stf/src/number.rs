@@ -173,23 +173,7 @@ impl Number {
 
     /// Big-endian bytes of the value (no `*` digits expected), minimal length >= 1.
     fn to_bytes_unbounded(&self) -> Vec<u8> {
-        // Little-endian accumulator: multiply by radix, add digit.
-        let mut acc: Vec<u8> = vec![0];
-        for c in self.digits.chars() {
-            let d = c.to_digit(self.radix).unwrap_or(0);
-            let mut carry = d;
-            for b in acc.iter_mut() {
-                let v = (*b as u32) * self.radix + carry;
-                *b = (v & 0xff) as u8;
-                carry = v >> 8;
-            }
-            while carry > 0 {
-                acc.push((carry & 0xff) as u8);
-                carry >>= 8;
-            }
-        }
-        acc.reverse();
-        acc
+        koi_control::value::digits_to_bytes(&self.digits, self.radix).unwrap_or_else(|| vec![0])
     }
 }
 
