@@ -176,6 +176,14 @@ impl Microflow {
         self.entries.len()
     }
 
+    /// Entries in use (O(entries): for reports, not per packet).
+    pub fn occupied(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| e.generation == self.generation)
+            .count()
+    }
+
     /// Entries per set.
     pub fn ways(&self) -> usize {
         self.ways

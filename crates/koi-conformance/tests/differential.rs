@@ -71,7 +71,14 @@ fn differential(
         }
     }
     if format!("{si:?}") != format!("{sd:?}") {
-        return Err("the final states differ".into());
+        let (a, b) = (format!("{si:?}"), format!("{sd:?}"));
+        let at = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+        let from = at.saturating_sub(200);
+        return Err(format!(
+            "the final states differ:\n  interpreter ...{}\n  datapath    ...{}",
+            &a[from..(at + 100).min(a.len())],
+            &b[from..(at + 100).min(b.len())]
+        ));
     }
     Ok(Some(dp.stats()))
 }
@@ -99,6 +106,17 @@ fn compare_all(
                 total.installs += s.installs;
                 total.diverged += s.diverged;
                 total.too_short += s.too_short;
+                total.compiled += s.compiled;
+                total.compiled_hits += s.compiled_hits;
+                total.not_compiled += s.not_compiled;
+                total.compile_mismatch += s.compile_mismatch;
+                total.fast_parse_mismatch += s.fast_parse_mismatch;
+                if s.compile_mismatch + s.fast_parse_mismatch > 0 {
+                    failures.push(format!(
+                        "{}: {} compiled programs differed from the interpreter, {} fast-parser keys differed",
+                        c.name, s.compile_mismatch, s.fast_parse_mismatch
+                    ));
+                }
             }
             Ok(None) => {}
             Err(e) => failures.push(format!("{}: {e}", c.name)),

@@ -46,14 +46,19 @@
 //! batching, a slow-path rate limit, and crediting direct counters of several entries per
 //! megaflow (each replay credits the entry its recording hit, which is exact).
 
+use crate::fastparse::{FastParser, Parsed};
 use crate::flowkey::{Coverage, FlowKeyLayout};
+use crate::program::{Known, Program, Scratch, Tracer, Verdict};
 use crate::stages::stages;
-use koi_cache::{ClassifierConfig, FlowCache, MicroflowConfig, Tier};
+pub use koi_cache::Tier;
+use koi_cache::{ClassifierConfig, FlowCache, MicroflowConfig};
 use koi_interp::{
-    DropReason, InterpError, Interpreter, Observer, Options, Outcome, Replay, Step, TmEvent,
+    DropReason, InterpError, Interpreter, Observer, Options, Outcome, Output, Replay, Report, Step,
+    TmEvent,
 };
 use koi_ir::{ExternKind, HashAlgo, Pipeline, SlotId, TableId, entity::EntityId};
 use koi_state::{Clock, State};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// A traffic-manager event as recorded (ports left out: they are computed on replay).
@@ -95,6 +100,7 @@ enum Rec {
 pub struct Megaflow {
     recording: Vec<Rec>,
     min_len: usize,
+    program: Option<Program>,
 }
 
 impl Megaflow {
@@ -111,6 +117,16 @@ impl Megaflow {
     /// The shortest packet (bytes) the megaflow is valid for.
     pub fn min_len(&self) -> usize {
         self.min_len
+    }
+
+    /// Whether hits run a compiled action program instead of a replay.
+    pub fn is_compiled(&self) -> bool {
+        self.program.is_some()
+    }
+
+    /// The compiled action program, if the run could be compiled.
+    pub fn program(&self) -> Option<&Program> {
+        self.program.as_ref()
     }
 }
 
@@ -129,6 +145,117 @@ pub struct DatapathStats {
     pub diverged: u64,
     /// Megaflows removed by invalidation.
     pub invalidated: u64,
+    /// Hits executed by a compiled action program (a subset of the hits).
+    pub compiled_hits: u64,
+    /// Misses dropped by the slow-path rate limit (not counted in `misses`).
+    pub upcalls_limited: u64,
+    /// Packets processed.
+    pub packets: u64,
+    /// Cycles per stage (with [`DatapathConfig::profile`]).
+    pub cycles: StageCycles,
+    /// Megaflows installed with a compiled action program.
+    pub compiled: u64,
+    /// Megaflows installed without one (see [`Datapath::not_compiled_reasons`]).
+    pub not_compiled: u64,
+    /// Compiled programs whose output differed from the interpreter's on the packet that
+    /// made them (left uncompiled; a bug if ever nonzero).
+    pub compile_mismatch: u64,
+    /// Slow-path packets whose fast-parser key differed from the interpreter's (a bug if
+    /// ever nonzero; such runs are not compiled).
+    pub fast_parse_mismatch: u64,
+}
+
+/// A cycle counter for profiling (the binary passes `koi_ports::tsc`, which reads the CPU's
+/// time-stamp counter; this crate has no `unsafe` to read it itself).
+pub type CycleCounter = fn() -> u64;
+
+/// Construction parameters of a [`Datapath`].
+#[derive(Clone, Debug)]
+pub struct DatapathConfig {
+    /// Megaflow limit (least recently hit ones are evicted beyond it).
+    pub max_megaflows: usize,
+    /// Whether the microflow (exact-match) tier is used.
+    pub microflow: bool,
+    /// Microflow entries (a power of two).
+    pub microflow_entries: usize,
+    /// Slow-path runs allowed per second of the clock given to `process` (a token bucket of
+    /// `upcall_burst` tokens); a packet that misses when the bucket is empty is dropped and
+    /// counted in [`DatapathStats::upcalls_limited`]. 0: unlimited (tests, `koi test`).
+    pub upcall_rate: u64,
+    /// Token bucket depth of the slow-path limit.
+    pub upcall_burst: u64,
+    /// Measure cycles per stage with this counter ([`DatapathStats::cycles`]); costs a
+    /// counter read per stage. `None`: no profiling.
+    pub profile: Option<CycleCounter>,
+    /// Hash seed of the caches; `None` draws a random one.
+    pub seed: Option<u64>,
+}
+
+impl Default for DatapathConfig {
+    fn default() -> Self {
+        DatapathConfig {
+            max_megaflows: 65_536,
+            microflow: true,
+            microflow_entries: 8192,
+            upcall_rate: 0,
+            upcall_burst: 1000,
+            profile: None,
+            seed: None,
+        }
+    }
+}
+
+/// Cycles spent per stage (only with [`DatapathConfig::profile`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StageCycles {
+    /// Fast parse and key extraction.
+    pub parse: u64,
+    /// Microflow lookups (hits and misses).
+    pub microflow: u64,
+    /// Megaflow classifier lookups (after a microflow miss).
+    pub megaflow: u64,
+    /// Action programs and replays of hits.
+    pub actions: u64,
+    /// Slow-path runs (interpreter, mask, install).
+    pub slow_path: u64,
+}
+
+/// How one packet went through the datapath.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathTaken {
+    /// A cache hit executed by the megaflow's compiled action program.
+    Compiled(Tier),
+    /// A cache hit replayed by the interpreter (the megaflow has no compiled program).
+    Replayed(Tier),
+    /// A miss: the slow path.
+    Slow,
+    /// A miss dropped by the slow-path rate limit.
+    Limited,
+}
+
+/// What [`Datapath::process_with`] reports for one packet (the outputs went to the sink).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Summary {
+    pub path: PathTaken,
+    /// Packet instances dropped, with their reasons.
+    pub drops: Vec<DropReason>,
+    /// Why processing stopped early, if it did.
+    pub aborted: Option<String>,
+}
+
+/// Sizes of the caches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheInfo {
+    pub megaflows: usize,
+    pub max_megaflows: usize,
+    /// Megaflows with a compiled action program.
+    pub compiled: usize,
+    pub subtables: usize,
+    /// Occupied microflow entries (0 without the tier).
+    pub microflows: usize,
+    pub microflow_capacity: usize,
+    /// Bytes used by both cache tiers (keys, masks, tables; not the action programs).
+    pub memory_bytes: usize,
 }
 
 /// The interpreter behind a megaflow cache.
@@ -139,12 +266,31 @@ pub struct Datapath<'p> {
     layout: FlowKeyLayout,
     cache: FlowCache<Arc<Megaflow>>,
     stats: DatapathStats,
+    config: DatapathConfig,
+    fast: Option<FastParser>,
+    parsed: Parsed,
+    fast_key: Vec<u64>,
+    scratch: Scratch,
+    out: Vec<u8>,
+    /// Slow-path tokens (scaled by 10^9) and when they were last refilled.
+    tokens: u128,
+    refilled_ns: u64,
+    reasons: BTreeMap<&'static str, u64>,
+}
+
+/// What the fast path did with a packet.
+enum Fast {
+    /// Executed by a compiled program: `out` holds the output if the verdict sends.
+    Done(Tier, Verdict),
+    /// Not handled: use the interpreter path (a miss, a megaflow without a program, a
+    /// packet the fast parser does not follow).
+    Interp { miss: bool },
 }
 
 impl<'p> Datapath<'p> {
-    /// A datapath for `pipeline` with default interpreter options.
+    /// A datapath for `pipeline` with default interpreter options and configuration.
     pub fn new(pipeline: &'p Pipeline) -> Result<Datapath<'p>, InterpError> {
-        Datapath::with_options(pipeline, Options::default())
+        Datapath::with_config(pipeline, Options::default(), DatapathConfig::default())
     }
 
     /// A datapath whose interpreter uses `options`.
@@ -152,24 +298,305 @@ impl<'p> Datapath<'p> {
         pipeline: &'p Pipeline,
         options: Options,
     ) -> Result<Datapath<'p>, InterpError> {
+        Datapath::with_config(pipeline, options, DatapathConfig::default())
+    }
+
+    /// A datapath with interpreter `options` and cache `config`.
+    pub fn with_config(
+        pipeline: &'p Pipeline,
+        options: Options,
+        config: DatapathConfig,
+    ) -> Result<Datapath<'p>, InterpError> {
         let interp = Interpreter::with_options(pipeline, options)?;
         let layout = FlowKeyLayout::new(pipeline);
         let words = layout.key_words().max(1);
         let mut cfg = ClassifierConfig::new(words);
+        cfg.max_megaflows = config.max_megaflows.max(1);
+        cfg.seed = config.seed;
         if layout.key_words() > 0 {
             cfg.stages = stages(&layout);
         }
-        let mf = MicroflowConfig::new(words);
-        let cache = FlowCache::new(&cfg, Some(&mf))
-            .or_else(|_| FlowCache::new(&ClassifierConfig::new(words), Some(&mf)))
+        let mut mf = MicroflowConfig::new(words);
+        mf.entries = config.microflow_entries.max(2).next_power_of_two();
+        if let Some(s) = config.seed {
+            mf.seed = s;
+        }
+        let mf = config.microflow.then_some(mf);
+        let cache = FlowCache::new(&cfg, mf.as_ref())
+            .or_else(|_| {
+                let mut plain = ClassifierConfig::new(words);
+                plain.max_megaflows = cfg.max_megaflows;
+                FlowCache::new(&plain, mf.as_ref())
+            })
             .map_err(|_| InterpError::Unsupported("flow cache configuration"))?;
+        let fast = FastParser::new(pipeline, &layout, interp.options().parser_state_margin);
+        let parsed = fast
+            .as_ref()
+            .map(FastParser::new_parsed)
+            .unwrap_or_default();
+        let tokens = u128::from(config.upcall_burst) * 1_000_000_000;
         Ok(Datapath {
             pipeline,
             interp,
+            fast_key: vec![0; words],
             layout,
             cache,
             stats: DatapathStats::default(),
+            config,
+            fast,
+            parsed,
+            scratch: Scratch::default(),
+            out: Vec::with_capacity(2048),
+            tokens,
+            refilled_ns: 0,
+            reasons: BTreeMap::new(),
         })
+    }
+
+    /// Whether the program has a specialised parser (without one, every packet takes the
+    /// interpreter's parser and hits are replayed).
+    pub fn has_fast_parser(&self) -> bool {
+        self.fast.is_some()
+    }
+
+    /// Why installed megaflows got no compiled program, with counts.
+    pub fn not_compiled_reasons(&self) -> &BTreeMap<&'static str, u64> {
+        &self.reasons
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &DatapathConfig {
+        &self.config
+    }
+
+    /// Sizes of the caches (O(microflow entries): for reports, not per packet).
+    pub fn cache_info(&self) -> CacheInfo {
+        let c = self.cache.classifier();
+        CacheInfo {
+            megaflows: c.len(),
+            max_megaflows: c.limit(),
+            compiled: c.iter().filter(|(_, m)| m.is_compiled()).count(),
+            subtables: c.subtable_count(),
+            microflows: self.cache.microflow().map_or(0, |m| m.occupied()),
+            microflow_capacity: self.cache.microflow().map_or(0, |m| m.capacity()),
+            memory_bytes: self.cache.memory_bytes(),
+        }
+    }
+
+    /// Zeroes the counters (for benchmarks after a warm-up).
+    pub fn reset_stats(&mut self) {
+        self.stats = DatapathStats::default();
+    }
+
+    /// Processes one packet received on `port`, handing each output packet to `sink` (port,
+    /// bytes): the same outputs, in the same order, and state changes as
+    /// [`Interpreter::process`]. A hit with a compiled program allocates nothing.
+    pub fn process_with(
+        &mut self,
+        state: &mut State,
+        packet: &[u8],
+        port: u64,
+        clock: &dyn Clock,
+        sink: &mut dyn FnMut(u64, &[u8]),
+    ) -> Result<Summary, InterpError> {
+        match self.fast_path(state, packet, port, clock) {
+            Fast::Done(tier, Verdict::Send(p)) => {
+                sink(p, &self.out);
+                Ok(Summary {
+                    path: PathTaken::Compiled(tier),
+                    drops: Vec::new(),
+                    aborted: None,
+                })
+            }
+            Fast::Done(tier, Verdict::Drop(r)) => Ok(Summary {
+                path: PathTaken::Compiled(tier),
+                drops: vec![r],
+                aborted: None,
+            }),
+            Fast::Interp { miss } => {
+                if miss && !self.admit_upcall(clock) {
+                    return Ok(Summary {
+                        path: PathTaken::Limited,
+                        drops: Vec::new(),
+                        aborted: None,
+                    });
+                }
+                let (outcome, path) = self.interp_path(state, packet, port, clock)?;
+                for o in &outcome.outputs {
+                    sink(o.port, &o.bytes);
+                }
+                Ok(Summary {
+                    path,
+                    drops: outcome.report.drops,
+                    aborted: outcome.report.aborted,
+                })
+            }
+        }
+    }
+
+    /// Processes one packet received on `port`: the same outputs, report and state changes
+    /// as [`Interpreter::process`]. (No slow-path rate limit: every packet is processed.)
+    pub fn process(
+        &mut self,
+        state: &mut State,
+        packet: &[u8],
+        port: u64,
+        clock: &dyn Clock,
+    ) -> Result<Outcome, InterpError> {
+        match self.fast_path(state, packet, port, clock) {
+            Fast::Done(_, Verdict::Send(p)) => Ok(Outcome {
+                outputs: vec![Output {
+                    port: p,
+                    bytes: self.out.clone(),
+                }],
+                report: Report::default(),
+            }),
+            Fast::Done(_, Verdict::Drop(r)) => Ok(Outcome {
+                outputs: Vec::new(),
+                report: Report {
+                    drops: vec![r],
+                    ..Report::default()
+                },
+            }),
+            Fast::Interp { .. } => Ok(self.interp_path(state, packet, port, clock)?.0),
+        }
+    }
+
+    /// Takes a slow-path token; false if the rate limit is exhausted.
+    fn admit_upcall(&mut self, clock: &dyn Clock) -> bool {
+        let rate = self.config.upcall_rate;
+        if rate == 0 {
+            return true;
+        }
+        const SCALE: u128 = 1_000_000_000;
+        let now = clock.now_ns();
+        let elapsed = now.saturating_sub(self.refilled_ns);
+        self.refilled_ns = now;
+        let cap = u128::from(self.config.upcall_burst.max(1)) * SCALE;
+        self.tokens = (self.tokens + u128::from(elapsed) * u128::from(rate)).min(cap);
+        if self.tokens >= SCALE {
+            self.tokens -= SCALE;
+            true
+        } else {
+            self.stats.upcalls_limited += 1;
+            false
+        }
+    }
+
+    /// The fast path: specialised parse, cache lookup, compiled program.
+    fn fast_path(
+        &mut self,
+        state: &mut State,
+        packet: &[u8],
+        port: u64,
+        clock: &dyn Clock,
+    ) -> Fast {
+        self.stats.packets += 1;
+        let prof = self.config.profile;
+        let t0 = prof.map_or(0, |f| f());
+        let Some(fast) = &self.fast else {
+            return Fast::Interp { miss: false };
+        };
+        if !fast.parse(packet, port, &mut self.parsed, &mut self.fast_key) {
+            return Fast::Interp { miss: false };
+        }
+        let t1 = prof.map_or(0, |f| f());
+        self.stats.cycles.parse += t1.wrapping_sub(t0);
+        let found = self.cache.lookup(&self.fast_key);
+        let t2 = prof.map_or(0, |f| f());
+        let Some((_, flow, tier)) = found else {
+            self.stats.cycles.megaflow += t2.wrapping_sub(t1);
+            return Fast::Interp { miss: true };
+        };
+        match tier {
+            Tier::Microflow => self.stats.cycles.microflow += t2.wrapping_sub(t1),
+            Tier::Megaflow => self.stats.cycles.megaflow += t2.wrapping_sub(t1),
+        }
+        let Some(prog) = flow
+            .program
+            .as_ref()
+            .filter(|_| packet.len() >= flow.min_len)
+        else {
+            return Fast::Interp { miss: false };
+        };
+        // As the interpreter does: the state learns the time of every packet.
+        let now = clock.now_ns();
+        state.set_now_ns(now);
+        let verdict = prog
+            .run(
+                packet,
+                port,
+                Some(state),
+                now,
+                &mut self.out,
+                &mut self.scratch,
+            )
+            .clone();
+        match tier {
+            Tier::Microflow => self.stats.microflow_hits += 1,
+            Tier::Megaflow => self.stats.megaflow_hits += 1,
+        }
+        self.stats.compiled_hits += 1;
+        let t3 = prof.map_or(0, |f| f());
+        self.stats.cycles.actions += t3.wrapping_sub(t2);
+        Fast::Done(tier, verdict)
+    }
+
+    /// The interpreter path: replay of a megaflow without a program, or the slow path.
+    fn interp_path(
+        &mut self,
+        state: &mut State,
+        packet: &[u8],
+        port: u64,
+        clock: &dyn Clock,
+    ) -> Result<(Outcome, PathTaken), InterpError> {
+        let prof = self.config.profile;
+        let t0 = prof.map_or(0, |f| f());
+        let misses = self.stats.misses;
+        let hits = (self.stats.microflow_hits, self.stats.megaflow_hits);
+        let words = self.layout.key_words().max(1);
+        let drop_port = u64::from(self.interp.options().drop_port);
+        let mut obs = DpObserver {
+            pipeline: self.pipeline,
+            layout: &self.layout,
+            cache: &mut self.cache,
+            stats: &mut self.stats,
+            packet,
+            port,
+            mode: Mode::Deciding,
+            key: vec![0; words],
+            mask: vec![0; words],
+            cacheable: true,
+            min_len_bits: 0,
+            parses: 0,
+            tags: Vec::new(),
+            recording: Vec::new(),
+            fast: self.fast.as_ref(),
+            parsed: &mut self.parsed,
+            fast_key: &mut self.fast_key,
+            tracer: None,
+            phv0: Vec::new(),
+            drop_port,
+            scratch: &mut self.scratch,
+            reasons: &mut self.reasons,
+        };
+        let outcome = self.interp.run(state, packet, port, clock, &mut obs)?;
+        obs.finish(&outcome);
+        let path = if self.stats.misses != misses {
+            PathTaken::Slow
+        } else if self.stats.microflow_hits != hits.0 {
+            PathTaken::Replayed(Tier::Microflow)
+        } else if self.stats.megaflow_hits != hits.1 {
+            PathTaken::Replayed(Tier::Megaflow)
+        } else {
+            PathTaken::Slow
+        };
+        let t1 = prof.map_or(0, |f| f());
+        match path {
+            PathTaken::Replayed(_) => self.stats.cycles.actions += t1.wrapping_sub(t0),
+            _ => self.stats.cycles.slow_path += t1.wrapping_sub(t0),
+        }
+        Ok((outcome, path))
     }
 
     /// The flow-key layout.
@@ -185,36 +612,6 @@ impl<'p> Datapath<'p> {
     /// Megaflows installed now.
     pub fn megaflows(&self) -> usize {
         self.cache.classifier().len()
-    }
-
-    /// Processes one packet received on `port`: the same outputs, report and state changes
-    /// as [`Interpreter::process`].
-    pub fn process(
-        &mut self,
-        state: &mut State,
-        packet: &[u8],
-        port: u64,
-        clock: &dyn Clock,
-    ) -> Result<Outcome, InterpError> {
-        let words = self.layout.key_words().max(1);
-        let mut obs = DpObserver {
-            pipeline: self.pipeline,
-            layout: &self.layout,
-            cache: &mut self.cache,
-            stats: &mut self.stats,
-            packet_len: packet.len(),
-            mode: Mode::Deciding,
-            key: vec![0; words],
-            mask: vec![0; words],
-            cacheable: true,
-            min_len_bits: 0,
-            parses: 0,
-            tags: Vec::new(),
-            recording: Vec::new(),
-        };
-        let outcome = self.interp.run(state, packet, port, clock, &mut obs)?;
-        obs.finish(outcome.report.aborted.is_none());
-        Ok(outcome)
     }
 
     /// A write to table `t` (entry added, modified or removed, default action changed):
@@ -250,7 +647,16 @@ struct DpObserver<'a> {
     layout: &'a FlowKeyLayout,
     cache: &'a mut FlowCache<Arc<Megaflow>>,
     stats: &'a mut DatapathStats,
-    packet_len: usize,
+    packet: &'a [u8],
+    port: u64,
+    fast: Option<&'a FastParser>,
+    parsed: &'a mut Parsed,
+    fast_key: &'a mut Vec<u64>,
+    tracer: Option<Tracer<'a>>,
+    phv0: Vec<u8>,
+    drop_port: u64,
+    scratch: &'a mut Scratch,
+    reasons: &'a mut BTreeMap<&'static str, u64>,
     mode: Mode,
     key: Vec<u64>,
     mask: Vec<u64>,
@@ -261,7 +667,7 @@ struct DpObserver<'a> {
     recording: Vec<Rec>,
 }
 
-impl DpObserver<'_> {
+impl<'a> DpObserver<'a> {
     fn tracking(&self) -> bool {
         matches!(self.mode, Mode::Deciding | Mode::Recording)
     }
@@ -292,7 +698,7 @@ impl DpObserver<'_> {
             .lookup(&self.key)
             .map(|(_, v, tier)| (Arc::clone(v), tier));
         match found {
-            Some((flow, tier)) if self.packet_len >= flow.min_len => {
+            Some((flow, tier)) if self.packet.len() >= flow.min_len => {
                 match tier {
                     Tier::Microflow => self.stats.microflow_hits += 1,
                     Tier::Megaflow => self.stats.megaflow_hits += 1,
@@ -305,13 +711,47 @@ impl DpObserver<'_> {
                 }
                 self.stats.misses += 1;
                 self.mode = Mode::Recording;
+                self.start_tracer(phv);
             }
         }
     }
 
-    /// The run ended (`complete`: not aborted): check a replay used its whole recording,
-    /// install a recorded run.
-    fn finish(self, complete: bool) {
+    /// On a miss: runs the fast parser to check it agrees with the interpreter, and starts
+    /// following the run symbolically to compile it.
+    fn start_tracer(&mut self, phv: &[u8]) {
+        let Some(fast) = self.fast else {
+            return;
+        };
+        if !fast.parse(self.packet, self.port, self.parsed, self.fast_key) {
+            return;
+        }
+        if self.fast_key[..] != self.key[..] {
+            self.stats.fast_parse_mismatch += 1;
+            return;
+        }
+        self.phv0 = phv.to_vec();
+        self.tracer = Tracer::new(self.pipeline, self.drop_port, fast, self.parsed, phv);
+    }
+
+    /// Runs `f` on the tracer with what it knows of the megaflow.
+    fn trace(&mut self, f: impl FnOnce(&mut Tracer<'a>, &Known<'_>)) {
+        if !matches!(self.mode, Mode::Recording) {
+            return;
+        }
+        if let Some(t) = self.tracer.as_mut() {
+            let k = Known {
+                layout: self.layout,
+                mask: &self.mask,
+                phv0: &self.phv0,
+            };
+            f(t, &k);
+        }
+    }
+
+    /// The run ended: check a replay used its whole recording, install a recorded run with
+    /// its compiled program.
+    fn finish(self, outcome: &Outcome) {
+        let complete = outcome.report.aborted.is_none();
         let DpObserver {
             mode,
             stats,
@@ -323,7 +763,13 @@ impl DpObserver<'_> {
             parses,
             mut tags,
             recording,
-            packet_len,
+            packet,
+            port,
+            layout,
+            tracer,
+            phv0,
+            scratch,
+            reasons,
             ..
         } = self;
         match mode {
@@ -331,11 +777,43 @@ impl DpObserver<'_> {
             Mode::Recording if cacheable && complete => {
                 let mut min_len = usize::try_from(min_len_bits.div_ceil(8)).unwrap_or(usize::MAX);
                 if parses > 1 {
-                    min_len = min_len.max(packet_len);
+                    min_len = min_len.max(packet.len());
                 }
                 tags.sort_unstable();
                 tags.dedup();
-                let flow = Arc::new(Megaflow { recording, min_len });
+                let k = Known {
+                    layout,
+                    mask: &mask,
+                    phv0: &phv0,
+                };
+                let program = match tracer.map(|t| t.finish(&k)) {
+                    Some(Ok(p)) if checks_out(&p, packet, port, outcome, scratch) => {
+                        stats.compiled += 1;
+                        Some(p)
+                    }
+                    Some(Ok(_)) => {
+                        stats.compile_mismatch += 1;
+                        *reasons
+                            .entry("output differed from the interpreter")
+                            .or_default() += 1;
+                        None
+                    }
+                    Some(Err(why)) => {
+                        stats.not_compiled += 1;
+                        *reasons.entry(why).or_default() += 1;
+                        None
+                    }
+                    None => {
+                        stats.not_compiled += 1;
+                        *reasons.entry("parse not specialised").or_default() += 1;
+                        None
+                    }
+                };
+                let flow = Arc::new(Megaflow {
+                    recording,
+                    min_len,
+                    program,
+                });
                 match cache.install(&mask, &key, flow, &tags) {
                     Ok(_) => stats.installs += 1,
                     Err(_) => stats.uncacheable += 1,
@@ -347,10 +825,45 @@ impl DpObserver<'_> {
     }
 }
 
+/// Whether `p` run on the packet that made it gives the interpreter's outcome.
+fn checks_out(p: &Program, packet: &[u8], port: u64, outcome: &Outcome, s: &mut Scratch) -> bool {
+    let r = &outcome.report;
+    if !r.logs.is_empty() || r.assert_failures != 0 || r.passes != 0 || r.digests != 0 {
+        return false;
+    }
+    let mut out = Vec::new();
+    match p.run(packet, port, None, 0, &mut out, s) {
+        Verdict::Send(to) => {
+            r.drops.is_empty()
+                && outcome.outputs.len() == 1
+                && outcome.outputs[0].port == *to
+                && outcome.outputs[0].bytes == out
+        }
+        Verdict::Drop(why) => outcome.outputs.is_empty() && r.drops == [why.clone()],
+    }
+}
+
 impl Observer for DpObserver<'_> {
     const TRACKS_READS: bool = true;
     const WANTS_MASKS: bool = true;
     const REPLAYS: bool = true;
+    const TRACES_EFFECTS: bool = true;
+
+    fn stmt(&mut self, s: &koi_ir::Stmt, params: &[koi_ir::Bits]) {
+        self.trace(|t, k| t.stmt(s, params, k));
+    }
+
+    fn action(&mut self, _name: &str, args: &[koi_ir::Bits]) {
+        self.trace(|t, _| t.action(args));
+    }
+
+    fn action_end(&mut self) {
+        self.trace(|t, _| t.action_end());
+    }
+
+    fn arch_write(&mut self, slot: SlotId, value: &koi_ir::Bits) {
+        self.trace(|t, _| t.arch_write(slot, value));
+    }
 
     fn influence(&mut self, _d: koi_interp::Decision, slot: SlotId, mask: &koi_ir::Bits) {
         if self.tracking() && self.layout.mask_for(slot, mask, &mut self.mask) != Coverage::Covered
@@ -377,11 +890,13 @@ impl Observer for DpObserver<'_> {
         if !matches!(self.mode, Mode::Recording) {
             return;
         }
-        if let Step::Table { table, .. } = step {
+        if let Step::Table { table, hit, .. } = step {
             self.tags.push(table.index());
             if self.random_selector(*table) {
                 self.cacheable = false;
             }
+            let (t, h) = (*table, *hit);
+            self.trace(|tr, _| tr.table(t, h));
         }
         self.recording.push(Rec::Step(step.clone()));
     }
@@ -407,6 +922,7 @@ impl Observer for DpObserver<'_> {
     }
 
     fn tm(&mut self, ev: &TmEvent) {
+        self.trace(|t, k| t.tm(ev, k));
         match &mut self.mode {
             Mode::Recording => self.recording.push(Rec::Tm(TmKind::of(ev))),
             Mode::Replaying { flow, at } => match flow.recording.get(*at) {

@@ -93,9 +93,14 @@
 #![forbid(unsafe_code)]
 
 pub mod datapath;
+pub mod fastparse;
 pub mod flowkey;
+pub mod program;
 pub mod stages;
 
-pub use datapath::{Datapath, DatapathStats, Megaflow};
+pub use datapath::{
+    CacheInfo, CycleCounter, Datapath, DatapathConfig, DatapathStats, Megaflow, PathTaken,
+    StageCycles, Summary, Tier,
+};
 pub use flowkey::{Coverage, Decision, DecisionKind, FlowKeyLayout, KeyField, KeyGroup, Source};
 pub use stages::stages;

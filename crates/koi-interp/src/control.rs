@@ -161,7 +161,11 @@ impl<O: Observer> Ctx<'_, O> {
             return Err(Stop::Abort(format!("call of missing action {a}")));
         };
         self.obs.action(&action.preamble.name, args);
-        self.run_body(pkt, &action.body, args)
+        let r = self.run_body(pkt, &action.body, args);
+        if O::TRACES_EFFECTS {
+            self.obs.action_end();
+        }
+        r
     }
 
     fn apply_table(&mut self, pkt: &mut Pkt, t: TableId) -> Result<Applied, Stop> {

@@ -155,6 +155,9 @@ impl<O: Observer> Ctx<'_, O> {
 
     /// Runs one statement.
     pub fn stmt(&mut self, pkt: &mut Pkt, s: &Stmt, params: &[Bits]) -> Result<(), Stop> {
+        if O::TRACES_EFFECTS {
+            self.obs.stmt(s, params);
+        }
         match s {
             Stmt::Assign { dst, value } => {
                 let v = self.env(pkt, params).eval(value);

@@ -129,6 +129,10 @@ pub trait Observer {
 
     /// Whether [`Observer::decided`] and [`Observer::replay`] should be called.
     const REPLAYS: bool = false;
+    /// Whether [`Observer::stmt`], [`Observer::arch_write`] and [`Observer::action_end`]
+    /// should be called (the cached datapath's action-program compiler follows the run's
+    /// effects with them).
+    const TRACES_EFFECTS: bool = false;
 
     fn packet_in(&mut self, _port: u64, _data: &[u8]) {}
     /// A parser pass of the packet ended (before `parser_error` is set): its PHV, in the
@@ -162,6 +166,14 @@ pub trait Observer {
     fn packet_length_check(&mut self, _needed_bits: u64, _ok: bool) {}
     fn tm(&mut self, _ev: &TmEvent) {}
     fn log(&mut self, _msg: &str) {}
+    /// A statement is about to run, with the enclosing action's arguments (only if
+    /// [`Observer::TRACES_EFFECTS`]). Decisions are reported by `decided`, not here.
+    fn stmt(&mut self, _s: &koi_ir::Stmt, _params: &[Bits]) {}
+    /// The architecture wrote `value` (resized to the slot) into `slot` outside any statement:
+    /// intrinsic metadata set by the traffic manager (only if [`Observer::TRACES_EFFECTS`]).
+    fn arch_write(&mut self, _slot: SlotId, _value: &Bits) {}
+    /// The body of the action most recently reported by `action` returned (or exited).
+    fn action_end(&mut self) {}
     fn packet_out(&mut self, _out: &Output) {}
 }
 

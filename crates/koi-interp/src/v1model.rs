@@ -52,9 +52,13 @@ struct Tm {
 }
 
 impl<O: Observer> Ctx<'_, O> {
-    fn set(&self, pkt: &mut Pkt, s: Option<SlotId>, v: u64) {
+    fn set(&mut self, pkt: &mut Pkt, s: Option<SlotId>, v: u64) {
         if let Some(s) = s {
             pkt.phv.set_raw(self.p, s, &Bits::from_u64(64, v));
+            if O::TRACES_EFFECTS {
+                let value = pkt.phv.raw(self.p, s);
+                self.obs.arch_write(s, &value);
+            }
         }
     }
 

@@ -32,6 +32,7 @@ pub use batch::Batch;
 pub use poll::{Poller, Wake};
 pub use spec::{PortSpec, open};
 pub use stats::Stats;
+pub use sys::tsc;
 
 use std::os::fd::RawFd;
 

@@ -225,3 +225,19 @@ impl Drop for Mmap {
 pub fn raw(fd: &OwnedFd) -> RawFd {
     fd.as_raw_fd()
 }
+
+/// The CPU's time-stamp counter (cycles at the nominal frequency on constant-TSC machines);
+/// poll loops and benchmarks time batches with it. 0 where there is none.
+#[inline]
+pub fn tsc() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: `rdtsc` reads a register; it has no memory effects and no preconditions
+        // (the intrinsic is `unsafe` only because it is an architecture intrinsic).
+        unsafe { core::arch::x86_64::_rdtsc() }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        0
+    }
+}

@@ -1,0 +1,824 @@
+//! The parser specialised to the program (PISCES's parser specialisation): it walks the P4
+//! parser's state graph over the packet bytes without building a PHV, records only where each
+//! header starts, and fills the flow key straight from the packet.
+//!
+//! It is compiled from the IR parser when every state does only what it can follow exactly:
+//! fixed-width `extract`s into headers or `stack.next`, constant `advance`s, assignments of
+//! such values to metadata, locals and temporaries, and `select`s
+//! on header fields, validity bits, stack indices, the ingress port and the packet length
+//! (slices, concatenations and casts of them, up to 64 bits per key) against values, masks,
+//! prefixes and ranges. Anything else (lookaheads, varbits, assignments, `verify`, value
+//! sets) leaves the program without a fast parser: its packets take the interpreter's parser.
+//!
+//! At run time [`FastParser::parse`] answers `false` whenever the packet leaves the common
+//! path: too short for an `extract`, a full stack, a `select` without a match, `reject`,
+//! the state budget. The caller then uses the interpreter, which produces the architecture's
+//! error behaviour. When it answers `true`, the header offsets and the key are exactly what
+//! the interpreter's parse and [`crate::FlowKeyLayout::extract`] give (the datapath checks
+//! this on every slow-path packet: [`crate::DatapathStats::fast_parse_mismatch`]).
+
+use crate::flowkey::FlowKeyLayout;
+use koi_ir::entity::EntityId;
+use koi_ir::{
+    BinOp, Cast, Expr, HeaderRef, Keyset, Pattern, Pipeline, Place, Role, SlotId, SlotKind, Stmt,
+    Target, Transition, Ty,
+};
+
+/// No offset: the header was not extracted.
+pub const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Extract {
+        h: u32,
+        bits: u32,
+    },
+    ExtractNext {
+        stack: u32,
+        bits: u32,
+    },
+    Advance(u32),
+    /// `vars[var] = e` (a metadata, local or temporary slot written by the parser).
+    Assign {
+        id: u32,
+        var: u32,
+        e: Ex,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+enum To {
+    State(u32),
+    Accept,
+    Reject,
+}
+
+/// A select key or part of one, evaluated to at most 64 bits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ex {
+    /// Field `slot`: `w` bits at bit `off` of header `h` (0 if not extracted).
+    Field {
+        h: u32,
+        off: u32,
+        w: u32,
+        slot: SlotId,
+    },
+    Valid(u32),
+    Next(u32),
+    Port(u32),
+    Len(u32),
+    /// A value and its width.
+    Const(u64, u32),
+    /// A slot the parser assigned (index into [`Parsed::vars`]).
+    Var(u32, u32),
+    /// `(value >> lo) & mask(w)`
+    Slice(Box<Ex>, u32, u32),
+    /// `a << wb | b`
+    Concat(Box<Ex>, Box<Ex>, u32),
+    /// Truncation to `w` bits (zero extension is free).
+    Trunc(Box<Ex>, u32),
+    /// Sign extension from `from` to `to` bits.
+    Sext(Box<Ex>, u32, u32),
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Pat {
+    Mask { v: u64, m: u64 },
+    Range { lo: u64, hi: u64 },
+}
+
+#[derive(Clone, Debug)]
+enum Trans {
+    Goto(To),
+    Select {
+        keys: Vec<Ex>,
+        cases: Vec<(Vec<Pat>, To)>,
+    },
+}
+
+#[derive(Clone, Debug)]
+struct St {
+    ops: Vec<Op>,
+    trans: Trans,
+}
+
+/// Where one key field comes from.
+#[derive(Clone, Debug)]
+enum KeyOp {
+    /// `len` (1..=64) bits at bit `off` of header `h`, to key bit `key`.
+    Field {
+        h: u32,
+        off: u32,
+        len: u32,
+        key: u32,
+    },
+    Valid {
+        h: u32,
+        key: u32,
+    },
+    /// Bits `lsb .. lsb + len` of a value.
+    Next {
+        stack: u32,
+        lsb: u32,
+        len: u32,
+        key: u32,
+    },
+    Port {
+        lsb: u32,
+        len: u32,
+        key: u32,
+    },
+    Len {
+        lsb: u32,
+        len: u32,
+        key: u32,
+    },
+    Var {
+        var: u32,
+        lsb: u32,
+        len: u32,
+        key: u32,
+    },
+}
+
+/// Where the headers of one packet are.
+#[derive(Clone, Debug, Default)]
+pub struct Parsed {
+    /// Bit offset in the packet of each header (by `HeaderId` index), [`NONE`] if invalid.
+    pub hdr_off: Vec<u32>,
+    /// Each stack's next index.
+    pub next: Vec<u32>,
+    /// Bits consumed.
+    pub cursor: u32,
+    /// Values of the slots the parser assigned.
+    pub vars: Vec<u64>,
+    /// The assignments run, in order (see [`FastParser::assignment`]).
+    pub assigned: Vec<u32>,
+    /// Whether some header was extracted twice (its first offset is lost).
+    pub reextracted: bool,
+}
+
+/// The specialised parser of one pipeline.
+#[derive(Clone, Debug)]
+pub struct FastParser {
+    states: Vec<St>,
+    start: u32,
+    headers: usize,
+    /// Per stack: its elements' header indices.
+    stacks: Vec<Vec<u32>>,
+    /// Per header: the other members of its union.
+    siblings: Vec<Vec<u32>>,
+    key: Vec<KeyOp>,
+    words: usize,
+    margin: u64,
+    /// The assignments: destination slot and value.
+    assigns: Vec<(SlotId, Ex)>,
+    vars: usize,
+}
+
+/// Architecture inputs the fast parser knows at the start of a parse, and the slots the
+/// parser assigns.
+struct Inputs {
+    port: Option<SlotId>,
+    len: Option<SlotId>,
+    /// Slots set before the parser with values it cannot know (timestamps).
+    unknown: Vec<SlotId>,
+    vars: Vec<SlotId>,
+}
+
+impl Inputs {
+    fn var(&self, s: SlotId) -> Option<u32> {
+        self.vars.iter().position(|v| *v == s).map(|i| i as u32)
+    }
+}
+
+impl FastParser {
+    /// The specialised parser of `p`'s parser with flow key `layout`, or `None` if the
+    /// parser does something it does not follow. `margin` is the interpreter's
+    /// `parser_state_margin`.
+    pub fn new(p: &Pipeline, layout: &FlowKeyLayout, margin: u64) -> Option<FastParser> {
+        let Some(koi_ir::BlockRef::Parser(pid)) = p.block(Role::Parser) else {
+            return None;
+        };
+        let parser = p.parsers.get(pid)?;
+        let mut inputs = match p.arch {
+            koi_ir::Architecture::V1Model => Inputs {
+                port: p.intrinsic("ingress_port"),
+                len: p.intrinsic("packet_length"),
+                unknown: p
+                    .intrinsic("ingress_global_timestamp")
+                    .into_iter()
+                    .collect(),
+                vars: Vec::new(),
+            },
+            koi_ir::Architecture::Ubpf => Inputs {
+                port: p.intrinsic("input_port"),
+                len: p.intrinsic("packet_length"),
+                unknown: Vec::new(),
+                vars: Vec::new(),
+            },
+            _ => return None,
+        };
+        // The slots the parser assigns: plain metadata, locals and temporaries only.
+        for st in parser.states.values() {
+            for s in &st.stmts {
+                if let Stmt::Assign { dst, .. } = s {
+                    let Place::Slot(d) = dst else {
+                        return None;
+                    };
+                    let slot = p.phv.slots.get(*d)?;
+                    let plain = matches!(
+                        slot.kind,
+                        SlotKind::Metadata | SlotKind::Local | SlotKind::Temp
+                    );
+                    if !plain
+                        || slot.width > 64
+                        || Some(*d) == inputs.port
+                        || Some(*d) == inputs.len
+                        || inputs.unknown.contains(d)
+                    {
+                        return None;
+                    }
+                    if inputs.var(*d).is_none() {
+                        inputs.vars.push(*d);
+                    }
+                }
+            }
+        }
+        let mut assigns = Vec::new();
+        let headers = p.phv.headers.len();
+        let stacks: Vec<Vec<u32>> = p
+            .phv
+            .stacks
+            .values()
+            .map(|s| s.elems.iter().map(|h| h.index()).collect())
+            .collect();
+        let mut siblings = vec![Vec::new(); headers];
+        for u in p.phv.unions.values() {
+            for &m in &u.members {
+                siblings[m.index() as usize] = u
+                    .members
+                    .iter()
+                    .filter(|x| **x != m)
+                    .map(|x| x.index())
+                    .collect();
+            }
+        }
+        let mut states = Vec::with_capacity(parser.states.len());
+        for (_, st) in parser.states.iter() {
+            let mut ops = Vec::new();
+            for s in &st.stmts {
+                ops.push(match s {
+                    Stmt::Extract {
+                        header,
+                        varbit_bits: None,
+                    } => match header {
+                        HeaderRef::Header(h) => Op::Extract {
+                            h: h.index(),
+                            bits: fixed_width(p, *h)?,
+                        },
+                        HeaderRef::Next(s) => {
+                            let stack = p.phv.stacks.get(*s)?;
+                            let bits = fixed_width(p, *stack.elems.first()?)?;
+                            Op::ExtractNext {
+                                stack: s.index(),
+                                bits,
+                            }
+                        }
+                        _ => return None,
+                    },
+                    Stmt::Advance {
+                        bits: Expr::Const(b),
+                    } => {
+                        let n = u32::try_from(b.to_u64()?).ok()?;
+                        // v1model rejects advances that are not whole bytes: leave them to
+                        // the interpreter.
+                        if n % 8 != 0 {
+                            return None;
+                        }
+                        Op::Advance(n)
+                    }
+                    Stmt::Assign {
+                        dst: Place::Slot(d),
+                        value,
+                    } => {
+                        let (e, _) = key_expr(p, &inputs, value)?;
+                        let var = inputs.var(*d)?;
+                        assigns.push((*d, e.clone()));
+                        Op::Assign {
+                            id: (assigns.len() - 1) as u32,
+                            var,
+                            e,
+                        }
+                    }
+                    _ => return None,
+                });
+            }
+            let to = |t: &Target| match t {
+                Target::State(s) => To::State(s.index()),
+                Target::Accept => To::Accept,
+                Target::Reject => To::Reject,
+            };
+            let trans = match st.transition.as_ref()? {
+                Transition::Goto(t) => Trans::Goto(to(t)),
+                Transition::Select { keys, cases } => {
+                    let mut ks = Vec::new();
+                    let mut widths = Vec::new();
+                    for k in keys {
+                        let (e, w) = key_expr(p, &inputs, k)?;
+                        ks.push(e);
+                        widths.push(w);
+                    }
+                    let mut cs = Vec::new();
+                    for c in cases {
+                        let mut pats = Vec::new();
+                        for (ks, w) in c.keysets.iter().zip(&widths) {
+                            pats.push(match ks {
+                                Keyset::Pattern(pt) => pattern(pt, *w)?,
+                                Keyset::ValueSet(_) => return None,
+                            });
+                        }
+                        if pats.len() != widths.len() {
+                            return None;
+                        }
+                        cs.push((pats, to(&c.next)));
+                    }
+                    Trans::Select {
+                        keys: ks,
+                        cases: cs,
+                    }
+                }
+            };
+            states.push(St { ops, trans });
+        }
+        let mut key = Vec::new();
+        for f in layout.fields() {
+            let slot = p.phv.slots.get(f.slot)?;
+            let kind = slot.kind;
+            match kind {
+                SlotKind::HeaderField(h) => {
+                    let hd = p.phv.headers.get(h)?;
+                    fixed_width(p, h)?;
+                    let rel = slot.offset - hd.offset;
+                    let mut start = rel + (f.slot_width - f.lsb - f.width);
+                    let mut left = f.width;
+                    let mut k = f.key_offset;
+                    while left > 0 {
+                        // Continue the previous copy when this field follows it both in the
+                        // header and in the key (whole headers become a few 64-bit copies).
+                        if let Some(KeyOp::Field {
+                            h: ph,
+                            off: po,
+                            len: pl,
+                            key: pk,
+                        }) = key.last_mut()
+                            && *ph == h.index()
+                            && *po + *pl == start
+                            && *pk + *pl == k
+                            && *pl < 64
+                        {
+                            let n = left.min(64 - *pl);
+                            *pl += n;
+                            start += n;
+                            k += n;
+                            left -= n;
+                            continue;
+                        }
+                        let len = left.min(64);
+                        key.push(KeyOp::Field {
+                            h: h.index(),
+                            off: start,
+                            len,
+                            key: k,
+                        });
+                        start += len;
+                        k += len;
+                        left -= len;
+                    }
+                }
+                SlotKind::Validity(h) => key.push(KeyOp::Valid {
+                    h: h.index(),
+                    key: f.key_offset,
+                }),
+                SlotKind::NextIndex(s) if f.width <= 64 => key.push(KeyOp::Next {
+                    stack: s.index(),
+                    lsb: f.lsb,
+                    len: f.width,
+                    key: f.key_offset,
+                }),
+                SlotKind::Metadata | SlotKind::Local | SlotKind::Temp if f.width <= 64 => {
+                    if let Some(var) = inputs.var(f.slot) {
+                        key.push(KeyOp::Var {
+                            var,
+                            lsb: f.lsb,
+                            len: f.width,
+                            key: f.key_offset,
+                        });
+                    } else if Some(f.slot) == inputs.port {
+                        key.push(KeyOp::Port {
+                            lsb: f.lsb,
+                            len: f.width,
+                            key: f.key_offset,
+                        });
+                    } else if Some(f.slot) == inputs.len {
+                        key.push(KeyOp::Len {
+                            lsb: f.lsb,
+                            len: f.width,
+                            key: f.key_offset,
+                        });
+                    } else if inputs.unknown.contains(&f.slot) || written_by_parser(p, f.slot) {
+                        return None;
+                    }
+                    // Otherwise zero when the parser ends (the parser writes only headers).
+                }
+                _ => return None,
+            }
+        }
+        Some(FastParser {
+            states,
+            start: parser.start.index(),
+            headers,
+            stacks,
+            siblings,
+            key,
+            words: layout.key_words().max(1),
+            margin,
+            vars: inputs.vars.len(),
+            assigns,
+        })
+    }
+
+    /// Assignment `id` of the parser: destination slot and value.
+    pub fn assignment(&self, id: u32) -> Option<&(SlotId, Ex)> {
+        self.assigns.get(id as usize)
+    }
+
+    /// A [`Parsed`] sized for this parser.
+    pub fn new_parsed(&self) -> Parsed {
+        Parsed {
+            hdr_off: vec![NONE; self.headers],
+            next: vec![0; self.stacks.len()],
+            cursor: 0,
+            vars: vec![0; self.vars],
+            assigned: Vec::with_capacity(8),
+            reextracted: false,
+        }
+    }
+
+    /// Parses `pkt` received on `port` into `out` and writes the flow key into `key` (at
+    /// least the layout's words). `false`: the packet needs the interpreter's parser.
+    pub fn parse(&self, pkt: &[u8], port: u64, out: &mut Parsed, key: &mut [u64]) -> bool {
+        out.hdr_off.fill(NONE);
+        out.next.fill(0);
+        out.vars.fill(0);
+        out.assigned.clear();
+        out.reextracted = false;
+        let total = (pkt.len() as u64) * 8;
+        let limit = self.margin + 8 * total;
+        let mut cursor: u64 = 0;
+        let mut state = self.start;
+        let mut visited: u64 = 0;
+        loop {
+            visited += 1;
+            if visited > limit {
+                return false;
+            }
+            let Some(st) = self.states.get(state as usize) else {
+                return false;
+            };
+            for op in &st.ops {
+                match *op {
+                    Op::Extract { h, bits } => {
+                        if cursor + u64::from(bits) > total {
+                            return false;
+                        }
+                        self.set_header(out, h, cursor as u32);
+                        cursor += u64::from(bits);
+                    }
+                    Op::ExtractNext { stack, bits } => {
+                        let Some(elems) = self.stacks.get(stack as usize) else {
+                            return false;
+                        };
+                        let i = out.next[stack as usize] as usize;
+                        let Some(&h) = elems.get(i) else {
+                            return false;
+                        };
+                        if cursor + u64::from(bits) > total {
+                            return false;
+                        }
+                        self.set_header(out, h, cursor as u32);
+                        out.next[stack as usize] += 1;
+                        cursor += u64::from(bits);
+                    }
+                    Op::Advance(bits) => {
+                        if cursor + u64::from(bits) > total {
+                            return false;
+                        }
+                        cursor += u64::from(bits);
+                    }
+                    Op::Assign { id, var, ref e } => {
+                        let v = eval(e, pkt, out, port);
+                        out.vars[var as usize] = v;
+                        out.assigned.push(id);
+                    }
+                }
+            }
+            let to = match &st.trans {
+                Trans::Goto(t) => *t,
+                Trans::Select { keys, cases } => {
+                    let mut vals = [0u64; 8];
+                    let n = keys.len();
+                    if n > vals.len() {
+                        return false;
+                    }
+                    for (v, k) in vals.iter_mut().zip(keys) {
+                        *v = eval(k, pkt, out, port);
+                    }
+                    let found = cases.iter().find(|(pats, _)| {
+                        pats.iter().zip(&vals[..n]).all(|(p, v)| match *p {
+                            Pat::Mask { v: pv, m } => v & m == pv & m,
+                            Pat::Range { lo, hi } => lo <= *v && *v <= hi,
+                        })
+                    });
+                    match found {
+                        Some((_, t)) => *t,
+                        None => return false,
+                    }
+                }
+            };
+            match to {
+                To::State(s) => state = s,
+                To::Accept => break,
+                To::Reject => return false,
+            }
+        }
+        out.cursor = cursor as u32;
+        self.fill_key(pkt, port, out, key);
+        true
+    }
+
+    fn set_header(&self, out: &mut Parsed, h: u32, at: u32) {
+        if let Some(x) = out.hdr_off.get_mut(h as usize) {
+            out.reextracted |= *x != NONE;
+            *x = at;
+        }
+        if let Some(sib) = self.siblings.get(h as usize) {
+            for &s in sib {
+                if let Some(x) = out.hdr_off.get_mut(s as usize) {
+                    *x = NONE;
+                }
+            }
+        }
+    }
+
+    fn fill_key(&self, pkt: &[u8], port: u64, out: &Parsed, key: &mut [u64]) {
+        let n = self.words.min(key.len());
+        key[..n].fill(0);
+        for op in &self.key {
+            match *op {
+                KeyOp::Field {
+                    h,
+                    off,
+                    len,
+                    key: k,
+                } => {
+                    let base = out.hdr_off[h as usize];
+                    if base != NONE {
+                        write_key(key, k, len, read_bits(pkt, base + off, len));
+                    }
+                }
+                KeyOp::Valid { h, key: k } => {
+                    if out.hdr_off[h as usize] != NONE {
+                        write_key(key, k, 1, 1);
+                    }
+                }
+                KeyOp::Next {
+                    stack,
+                    lsb,
+                    len,
+                    key: k,
+                } => write_key(key, k, len, u64::from(out.next[stack as usize]) >> lsb),
+                KeyOp::Port { lsb, len, key: k } => write_key(key, k, len, port >> lsb),
+                KeyOp::Len { lsb, len, key: k } => {
+                    write_key(key, k, len, (pkt.len() as u64) >> lsb)
+                }
+                KeyOp::Var {
+                    var,
+                    lsb,
+                    len,
+                    key: k,
+                } => write_key(key, k, len, out.vars[var as usize] >> lsb),
+            }
+        }
+    }
+}
+
+/// The width of header `h` if it has no varbit field.
+fn fixed_width(p: &Pipeline, h: koi_ir::HeaderId) -> Option<u32> {
+    let hd = p.phv.headers.get(h)?;
+    let varbit = hd
+        .fields
+        .iter()
+        .any(|f| matches!(p.phv.slots.get(*f).map(|s| s.ty), Some(Ty::Varbit(_))));
+    (!varbit).then_some(hd.width)
+}
+
+/// Whether any parser state writes `slot` other than through `extract`.
+fn written_by_parser(p: &Pipeline, slot: SlotId) -> bool {
+    p.parsers.values().any(|pr| {
+        pr.states.values().any(|st| {
+            st.stmts.iter().any(|s| match s {
+                Stmt::Assign { dst, .. } | Stmt::Lookahead { dst } | Stmt::PacketLength { dst } => {
+                    dst.slot() == Some(slot)
+                }
+                _ => false,
+            })
+        })
+    })
+}
+
+fn mask(w: u32) -> u64 {
+    if w >= 64 { u64::MAX } else { (1u64 << w) - 1 }
+}
+
+/// A select key as an [`Ex`] and its width.
+fn key_expr(p: &Pipeline, inputs: &Inputs, e: &Expr) -> Option<(Ex, u32)> {
+    Some(match e {
+        Expr::Const(b) => (Ex::Const(b.to_u64()?, b.width()), b.width()),
+        Expr::Bool(b) => (Ex::Const(u64::from(*b), 1), 1),
+        Expr::Slot(s) => {
+            let slot = p.phv.slots.get(*s)?;
+            if slot.width > 64 {
+                return None;
+            }
+            let e = match slot.kind {
+                SlotKind::HeaderField(h) => {
+                    fixed_width(p, h)?;
+                    let hd = p.phv.headers.get(h)?;
+                    Ex::Field {
+                        h: h.index(),
+                        off: slot.offset - hd.offset,
+                        w: slot.width,
+                        slot: *s,
+                    }
+                }
+                SlotKind::Validity(h) => Ex::Valid(h.index()),
+                SlotKind::NextIndex(st) => Ex::Next(st.index()),
+                SlotKind::Metadata | SlotKind::Local | SlotKind::Temp => {
+                    if let Some(v) = inputs.var(*s) {
+                        Ex::Var(v, slot.width)
+                    } else if Some(*s) == inputs.port {
+                        Ex::Port(slot.width)
+                    } else if Some(*s) == inputs.len {
+                        Ex::Len(slot.width)
+                    } else if inputs.unknown.contains(s) || written_by_parser(p, *s) {
+                        return None;
+                    } else {
+                        Ex::Const(0, slot.width)
+                    }
+                }
+                SlotKind::VarbitLength(_) => return None,
+            };
+            (e, slot.width)
+        }
+        Expr::IsValid(HeaderRef::Header(h)) => (Ex::Valid(h.index()), 1),
+        Expr::Slice { value, hi, lo } => {
+            let (v, _) = key_expr(p, inputs, value)?;
+            (Ex::Slice(Box::new(v), *lo, hi - lo + 1), hi - lo + 1)
+        }
+        Expr::Binary(BinOp::Concat, a, b) => {
+            let (a, wa) = key_expr(p, inputs, a)?;
+            let (b, wb) = key_expr(p, inputs, b)?;
+            if wa + wb > 64 {
+                return None;
+            }
+            (Ex::Concat(Box::new(a), Box::new(b), wb), wa + wb)
+        }
+        Expr::Cast(Cast::Resize { width, signed }, v) => {
+            let (v, w) = key_expr(p, inputs, v)?;
+            if *width > 64 {
+                return None;
+            }
+            if *width == w {
+                (v, w)
+            } else if *signed && *width > w {
+                (Ex::Sext(Box::new(v), w, *width), *width)
+            } else {
+                // Truncation, or zero extension (the mask keeps every bit).
+                (Ex::Trunc(Box::new(v), *width), *width)
+            }
+        }
+        Expr::Cast(Cast::ToBool | Cast::FromBool, v) => key_expr(p, inputs, v)?,
+        _ => return None,
+    })
+}
+
+/// A keyset pattern on a key of `w` bits.
+fn pattern(pt: &Pattern, w: u32) -> Option<Pat> {
+    let m = mask(w);
+    Some(match pt {
+        Pattern::Exact(v) => Pat::Mask {
+            v: v.resize(w).to_u64()?,
+            m,
+        },
+        Pattern::Mask { value, mask: mk } => Pat::Mask {
+            v: value.resize(w).to_u64()?,
+            m: mk.resize(w).to_u64()? & m,
+        },
+        Pattern::Prefix { value, len } => {
+            let pm = if *len == 0 {
+                0
+            } else {
+                (m >> (w - (*len).min(w))) << (w - (*len).min(w))
+            };
+            Pat::Mask {
+                v: value.resize(w).to_u64()?,
+                m: pm & m,
+            }
+        }
+        Pattern::Range { lo, hi } => Pat::Range {
+            lo: lo.resize(w).to_u64()?,
+            hi: hi.resize(w).to_u64()?,
+        },
+        Pattern::Any => Pat::Mask { v: 0, m: 0 },
+    })
+}
+
+fn eval(e: &Ex, pkt: &[u8], out: &Parsed, port: u64) -> u64 {
+    match e {
+        Ex::Field { h, off, w, .. } => {
+            let base = out.hdr_off[*h as usize];
+            if base == NONE {
+                0
+            } else {
+                read_bits(pkt, base + off, *w)
+            }
+        }
+        Ex::Valid(h) => u64::from(out.hdr_off[*h as usize] != NONE),
+        Ex::Next(s) => u64::from(out.next[*s as usize]),
+        Ex::Port(w) => port & mask(*w),
+        Ex::Len(w) => (pkt.len() as u64) & mask(*w),
+        Ex::Const(v, _) => *v,
+        Ex::Var(i, _) => out.vars[*i as usize],
+        Ex::Slice(v, lo, w) => (eval(v, pkt, out, port) >> lo) & mask(*w),
+        Ex::Concat(a, b, wb) => {
+            let hi = eval(a, pkt, out, port);
+            let lo = eval(b, pkt, out, port);
+            if *wb >= 64 { lo } else { hi << wb | lo }
+        }
+        Ex::Trunc(v, w) => eval(v, pkt, out, port) & mask(*w),
+        Ex::Sext(v, from, to) => {
+            let x = eval(v, pkt, out, port);
+            let sign = *from > 0 && (x >> (from - 1)) & 1 == 1;
+            if sign {
+                (x | !mask(*from)) & mask(*to)
+            } else {
+                x
+            }
+        }
+    }
+}
+
+/// `len` (1..=64) bits at bit offset `bit` of `data`, right-aligned; bits past the end read
+/// as zero.
+#[inline]
+pub fn read_bits(data: &[u8], bit: u32, len: u32) -> u64 {
+    let first = (bit / 8) as usize;
+    let shift = bit % 8;
+    // One unaligned 8-byte load when the field and the window fit.
+    if shift + len <= 64
+        && let Some(w) = data.get(first..first + 8)
+        && let Ok(w) = <[u8; 8]>::try_from(w)
+    {
+        let v = u64::from_be_bytes(w) << shift;
+        return if len == 0 { 0 } else { v >> (64 - len) };
+    }
+    let nbytes = (shift + len).div_ceil(8) as usize;
+    let mut v: u128 = 0;
+    for i in 0..nbytes {
+        v = (v << 8) | u128::from(data.get(first + i).copied().unwrap_or(0));
+    }
+    let total = nbytes as u32 * 8;
+    let v = v >> (total - shift - len);
+    (v & ((1u128 << len) - 1)) as u64
+}
+
+/// ORs `len` (1..=64) bits `v` into the key at bit offset `key` (MSB-first words).
+#[inline]
+pub fn write_key(out: &mut [u64], key: u32, len: u32, v: u64) {
+    let v = v & mask(len);
+    let (w, off) = ((key / 64) as usize, key % 64);
+    if off + len <= 64 {
+        if let Some(x) = out.get_mut(w) {
+            *x |= v << (64 - off - len);
+        }
+        return;
+    }
+    let len2 = off + len - 64;
+    if let Some(x) = out.get_mut(w) {
+        *x |= v >> len2;
+    }
+    if let Some(x) = out.get_mut(w + 1) {
+        *x |= v << (64 - len2);
+    }
+}

@@ -1,0 +1,1820 @@
+//! Compiled action programs: what a megaflow does to a packet, as a short list of operations
+//! on the packet's bytes, derived from the slow-path run by symbolic execution.
+//!
+//! # How a program is derived
+//!
+//! While the slow path runs the interpreter on a packet whose parse the [`FastParser`]
+//! followed, a [`Tracer`] follows the same run symbolically, from the end of the parse: every
+//! PHV slot holds a small expression ([`Node`]) over the **inputs** of the run: packet bits at
+//! fixed offsets (the parse path, hence every header's offset, is fixed by the megaflow's
+//! mask), the ingress port, constants (action data of the entries hit, values written by the
+//! architecture), and **opaque** values (timestamps, lengths, anything the tracer does not
+//! model). Decisions are not traced: the megaflow's mask already fixes them, so the run is a
+//! straight line of assignments, header operations, checksum updates, counter updates and
+//! table hits, which the tracer executes over expressions (folding constants, and reading a
+//! packet field as the constant the megaflow's mask pins it to when it is fully masked).
+//!
+//! At the end, the deparser's `emit`s give the output's header fields in order, each with its
+//! expression; fields whose expression is "the input bits at the same offset" cost nothing,
+//! others become writes (a constant, a copied field, an expression such as `ttl - 1`, or a
+//! checksum over fields). The program is:
+//!
+//! 1. state updates, in run order: direct counters and idle times of the entries hit, indexed
+//!    counters;
+//! 2. the output: the input bytes copied, the changed fields written (when the output header
+//!    layout has the input's length), or the output headers assembled field by field (push and
+//!    pop of headers) followed by the payload;
+//! 3. the output port, or a drop with its reason.
+//!
+//! The tracer gives up (the megaflow then replays its recording through the interpreter) on
+//! everything outside that model: a traffic-manager event other than one unicast or a drop
+//! (multicast, clones, resubmission, recirculation, digests), `truncate`, logs, registers,
+//! meters, random values, hashes whose inputs are not modelled, varbit headers, a value that
+//! the traffic manager reads (egress port, multicast group, priority) not being constant, or
+//! an opaque value reaching the output.
+//!
+//! # Why it is exact
+//!
+//! The expressions are evaluated with the interpreter's own operations on [`Bits`], and the
+//! semantics of each statement are the interpreter's (v1model `setValid` zeroing fields,
+//! `mark_to_drop`, `update_checksum` with invalid headers' fields left out). Because one
+//! compiled program must serve every packet of the megaflow, only values the mask fixes are
+//! folded. As a check, each program is run on the packet that created it and its output
+//! compared with the interpreter's before it is installed; a mismatch leaves the megaflow
+//! with its replay ([`crate::DatapathStats::compile_mismatch`], which the tests require to be
+//! zero over the corpus).
+//!
+//! Checksums are recomputed over their fields, not updated incrementally: `update_checksum`
+//! defines the field as the checksum of the listed fields, which an RFC 1624 update equals
+//! only when the incoming checksum was right, so recomputing (20 bytes for IPv4) is the exact
+//! choice.
+
+use crate::fastparse::{Ex, FastParser, NONE, Parsed};
+use crate::flowkey::FlowKeyLayout;
+use koi_hash::BitString;
+use koi_hash::v1model::{Calculation, HashAlgorithm};
+use koi_interp::DropReason;
+use koi_ir::entity::EntityId;
+use koi_ir::{
+    Architecture, BinOp, Bits, Builtin, Cast, Expr, ExternId, ExternKind, HashAlgo, HeaderId,
+    HeaderRef, Pipeline, Place, SlotId, SlotKind, StackId, Stmt, TableId, Ty, UnOp,
+};
+use koi_state::State;
+use std::cmp::Ordering;
+
+type N = u32;
+
+/// A symbolic value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Node {
+    Const(Bits),
+    /// `w` bits of the input packet at bit `off`: the value `slot` had when the parse ended.
+    Pkt {
+        off: u32,
+        w: u32,
+        slot: SlotId,
+    },
+    /// The ingress port, `w` bits.
+    Port(u32),
+    /// A value the program cannot compute (timestamps, lengths).
+    Opaque(u32),
+    Un(UnOp, N),
+    Bin(BinOp, N, N),
+    Slice(N, u32, u32),
+    Cast(Cast, N),
+    Mux(N, N, N),
+    /// A v1model hash or checksum calculation over `data`, truncated to `w` bits (64: the
+    /// calculation's whole output, as `verify_checksum` compares it).
+    Hash {
+        algo: HashAlgo,
+        data: Vec<N>,
+        w: u32,
+    },
+    /// `base + hash % max` as v1model's `hash` computes it, in `w` bits.
+    HashResult {
+        hash: N,
+        base: u64,
+        max: u64,
+        w: u32,
+    },
+}
+
+/// A state update of a program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum StateOp {
+    /// A table entry was hit: its direct counter and idle time.
+    TableHit(TableId, u32),
+    /// `counter.count(index)`.
+    Count(ExternId, N),
+}
+
+/// An output operation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum OutOp {
+    /// Copy `len` bits of the input at `src` to output bit `dst`.
+    Copy { src: u32, dst: u32, len: u32 },
+    /// Write a constant at output bit `dst`.
+    Const { dst: u32, value: Bits },
+    /// Write constant bytes at output byte `dst`.
+    Bytes { dst: usize, bytes: Vec<u8> },
+    /// Write node `n`'s value at output bit `dst`; `narrow`: computed in `u64`s.
+    Write { dst: u32, n: N, narrow: bool },
+}
+
+/// What a compiled program does with the packet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Send(u64),
+    Drop(DropReason),
+}
+
+/// A compiled action program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Program {
+    nodes: Vec<Node>,
+    /// Each node's width.
+    widths: Vec<u32>,
+    /// Whether some operation needs [`Bits`] arithmetic (a value wider than 64 bits).
+    wide: bool,
+    /// For narrow `Hash` nodes: the data as packet ranges and computed values.
+    plans: Vec<Option<HashPlan>>,
+    state: Vec<StateOp>,
+    /// Output header bytes (rounded up) before the payload.
+    prefix_bytes: usize,
+    /// Whether the output starts as a copy of the input's first `prefix_bytes` bytes.
+    copy_input: bool,
+    out: Vec<OutOp>,
+    payload_start: usize,
+    verdict: Verdict,
+}
+
+/// One piece of a hash's data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Elem {
+    /// `len` bits of the input packet at bit `off` (consecutive packet fields merged).
+    Pkt {
+        off: u32,
+        len: u32,
+    },
+    Node(N),
+}
+
+/// A hash's data laid out for [`Program::eval64`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct HashPlan {
+    elems: Vec<Elem>,
+    bits: u32,
+}
+
+/// Per-thread scratch space for running programs.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    vals: Vec<Option<Bits>>,
+    bits: BitString,
+    buf: Vec<u8>,
+}
+
+impl Program {
+    /// The verdict: output port or drop.
+    pub fn verdict(&self) -> &Verdict {
+        &self.verdict
+    }
+
+    /// Operations run per packet (state updates and output writes), for reports.
+    pub fn ops(&self) -> usize {
+        self.state.len() + self.out.len()
+    }
+
+    /// Runs the program on `pkt` (received on `port`): updates `state`, writes the output
+    /// packet into `out` (cleared first) unless it is dropped, returns the verdict.
+    /// `state: None` computes the output only (the check at installation).
+    pub fn run<'a>(
+        &'a self,
+        pkt: &[u8],
+        port: u64,
+        state: Option<&mut State>,
+        now_ns: u64,
+        out: &mut Vec<u8>,
+        scratch: &mut Scratch,
+    ) -> &'a Verdict {
+        if self.wide {
+            scratch.vals.clear();
+            scratch.vals.resize(self.nodes.len(), None);
+        }
+        if let Some(state) = state {
+            self.update_state(pkt, port, state, now_ns, scratch);
+        }
+        self.output(pkt, port, out, scratch)
+    }
+
+    fn update_state(
+        &self,
+        pkt: &[u8],
+        port: u64,
+        state: &mut State,
+        now_ns: u64,
+        scratch: &mut Scratch,
+    ) {
+        for op in &self.state {
+            match op {
+                StateOp::TableHit(t, i) => state.record_hit(*t, *i, pkt.len(), now_ns),
+                StateOp::Count(c, n) => {
+                    let idx = if self.is_narrow(*n) {
+                        self.eval64(*n, pkt, port, scratch)
+                    } else {
+                        self.eval(*n, pkt, port, scratch)
+                            .to_u64()
+                            .unwrap_or(u64::MAX)
+                    };
+                    state.count(*c, idx, pkt.len());
+                }
+            }
+        }
+    }
+
+    fn output<'a>(
+        &'a self,
+        pkt: &[u8],
+        port: u64,
+        out: &mut Vec<u8>,
+        scratch: &mut Scratch,
+    ) -> &'a Verdict {
+        out.clear();
+        if let Verdict::Drop(_) = self.verdict {
+            return &self.verdict;
+        }
+        if self.copy_input {
+            out.extend_from_slice(pkt.get(..self.prefix_bytes).unwrap_or(pkt));
+            out.resize(self.prefix_bytes, 0);
+        } else {
+            out.resize(self.prefix_bytes, 0);
+        }
+        for op in &self.out {
+            match op {
+                OutOp::Copy { src, dst, len } => copy_bits(pkt, *src, out, *dst, *len),
+                OutOp::Const { dst, value } => {
+                    let _ = value.write_bits(out, *dst as usize);
+                }
+                OutOp::Bytes { dst, bytes } => {
+                    if let Some(d) = out.get_mut(*dst..*dst + bytes.len()) {
+                        d.copy_from_slice(bytes);
+                    }
+                }
+                OutOp::Write {
+                    dst,
+                    n,
+                    narrow: true,
+                } => {
+                    let v = self.eval64(*n, pkt, port, scratch);
+                    write_bits64(out, *dst, self.widths[*n as usize], v);
+                }
+                OutOp::Write { dst, n, .. } => {
+                    let v = self.eval(*n, pkt, port, scratch);
+                    let _ = v.write_bits(out, *dst as usize);
+                }
+            }
+        }
+        if let Some(payload) = pkt.get(self.payload_start..) {
+            out.extend_from_slice(payload);
+        }
+        &self.verdict
+    }
+
+    /// Whether node `n` and everything below it are at most 64 bits wide.
+    fn is_narrow(&self, n: N) -> bool {
+        self.widths[n as usize] <= 64
+            && match &self.nodes[n as usize] {
+                Node::Const(_) | Node::Pkt { .. } | Node::Port(_) | Node::Opaque(_) => true,
+                Node::Un(_, a) | Node::Slice(a, ..) | Node::Cast(_, a) => self.is_narrow(*a),
+                Node::Bin(_, a, b) => self.is_narrow(*a) && self.is_narrow(*b),
+                Node::Mux(c, a, b) => {
+                    self.is_narrow(*c) && self.is_narrow(*a) && self.is_narrow(*b)
+                }
+                Node::Hash { data, .. } => data.iter().all(|d| self.is_narrow(*d)),
+                Node::HashResult { hash, .. } => self.is_narrow(*hash),
+            }
+    }
+
+    /// Node `n`'s value, for a narrow node: the same bits as [`Program::eval`], in a `u64`.
+    fn eval64(&self, n: N, pkt: &[u8], port: u64, s: &mut Scratch) -> u64 {
+        let w = self.widths[n as usize];
+        match &self.nodes[n as usize] {
+            Node::Const(b) => b.low_u64(),
+            Node::Pkt { off, w, .. } => crate::fastparse::read_bits(pkt, *off, *w),
+            Node::Port(w) => port & mask64(*w),
+            Node::Opaque(_) => 0,
+            Node::Un(op, a) => {
+                let x = self.eval64(*a, pkt, port, s);
+                match op {
+                    UnOp::Not => u64::from(x == 0),
+                    UnOp::BitNot => !x & mask64(w),
+                    UnOp::Neg => x.wrapping_neg() & mask64(w),
+                }
+            }
+            Node::Bin(op, a, b) => {
+                let wa = self.widths[*a as usize];
+                let wb = self.widths[*b as usize];
+                let x = self.eval64(*a, pkt, port, s);
+                let y = self.eval64(*b, pkt, port, s);
+                arith64(*op, x, y, wa, wb)
+            }
+            Node::Slice(a, hi, lo) => (self.eval64(*a, pkt, port, s) >> lo) & mask64(hi - lo + 1),
+            Node::Cast(c, a) => {
+                let wa = self.widths[*a as usize];
+                let x = self.eval64(*a, pkt, port, s);
+                match c {
+                    Cast::Resize { width, signed } => {
+                        if *signed && *width > wa && wa > 0 && (x >> (wa - 1)) & 1 == 1 {
+                            (x | !mask64(wa)) & mask64(*width)
+                        } else {
+                            x & mask64(*width)
+                        }
+                    }
+                    Cast::ToBool | Cast::FromBool => u64::from(x != 0),
+                }
+            }
+            Node::Mux(c, a, b) => {
+                if self.eval64(*c, pkt, port, s) != 0 {
+                    self.eval64(*a, pkt, port, s)
+                } else {
+                    self.eval64(*b, pkt, port, s)
+                }
+            }
+            Node::Hash { algo, w, .. } => {
+                let Some(Some(plan)) = self.plans.get(n as usize) else {
+                    return self.eval(n, pkt, port, s).low_u64();
+                };
+                let mut buf = std::mem::take(&mut s.buf);
+                let nbytes = plan.bits.div_ceil(8) as usize;
+                buf.clear();
+                buf.resize(nbytes, 0);
+                let mut at = 0u32;
+                for e in &plan.elems {
+                    match *e {
+                        Elem::Pkt { off, len } => {
+                            copy_bits(pkt, off, &mut buf, at, len);
+                            at += len;
+                        }
+                        Elem::Node(d) => {
+                            let dw = self.widths[d as usize];
+                            let v = self.eval64(d, pkt, port, s);
+                            write_bits64(&mut buf, at, dw, v);
+                            at += dw;
+                        }
+                    }
+                }
+                let h = v1_algo(*algo)
+                    .and_then(|a| Calculation::new(a).compute_bytes(&buf))
+                    .unwrap_or(0);
+                s.buf = buf;
+                koi_hash::v1model::truncate(h, *w)
+            }
+            Node::HashResult { hash, base, max, w } => {
+                let h = self.eval64(*hash, pkt, port, s);
+                koi_hash::v1model::hash_result(h, *base, *max, (*w).min(64))
+            }
+        }
+    }
+
+    fn eval(&self, n: N, pkt: &[u8], port: u64, s: &mut Scratch) -> Bits {
+        if s.vals.len() != self.nodes.len() {
+            s.vals.clear();
+            s.vals.resize(self.nodes.len(), None);
+        }
+        if let Some(Some(v)) = s.vals.get(n as usize) {
+            return v.clone();
+        }
+        let v = match &self.nodes[n as usize] {
+            Node::Const(b) => b.clone(),
+            Node::Pkt { off, w, .. } => {
+                Bits::read_bits(pkt, *off as usize, *w).unwrap_or_else(|_| Bits::zero(*w))
+            }
+            Node::Port(w) => Bits::from_u64(*w, port),
+            Node::Opaque(w) => Bits::zero(*w),
+            Node::Un(op, a) => unary(*op, &self.eval(*a, pkt, port, s)),
+            Node::Bin(op, a, b) => {
+                let x = self.eval(*a, pkt, port, s);
+                let y = self.eval(*b, pkt, port, s);
+                arith(*op, &x, &y)
+            }
+            Node::Slice(a, hi, lo) => self.eval(*a, pkt, port, s).slice(*hi, *lo),
+            Node::Cast(c, a) => cast(*c, &self.eval(*a, pkt, port, s)),
+            Node::Mux(c, a, b) => {
+                if self.eval(*c, pkt, port, s).is_zero() {
+                    self.eval(*b, pkt, port, s)
+                } else {
+                    self.eval(*a, pkt, port, s)
+                }
+            }
+            Node::Hash { algo, data, w } => {
+                let mut bits = std::mem::take(&mut s.bits);
+                bits.clear();
+                for d in data {
+                    let v = self.eval(*d, pkt, port, s);
+                    v.with_be_bytes(|b| bits.push(b, v.width() as usize));
+                }
+                let h = v1_algo(*algo)
+                    .and_then(|a| Calculation::new(a).compute(&bits))
+                    .unwrap_or(0);
+                s.bits = bits;
+                Bits::from_u64((*w).min(64), koi_hash::v1model::truncate(h, *w))
+            }
+            Node::HashResult { hash, base, max, w } => {
+                let h = self.eval(*hash, pkt, port, s).low_u64();
+                Bits::from_u64(
+                    *w,
+                    koi_hash::v1model::hash_result(h, *base, *max, (*w).min(64)),
+                )
+            }
+        };
+        if let Some(slot) = s.vals.get_mut(n as usize) {
+            *slot = Some(v.clone());
+        }
+        v
+    }
+}
+
+fn mask64(w: u32) -> u64 {
+    if w >= 64 { u64::MAX } else { (1u64 << w) - 1 }
+}
+
+/// Sign-extends the `w`-bit value `x` to an `i128`.
+fn sext(x: u64, w: u32) -> i128 {
+    if w == 0 {
+        return 0;
+    }
+    if (x >> (w - 1)) & 1 == 1 {
+        i128::from((x | !mask64(w)) as i64)
+    } else {
+        i128::from(x)
+    }
+}
+
+/// The interpreter's binary operators on `u64` values of widths `wa` and `wb` (at most 64;
+/// the result too), bit for bit what [`arith`] computes on [`Bits`].
+fn arith64(op: BinOp, x: u64, y: u64, wa: u32, wb: u32) -> u64 {
+    use BinOp::*;
+    let m = mask64(wa);
+    let (sx, sy) = (sext(x, wa), sext(y, wb));
+    match op {
+        Add => x.wrapping_add(y) & m,
+        Sub => x.wrapping_sub(y) & m,
+        Mul => x.wrapping_mul(y) & m,
+        Div => x.checked_div(y).unwrap_or(0),
+        Mod => x.checked_rem(y).unwrap_or(0),
+        AddSatU => x.checked_add(y).map_or(m, |v| v.min(m)),
+        SubSatU => x.saturating_sub(y),
+        AddSatS | SubSatS => {
+            let v = if op == AddSatS { sx + sy } else { sx - sy };
+            let (lo, hi) = if wa == 0 {
+                (0, 0)
+            } else {
+                (-(1i128 << (wa - 1)), (1i128 << (wa - 1)) - 1)
+            };
+            (v.clamp(lo, hi) as u64) & m
+        }
+        BitAnd => x & y,
+        BitOr => x | y,
+        BitXor => x ^ y,
+        Shl => {
+            if y >= u64::from(wa) {
+                0
+            } else {
+                (x << y) & m
+            }
+        }
+        ShrU => {
+            if y >= u64::from(wa) {
+                0
+            } else {
+                x >> y
+            }
+        }
+        ShrS => {
+            let amt = y.min(127) as u32;
+            ((sx >> amt.min(127)) as u64) & m
+        }
+        Concat => {
+            if wb >= 64 {
+                y
+            } else {
+                (x << wb) | y
+            }
+        }
+        Eq => u64::from(x == y),
+        Ne => u64::from(x != y),
+        LtU => u64::from(x < y),
+        LeU => u64::from(x <= y),
+        GtU => u64::from(x > y),
+        GeU => u64::from(x >= y),
+        LtS => u64::from(sx < sy),
+        LeS => u64::from(sx <= sy),
+        GtS => u64::from(sx > sy),
+        GeS => u64::from(sx >= sy),
+        And => u64::from(x != 0 && y != 0),
+        Or => u64::from(x != 0 || y != 0),
+    }
+}
+
+/// Writes the low `w` (at most 64) bits of `v` at bit `at` of `buf`, MSB first.
+#[inline]
+fn write_bits64(buf: &mut [u8], at: u32, w: u32, v: u64) {
+    if w == 0 {
+        return;
+    }
+    let first = (at / 8) as usize;
+    if at.is_multiple_of(8) && w.is_multiple_of(8) {
+        let n = (w / 8) as usize;
+        if let Some(d) = buf.get_mut(first..first + n) {
+            d.copy_from_slice(&v.to_be_bytes()[8 - n..]);
+        }
+        return;
+    }
+    // Read-modify-write of the (at most 9) bytes the field spans, in a u128 window.
+    let shift = at % 8;
+    let n = (shift + w).div_ceil(8) as usize;
+    let Some(span) = buf.get_mut(first..first + n) else {
+        return;
+    };
+    let mut win: u128 = 0;
+    for b in span.iter() {
+        win = win << 8 | u128::from(*b);
+    }
+    let low = (n as u32) * 8 - shift - w;
+    let m = (u128::from(mask64(w))) << low;
+    win = (win & !m) | ((u128::from(v & mask64(w))) << low);
+    for (i, b) in span.iter_mut().enumerate() {
+        *b = (win >> (8 * (n - 1 - i))) as u8;
+    }
+}
+
+/// Copies `len` bits from `src` bit `from` to `dst` bit `to` (bytes when aligned).
+fn copy_bits(src: &[u8], from: u32, dst: &mut [u8], to: u32, len: u32) {
+    if from.is_multiple_of(8) && to.is_multiple_of(8) && len.is_multiple_of(8) {
+        let (a, b, n) = ((from / 8) as usize, (to / 8) as usize, (len / 8) as usize);
+        if let (Some(s), Some(d)) = (src.get(a..a + n), dst.get_mut(b..b + n)) {
+            d.copy_from_slice(s);
+        }
+        return;
+    }
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(64);
+        if let Ok(v) = Bits::read_bits(src, (from + done) as usize, n) {
+            let _ = v.write_bits(dst, (to + done) as usize);
+        }
+        done += n;
+    }
+}
+
+fn v1_algo(a: HashAlgo) -> Option<HashAlgorithm> {
+    Some(match a {
+        HashAlgo::Crc32 => HashAlgorithm::Crc32,
+        HashAlgo::Crc16 => HashAlgorithm::Crc16,
+        HashAlgo::Identity => HashAlgorithm::Identity,
+        HashAlgo::Csum16 => HashAlgorithm::Csum16,
+        HashAlgo::Xor16 => HashAlgorithm::Xor16,
+        // Custom CRCs take parameters from the control plane; random is random.
+        _ => return None,
+    })
+}
+
+fn truth(b: &Bits) -> bool {
+    !b.is_zero()
+}
+
+/// The interpreter's binary operators on bits (bools as 1-bit values).
+fn arith(op: BinOp, x: &Bits, y: &Bits) -> Bits {
+    use BinOp::*;
+    let b = |v: bool| Bits::from_bool(v);
+    match op {
+        Add => x.add(y),
+        Sub => x.sub(y),
+        Mul => x.mul(y),
+        Div => x.udiv(y),
+        Mod => x.urem(y),
+        AddSatU => x.add_sat_u(y),
+        AddSatS => x.add_sat_s(y),
+        SubSatU => x.sub_sat_u(y),
+        SubSatS => x.sub_sat_s(y),
+        BitAnd => x.and(y),
+        BitOr => x.or(y),
+        BitXor => x.xor(y),
+        Shl => x.shl(y.to_shift_amount()),
+        ShrU => x.shr_u(y.to_shift_amount()),
+        ShrS => x.shr_s(y.to_shift_amount()),
+        Concat => x.concat(y),
+        LtU => b(x.cmp_u(y) == Ordering::Less),
+        LeU => b(x.cmp_u(y) != Ordering::Greater),
+        GtU => b(x.cmp_u(y) == Ordering::Greater),
+        GeU => b(x.cmp_u(y) != Ordering::Less),
+        LtS => b(x.cmp_s(y) == Ordering::Less),
+        LeS => b(x.cmp_s(y) != Ordering::Greater),
+        GtS => b(x.cmp_s(y) == Ordering::Greater),
+        GeS => b(x.cmp_s(y) != Ordering::Less),
+        Eq => b(x == y),
+        Ne => b(x != y),
+        And => b(truth(x) && truth(y)),
+        Or => b(truth(x) || truth(y)),
+    }
+}
+
+fn unary(op: UnOp, v: &Bits) -> Bits {
+    match op {
+        UnOp::Not => Bits::from_bool(!truth(v)),
+        UnOp::BitNot => v.not(),
+        UnOp::Neg => v.neg(),
+    }
+}
+
+fn cast(c: Cast, v: &Bits) -> Bits {
+    match c {
+        Cast::Resize { width, signed } => v.cast(width, signed),
+        Cast::ToBool | Cast::FromBool => Bits::from_bool(truth(v)),
+    }
+}
+
+/// What the tracer needs to know about the megaflow being built.
+pub struct Known<'a> {
+    pub layout: &'a FlowKeyLayout,
+    /// The megaflow mask so far (it only grows).
+    pub mask: &'a [u64],
+    /// The PHV when the parse ended (the interpreter's byte layout).
+    pub phv0: &'a [u8],
+}
+
+/// Follows one slow-path run symbolically; see the module documentation.
+#[derive(Debug)]
+pub struct Tracer<'p> {
+    p: &'p Pipeline,
+    drop_port: u64,
+    nodes: Vec<Node>,
+    slots: Vec<N>,
+    frames: Vec<Vec<N>>,
+    pending: Option<Vec<N>>,
+    failed: Option<&'static str>,
+    emitted: Vec<HeaderId>,
+    state: Vec<StateOp>,
+    verdict: Option<Verdict>,
+    unicast: Option<u64>,
+    egress_spec: Option<SlotId>,
+    mcast_grp: Option<SlotId>,
+    priority: Option<SlotId>,
+    checksum_error: Option<SlotId>,
+    opaque: Vec<SlotId>,
+    payload_start: usize,
+    cursor_bits: u32,
+}
+
+impl<'p> Tracer<'p> {
+    /// A tracer for a run whose parse ended with the PHV `phv0` and the headers where
+    /// `parsed` says; `None` if the run cannot be compiled (not v1model, a parse the fast
+    /// parser did not follow).
+    pub fn new(
+        p: &'p Pipeline,
+        drop_port: u64,
+        fast: &FastParser,
+        parsed: &Parsed,
+        phv0: &[u8],
+    ) -> Option<Tracer<'p>> {
+        if p.arch != Architecture::V1Model || !parsed.cursor.is_multiple_of(8) || parsed.reextracted
+        {
+            return None;
+        }
+        let mut t = Tracer {
+            p,
+            drop_port,
+            nodes: Vec::new(),
+            slots: Vec::with_capacity(p.phv.slots.len()),
+            frames: Vec::new(),
+            pending: None,
+            failed: None,
+            emitted: Vec::new(),
+            state: Vec::new(),
+            verdict: None,
+            unicast: None,
+            egress_spec: p.intrinsic("egress_spec"),
+            mcast_grp: p.intrinsic("mcast_grp"),
+            priority: p.intrinsic("priority"),
+            checksum_error: p.intrinsic("checksum_error"),
+            opaque: [
+                "packet_length",
+                "ingress_global_timestamp",
+                "egress_global_timestamp",
+                "enq_timestamp",
+                "deq_timedelta",
+            ]
+            .iter()
+            .filter_map(|n| p.intrinsic(n))
+            .collect(),
+            payload_start: (parsed.cursor / 8) as usize,
+            cursor_bits: parsed.cursor,
+        };
+        let port = p.intrinsic("ingress_port");
+        for (id, slot) in p.phv.slots.iter() {
+            let n = match slot.kind {
+                SlotKind::HeaderField(h) => {
+                    let hd = p.phv.headers.get(h)?;
+                    let off = parsed.hdr_off.get(h.index() as usize).copied()?;
+                    if matches!(slot.ty, Ty::Varbit(_)) {
+                        t.add(Node::Opaque(slot.width))
+                    } else if off == NONE {
+                        t.add(Node::Const(phv_value(phv0, slot.offset, slot.width)))
+                    } else {
+                        t.add(Node::Pkt {
+                            off: off + (slot.offset - hd.offset),
+                            w: slot.width,
+                            slot: id,
+                        })
+                    }
+                }
+                _ if Some(id) == port => t.add(Node::Port(slot.width)),
+                _ if t.opaque.contains(&id) => t.add(Node::Opaque(slot.width)),
+                _ => t.add(Node::Const(phv_value(phv0, slot.offset, slot.width))),
+            };
+            t.slots.push(n);
+        }
+        // The parser's assignments, in the order they ran.
+        for id in &parsed.assigned {
+            let (dst, e) = fast.assignment(*id)?;
+            let n = t.parser_value(e, parsed)?;
+            let w = p.phv.slots.get(*dst)?.width;
+            let n = if t.width(n) != w {
+                t.add(Node::Cast(
+                    Cast::Resize {
+                        width: w,
+                        signed: false,
+                    },
+                    n,
+                ))
+            } else {
+                n
+            };
+            *t.slots.get_mut(dst.index() as usize)? = n;
+        }
+        Some(t)
+    }
+
+    /// A value the parser computed, as a node.
+    fn parser_value(&mut self, e: &Ex, parsed: &Parsed) -> Option<N> {
+        Some(match e {
+            Ex::Field { h, off, w, slot } => {
+                let base = *parsed.hdr_off.get(*h as usize)?;
+                if base == NONE {
+                    self.add(Node::Const(Bits::zero(*w)))
+                } else {
+                    self.add(Node::Pkt {
+                        off: base + off,
+                        w: *w,
+                        slot: *slot,
+                    })
+                }
+            }
+            Ex::Valid(h) => {
+                let v = *parsed.hdr_off.get(*h as usize)? != NONE;
+                self.add(Node::Const(Bits::from_bool(v)))
+            }
+            Ex::Next(s) => {
+                let v = *parsed.next.get(*s as usize)?;
+                self.add(Node::Const(Bits::from_u64(32, u64::from(v))))
+            }
+            Ex::Port(w) => self.add(Node::Port(*w)),
+            Ex::Len(w) => self.add(Node::Opaque(*w)),
+            Ex::Const(v, w) => self.add(Node::Const(Bits::from_u64(*w, *v))),
+            Ex::Var(_, _) => return None,
+            Ex::Slice(v, lo, w) => {
+                let v = self.parser_value(v, parsed)?;
+                self.add(Node::Slice(v, lo + w - 1, *lo))
+            }
+            Ex::Concat(a, b, _) => {
+                let a = self.parser_value(a, parsed)?;
+                let b = self.parser_value(b, parsed)?;
+                self.add(Node::Bin(BinOp::Concat, a, b))
+            }
+            Ex::Trunc(v, w) => {
+                let v = self.parser_value(v, parsed)?;
+                self.add(Node::Cast(
+                    Cast::Resize {
+                        width: *w,
+                        signed: false,
+                    },
+                    v,
+                ))
+            }
+            Ex::Sext(v, _, to) => {
+                let v = self.parser_value(v, parsed)?;
+                self.add(Node::Cast(
+                    Cast::Resize {
+                        width: *to,
+                        signed: true,
+                    },
+                    v,
+                ))
+            }
+        })
+    }
+
+    fn add(&mut self, n: Node) -> N {
+        self.nodes.push(n);
+        (self.nodes.len() - 1) as N
+    }
+
+    fn fail(&mut self, why: &'static str) {
+        if self.failed.is_none() {
+            self.failed = Some(why);
+        }
+    }
+
+    /// Why the run cannot be compiled, if it cannot.
+    pub fn failed(&self) -> Option<&'static str> {
+        self.failed
+    }
+
+    fn width(&self, n: N) -> u32 {
+        node_width(&self.nodes, n)
+    }
+
+    /// The constant value of `n`, if the megaflow fixes it.
+    fn konst(&self, n: N, k: &Known<'_>) -> Option<Bits> {
+        match &self.nodes[n as usize] {
+            Node::Const(b) => Some(b.clone()),
+            Node::Pkt { slot, .. } => {
+                let s = self.p.phv.slots.get(*slot)?;
+                fully_masked(k, *slot, s.width).then(|| phv_value(k.phv0, s.offset, s.width))
+            }
+            Node::Port(_) => {
+                let slot = self.p.intrinsic("ingress_port")?;
+                let s = self.p.phv.slots.get(slot)?;
+                fully_masked(k, slot, s.width).then(|| phv_value(k.phv0, s.offset, s.width))
+            }
+            _ => None,
+        }
+    }
+
+    fn constant(&mut self, b: Bits) -> N {
+        self.add(Node::Const(b))
+    }
+
+    /// Builds a node, folding it when its operands are constants.
+    fn fold(&mut self, n: Node, k: &Known<'_>) -> N {
+        let c = |t: &Self, x: &N| t.konst(*x, k);
+        let folded = match &n {
+            Node::Un(op, a) => c(self, a).map(|x| unary(*op, &x)),
+            Node::Bin(op, a, b) => match (c(self, a), c(self, b)) {
+                (Some(x), Some(y)) => Some(arith(*op, &x, &y)),
+                (Some(x), None) if *op == BinOp::And && !truth(&x) => Some(Bits::from_bool(false)),
+                (Some(x), None) if *op == BinOp::Or && truth(&x) => Some(Bits::from_bool(true)),
+                _ => None,
+            },
+            Node::Slice(a, hi, lo) => c(self, a).map(|x| x.slice(*hi, *lo)),
+            Node::Cast(cs, a) => c(self, a).map(|x| cast(*cs, &x)),
+            Node::Mux(cond, a, b) => match c(self, cond) {
+                Some(x) => return if truth(&x) { *a } else { *b },
+                None => None,
+            },
+            _ => None,
+        };
+        match folded {
+            Some(b) => self.constant(b),
+            None => self.add(n),
+        }
+    }
+
+    fn expr(&mut self, e: &Expr, params: &[Bits], k: &Known<'_>) -> Option<N> {
+        Some(match e {
+            Expr::Const(b) => self.constant(b.clone()),
+            Expr::Bool(b) => self.constant(Bits::from_bool(*b)),
+            Expr::Slot(s) => *self.slots.get(s.index() as usize)?,
+            Expr::Param(i) => match self.frames.last() {
+                Some(f) => *f.get(*i as usize)?,
+                None => self.constant(params.get(*i as usize)?.clone()),
+            },
+            Expr::IsValid(h) => {
+                let h = self.header(h, params, k)?;
+                match h {
+                    Some(h) => {
+                        let v = self.p.phv.headers.get(h)?.valid;
+                        self.slots[v.index() as usize]
+                    }
+                    None => self.constant(Bits::from_bool(false)),
+                }
+            }
+            Expr::StackField {
+                stack,
+                index,
+                field,
+            } => match self.stack_slot(*stack, index, *field, params, k)? {
+                Ok(s) => self.slots[s.index() as usize],
+                Err(w) => self.constant(Bits::zero(w)),
+            },
+            Expr::Unary(op, a) => {
+                let a = self.expr(a, params, k)?;
+                self.fold(Node::Un(*op, a), k)
+            }
+            Expr::Binary(op, a, b) => {
+                let a = self.expr(a, params, k)?;
+                let b = self.expr(b, params, k)?;
+                self.fold(Node::Bin(*op, a, b), k)
+            }
+            Expr::Slice { value, hi, lo } => {
+                let v = self.expr(value, params, k)?;
+                self.fold(Node::Slice(v, *hi, *lo), k)
+            }
+            Expr::Cast(c, v) => {
+                let v = self.expr(v, params, k)?;
+                self.fold(Node::Cast(*c, v), k)
+            }
+            Expr::Mux {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let c = self.expr(cond, params, k)?;
+                let a = self.expr(then, params, k)?;
+                let b = self.expr(otherwise, params, k)?;
+                self.fold(Node::Mux(c, a, b), k)
+            }
+        })
+    }
+
+    /// The header a reference denotes (`Some(None)`: an index out of range); `None` if it
+    /// is not fixed.
+    fn header(
+        &mut self,
+        h: &HeaderRef,
+        params: &[Bits],
+        k: &Known<'_>,
+    ) -> Option<Option<HeaderId>> {
+        match h {
+            HeaderRef::Header(h) => Some(Some(*h)),
+            HeaderRef::Index(s, e) => {
+                let i = self.expr(e, params, k)?;
+                let i = self.konst(i, k)?.to_u64().unwrap_or(u64::MAX);
+                let st = self.p.phv.stacks.get(*s)?;
+                Some(
+                    usize::try_from(i)
+                        .ok()
+                        .and_then(|i| st.elems.get(i).copied()),
+                )
+            }
+            HeaderRef::Next(_) | HeaderRef::Last(_) => None,
+        }
+    }
+
+    fn stack_slot(
+        &mut self,
+        stack: StackId,
+        index: &Expr,
+        field: u32,
+        params: &[Bits],
+        k: &Known<'_>,
+    ) -> Option<Result<SlotId, u32>> {
+        let i = self.expr(index, params, k)?;
+        let i = self.konst(i, k)?.to_u64().unwrap_or(u64::MAX);
+        let st = self.p.phv.stacks.get(stack)?;
+        let h = usize::try_from(i).ok().and_then(|i| st.elems.get(i));
+        match h {
+            Some(h) => Some(Ok(*self
+                .p
+                .phv
+                .headers
+                .get(*h)?
+                .fields
+                .get(field as usize)?)),
+            None => {
+                let h = self.p.phv.headers.get(*st.elems.first()?)?;
+                let s = self.p.phv.slots.get(*h.fields.get(field as usize)?)?;
+                Some(Err(s.width))
+            }
+        }
+    }
+
+    fn write_place(&mut self, dst: &Place, v: N, params: &[Bits], k: &Known<'_>) -> Option<()> {
+        let (slot, hi_lo) = match dst {
+            Place::Slot(s) => (*s, None),
+            Place::Slice { slot, hi, lo } => (*slot, Some((*hi, *lo))),
+            Place::StackField {
+                stack,
+                index,
+                field,
+            } => match self.stack_slot(*stack, index, *field, params, k)? {
+                Ok(s) => (s, None),
+                Err(_) => return Some(()),
+            },
+        };
+        let s = self.p.phv.slots.get(slot)?;
+        let w = s.width;
+        let v = match hi_lo {
+            None => {
+                if self.width(v) != w {
+                    self.fold(
+                        Node::Cast(
+                            Cast::Resize {
+                                width: w,
+                                signed: false,
+                            },
+                            v,
+                        ),
+                        k,
+                    )
+                } else {
+                    v
+                }
+            }
+            Some((hi, lo)) => {
+                // old[w-1:hi+1] ++ v ++ old[lo-1:0]
+                let old = self.slots[slot.index() as usize];
+                let mut acc = if self.width(v) != hi - lo + 1 {
+                    self.fold(
+                        Node::Cast(
+                            Cast::Resize {
+                                width: hi - lo + 1,
+                                signed: false,
+                            },
+                            v,
+                        ),
+                        k,
+                    )
+                } else {
+                    v
+                };
+                if hi + 1 < w {
+                    let top = self.fold(Node::Slice(old, w - 1, hi + 1), k);
+                    acc = self.fold(Node::Bin(BinOp::Concat, top, acc), k);
+                }
+                if lo > 0 {
+                    let bottom = self.fold(Node::Slice(old, lo - 1, 0), k);
+                    acc = self.fold(Node::Bin(BinOp::Concat, acc, bottom), k);
+                }
+                acc
+            }
+        };
+        self.slots[slot.index() as usize] = v;
+        Some(())
+    }
+
+    fn set_slot_const(&mut self, s: SlotId, v: Bits) {
+        let w = self.p.phv.slots.get(s).map_or(v.width(), |x| x.width);
+        let n = self.constant(v.resize(w));
+        if let Some(x) = self.slots.get_mut(s.index() as usize) {
+            *x = n;
+        }
+    }
+
+    fn validity(&self, h: HeaderId, k: &Known<'_>) -> Option<bool> {
+        let v = self.p.phv.headers.get(h)?.valid;
+        self.konst(self.slots[v.index() as usize], k)
+            .map(|b| truth(&b))
+    }
+
+    fn set_valid(&mut self, h: HeaderId, k: &Known<'_>) -> Option<()> {
+        let hd = self.p.phv.headers.get(h)?.clone();
+        if !self.validity(h, k)? {
+            for f in &hd.fields {
+                let w = self.p.phv.slots.get(*f)?.width;
+                self.set_slot_const(*f, Bits::zero(w));
+            }
+            self.set_slot_const(hd.valid, Bits::from_bool(true));
+        }
+        self.invalidate_siblings(h);
+        Some(())
+    }
+
+    fn invalidate_siblings(&mut self, h: HeaderId) {
+        let Some(u) = self.p.phv.headers.get(h).and_then(|x| x.union) else {
+            return;
+        };
+        let members: Vec<HeaderId> = self
+            .p
+            .phv
+            .unions
+            .get(u)
+            .map_or(Vec::new(), |u| u.members.clone());
+        for m in members.into_iter().filter(|m| *m != h) {
+            if let Some(v) = self.p.phv.headers.get(m).map(|x| x.valid) {
+                self.set_slot_const(v, Bits::from_bool(false));
+            }
+        }
+    }
+
+    fn copy_header(&mut self, dst: HeaderId, src: HeaderId) -> Option<()> {
+        let d = self.p.phv.headers.get(dst)?;
+        let s = self.p.phv.headers.get(src)?;
+        for (a, b) in d.fields.iter().zip(&s.fields) {
+            self.slots[a.index() as usize] = self.slots[b.index() as usize];
+        }
+        self.slots[d.valid.index() as usize] = self.slots[s.valid.index() as usize];
+        Some(())
+    }
+
+    /// A statement of the run (from the end of the first parse on).
+    pub fn stmt(&mut self, s: &Stmt, params: &[Bits], k: &Known<'_>) {
+        if self.failed.is_some() {
+            return;
+        }
+        if self.exec(s, params, k).is_none() {
+            self.fail("statement");
+        }
+    }
+
+    fn exec(&mut self, s: &Stmt, params: &[Bits], k: &Known<'_>) -> Option<()> {
+        match s {
+            Stmt::Assign { dst, value } => {
+                let v = self.expr(value, params, k)?;
+                self.write_place(dst, v, params, k)
+            }
+            Stmt::SetValid(h) => match self.header(h, params, k)? {
+                Some(h) => self.set_valid(h, k),
+                None => Some(()),
+            },
+            Stmt::SetInvalid(h) => {
+                if let Some(h) = self.header(h, params, k)? {
+                    let v = self.p.phv.headers.get(h)?.valid;
+                    self.set_slot_const(v, Bits::from_bool(false));
+                }
+                Some(())
+            }
+            Stmt::CopyHeader { dst, src } => {
+                let d = self.header(dst, params, k)?;
+                let s = self.header(src, params, k)?;
+                match (d, s) {
+                    (Some(d), Some(s)) => {
+                        self.copy_header(d, s)?;
+                        if self.validity(d, k)? {
+                            self.invalidate_siblings(d);
+                        }
+                        Some(())
+                    }
+                    (Some(d), None) => {
+                        let v = self.p.phv.headers.get(d)?.valid;
+                        self.set_slot_const(v, Bits::from_bool(false));
+                        Some(())
+                    }
+                    (None, _) => Some(()),
+                }
+            }
+            Stmt::PushFront { stack, count } => self.shift(*stack, i64::from(*count), k),
+            Stmt::PopFront { stack, count } => self.shift(*stack, -i64::from(*count), k),
+            Stmt::Emit(h) => {
+                let h = self.header(h, params, k)?;
+                if let Some(h) = h {
+                    let hd = self.p.phv.headers.get(h)?;
+                    let varbit = hd.fields.iter().any(|f| {
+                        matches!(self.p.phv.slots.get(*f).map(|s| s.ty), Some(Ty::Varbit(_)))
+                    });
+                    if varbit {
+                        return None;
+                    }
+                    if self.validity(h, k)? {
+                        self.emitted.push(h);
+                    }
+                }
+                Some(())
+            }
+            Stmt::CallAction { args, .. } => {
+                let mut a = Vec::with_capacity(args.len());
+                for e in args {
+                    a.push(self.expr(e, params, k)?);
+                }
+                self.pending = Some(a);
+                Some(())
+            }
+            Stmt::ExternCall {
+                instance,
+                method,
+                args,
+                result,
+            } => {
+                let kind = &self.p.externs.get(*instance)?.kind;
+                match (kind, method.as_str()) {
+                    (ExternKind::Counter { .. }, "count") if result.is_none() => {
+                        let idx = match args.first() {
+                            Some(koi_ir::Arg::In(e)) => self.expr(e, params, k)?,
+                            _ => self.constant(Bits::zero(32)),
+                        };
+                        self.state.push(StateOp::Count(*instance, idx));
+                        Some(())
+                    }
+                    (ExternKind::DirectCounter { .. }, "count") => Some(()),
+                    _ => None,
+                }
+            }
+            Stmt::Builtin(b) => self.builtin(b, params, k),
+            Stmt::Extract { .. }
+            | Stmt::Lookahead { .. }
+            | Stmt::Advance { .. }
+            | Stmt::Verify { .. }
+            | Stmt::PacketLength { .. } => None,
+        }
+    }
+
+    fn shift(&mut self, stack: StackId, by: i64, k: &Known<'_>) -> Option<()> {
+        let st = self.p.phv.stacks.get(stack)?.clone();
+        let n = st.elems.len() as i64;
+        let before = self.slots.clone();
+        for i in 0..n {
+            let src = i - by;
+            let dst = self.p.phv.headers.get(st.elems[i as usize])?;
+            if (0..n).contains(&src) {
+                let s = self.p.phv.headers.get(st.elems[src as usize])?;
+                for (a, b) in dst.fields.iter().zip(&s.fields) {
+                    self.slots[a.index() as usize] = before[b.index() as usize];
+                }
+                self.slots[dst.valid.index() as usize] = before[s.valid.index() as usize];
+            } else {
+                let v = dst.valid;
+                self.set_slot_const(v, Bits::from_bool(false));
+            }
+        }
+        let next = self
+            .konst(before[st.next_index.index() as usize], k)?
+            .to_u64()? as i64;
+        let new = (next + by).clamp(0, n) as u64;
+        self.set_slot_const(st.next_index, Bits::from_u64(32, new));
+        Some(())
+    }
+
+    /// The data list of a hash or checksum: invalid headers' fields left out.
+    fn data(&mut self, data: &[Expr], params: &[Bits], k: &Known<'_>) -> Option<Vec<N>> {
+        let mut out = Vec::with_capacity(data.len());
+        for e in data {
+            if let Expr::Slot(s) = e
+                && let Some(SlotKind::HeaderField(h)) = self.p.phv.slots.get(*s).map(|x| x.kind)
+                && !self.validity(h, k)?
+            {
+                continue;
+            }
+            let n = self.expr(e, params, k)?;
+            out.push(n);
+        }
+        Some(out)
+    }
+
+    fn builtin(&mut self, b: &Builtin, params: &[Bits], k: &Known<'_>) -> Option<()> {
+        match b {
+            Builtin::MarkToDrop => {
+                if let Some(s) = self.egress_spec {
+                    self.set_slot_const(s, Bits::from_u64(64, self.drop_port));
+                }
+                if let Some(s) = self.mcast_grp {
+                    self.set_slot_const(s, Bits::zero(64));
+                }
+                Some(())
+            }
+            Builtin::UpdateChecksum {
+                cond,
+                data,
+                checksum,
+                algo,
+                with_payload: false,
+            } => {
+                let c = self.expr(cond, params, k)?;
+                if !truth(&self.konst(c, k)?) {
+                    return Some(());
+                }
+                v1_algo(*algo)?;
+                let data = self.data(data, params, k)?;
+                let w = match checksum {
+                    Place::Slot(s) => self.p.phv.slots.get(*s)?.width,
+                    _ => return None,
+                };
+                let h = self.add(Node::Hash {
+                    algo: *algo,
+                    data,
+                    w: w.min(64),
+                });
+                self.write_place(checksum, h, params, k)
+            }
+            Builtin::VerifyChecksum {
+                cond,
+                data,
+                checksum,
+                algo,
+                with_payload: false,
+            } => {
+                let c = self.expr(cond, params, k)?;
+                if !truth(&self.konst(c, k)?) {
+                    return Some(());
+                }
+                if let Expr::Slot(s) = checksum
+                    && let Some(SlotKind::HeaderField(h)) = self.p.phv.slots.get(*s).map(|x| x.kind)
+                    && !self.validity(h, k)?
+                {
+                    return Some(());
+                }
+                v1_algo(*algo)?;
+                let data = self.data(data, params, k)?;
+                let h = self.add(Node::Hash {
+                    algo: *algo,
+                    data,
+                    w: 64,
+                });
+                let field = self.expr(checksum, params, k)?;
+                let field = self.fold(
+                    Node::Cast(
+                        Cast::Resize {
+                            width: 64,
+                            signed: false,
+                        },
+                        field,
+                    ),
+                    k,
+                );
+                let bad = self.fold(Node::Bin(BinOp::Ne, h, field), k);
+                let s = self.checksum_error?;
+                let prev = self.slots[s.index() as usize];
+                let one = self.constant(Bits::from_u64(self.p.phv.slots.get(s)?.width, 1));
+                let v = self.fold(Node::Mux(bad, one, prev), k);
+                self.slots[s.index() as usize] = v;
+                Some(())
+            }
+            Builtin::Hash {
+                dst,
+                algo,
+                base,
+                data,
+                max,
+            } => {
+                v1_algo(*algo)?;
+                let w = match dst {
+                    Place::Slot(s) => self.p.phv.slots.get(*s)?.width,
+                    _ => return None,
+                };
+                let data = self.data(data, params, k)?;
+                let h = self.add(Node::Hash {
+                    algo: *algo,
+                    data,
+                    w: 64,
+                });
+                let base = self.expr(base, params, k)?;
+                let base = self.konst(base, k)?.low_u64();
+                let v = match max {
+                    Some(m) => {
+                        let m = self.expr(m, params, k)?;
+                        let max = self.konst(m, k)?.low_u64();
+                        self.add(Node::HashResult {
+                            hash: h,
+                            base,
+                            max,
+                            w: w.min(64),
+                        })
+                    }
+                    None => self.fold(
+                        Node::Cast(
+                            Cast::Resize {
+                                width: w,
+                                signed: false,
+                            },
+                            h,
+                        ),
+                        k,
+                    ),
+                };
+                self.write_place(dst, v, params, k)
+            }
+            Builtin::Assert { cond } | Builtin::Assume { cond } => {
+                let c = self.expr(cond, params, k)?;
+                truth(&self.konst(c, k)?).then_some(())
+            }
+            _ => None,
+        }
+    }
+
+    /// An action body starts with control-plane `args` (or the pending direct call's).
+    pub fn action(&mut self, args: &[Bits]) {
+        let f = match self.pending.take() {
+            Some(f) => f,
+            None => args.iter().map(|a| self.constant(a.clone())).collect(),
+        };
+        self.frames.push(f);
+    }
+
+    /// The innermost action body ended.
+    pub fn action_end(&mut self) {
+        self.frames.pop();
+    }
+
+    /// The architecture wrote `value` into `slot`.
+    pub fn arch_write(&mut self, slot: SlotId, value: &Bits) {
+        let w = self
+            .p
+            .phv
+            .slots
+            .get(slot)
+            .map_or(value.width(), |s| s.width);
+        let n = if self.opaque.contains(&slot) {
+            self.add(Node::Opaque(w))
+        } else {
+            self.constant(value.resize(w))
+        };
+        if let Some(x) = self.slots.get_mut(slot.index() as usize) {
+            *x = n;
+        }
+    }
+
+    /// A table was applied: the entry hit, if any.
+    pub fn table(&mut self, t: TableId, hit: Option<u32>) {
+        if self.failed.is_some() {
+            return;
+        }
+        if self
+            .p
+            .tables
+            .get(t)
+            .is_none_or(|x| x.direct_meter.is_some())
+        {
+            self.fail("direct meter");
+            return;
+        }
+        if let Some(i) = hit {
+            self.state.push(StateOp::TableHit(t, i));
+        }
+    }
+
+    fn const_slot(&self, s: Option<SlotId>, k: &Known<'_>) -> Option<u64> {
+        match s {
+            None => Some(0),
+            Some(s) => self.konst(self.slots[s.index() as usize], k)?.to_u64(),
+        }
+    }
+
+    /// A traffic-manager event.
+    pub fn tm(&mut self, ev: &koi_interp::TmEvent, k: &Known<'_>) {
+        use koi_interp::TmEvent;
+        if self.failed.is_some() {
+            return;
+        }
+        let spec = self.const_slot(self.egress_spec, k);
+        let grp = self.const_slot(self.mcast_grp, k);
+        match ev {
+            TmEvent::Unicast { port } if self.unicast.is_none() && self.verdict.is_none() => {
+                if spec != Some(*port)
+                    || grp != Some(0)
+                    || self.const_slot(self.priority, k).is_none()
+                {
+                    self.fail("traffic manager input not constant");
+                }
+                self.unicast = Some(*port);
+            }
+            TmEvent::Drop(DropReason::Ingress)
+                if self.unicast.is_none() && self.verdict.is_none() =>
+            {
+                if spec != Some(self.drop_port) || grp != Some(0) {
+                    self.fail("traffic manager input not constant");
+                }
+                self.verdict = Some(Verdict::Drop(DropReason::Ingress));
+            }
+            TmEvent::Drop(DropReason::Egress)
+                if self.unicast.is_some() && self.verdict.is_none() =>
+            {
+                if spec != Some(self.drop_port) {
+                    self.fail("traffic manager input not constant");
+                }
+                self.verdict = Some(Verdict::Drop(DropReason::Egress));
+            }
+            _ => self.fail("traffic manager event"),
+        }
+    }
+
+    /// The run ended: the program, or why there is none.
+    pub fn finish(mut self, k: &Known<'_>) -> Result<Program, &'static str> {
+        if let Some(why) = self.failed {
+            return Err(why);
+        }
+        let verdict = match (self.verdict.take(), self.unicast) {
+            (Some(v), _) => v,
+            (None, Some(port)) => {
+                // The egress pass ended without dropping: egress_spec must not be the drop
+                // port for any packet of the megaflow.
+                match self.const_slot(self.egress_spec, k) {
+                    Some(s) if s != self.drop_port => Verdict::Send(port),
+                    _ => return Err("egress_spec not constant"),
+                }
+            }
+            (None, None) => return Err("no traffic manager event"),
+        };
+        let mut fields = Vec::new();
+        if let Verdict::Send(_) = verdict {
+            for h in &self.emitted {
+                let hd = self.p.phv.headers.get(*h).ok_or("header")?;
+                for f in &hd.fields {
+                    let w = self.p.phv.slots.get(*f).ok_or("slot")?.width;
+                    fields.push((self.slots[f.index() as usize], w));
+                }
+            }
+        }
+        let prefix_bits: u32 = fields.iter().map(|(_, w)| *w).sum();
+        let prefix_bytes = prefix_bits.div_ceil(8) as usize;
+        let copy_input = prefix_bytes * 8 == self.cursor_bits as usize;
+        let mut out: Vec<OutOp> = Vec::new();
+        let mut at = 0u32;
+        for (n, w) in fields {
+            // Nodes reaching the output must be computable.
+            if self.reaches_opaque(n) {
+                return Err("opaque value in the output");
+            }
+            match self.nodes[n as usize] {
+                Node::Pkt { off, .. } => {
+                    if let Some(OutOp::Copy { src, dst, len }) = out.last_mut()
+                        && *src + *len == off
+                        && *dst + *len == at
+                    {
+                        *len += w;
+                    } else {
+                        out.push(OutOp::Copy {
+                            src: off,
+                            dst: at,
+                            len: w,
+                        });
+                    }
+                }
+                Node::Const(ref b) if at.is_multiple_of(8) && w % 8 == 0 => {
+                    out.push(OutOp::Bytes {
+                        dst: (at / 8) as usize,
+                        bytes: b.to_be_bytes(),
+                    })
+                }
+                Node::Const(ref b) => out.push(OutOp::Const {
+                    dst: at,
+                    value: b.clone(),
+                }),
+                _ => out.push(OutOp::Write {
+                    dst: at,
+                    n,
+                    narrow: false,
+                }),
+            }
+            at += w;
+        }
+        if copy_input {
+            out.retain(|op| !matches!(op, OutOp::Copy { src, dst, .. } if src == dst));
+        }
+        for op in &self.state {
+            if let StateOp::Count(_, n) = op
+                && self.reaches_opaque(*n)
+            {
+                return Err("opaque counter index");
+            }
+        }
+        let mut p = Program {
+            nodes: self.nodes,
+            widths: Vec::new(),
+            wide: false,
+            plans: Vec::new(),
+            state: self.state,
+            prefix_bytes,
+            copy_input,
+            out,
+            payload_start: self.payload_start,
+            verdict,
+        };
+        p.compact();
+        Ok(p)
+    }
+
+    fn reaches_opaque(&self, n: N) -> bool {
+        match &self.nodes[n as usize] {
+            Node::Opaque(_) => true,
+            Node::Const(_) | Node::Pkt { .. } | Node::Port(_) => false,
+            Node::Un(_, a) | Node::Slice(a, ..) | Node::Cast(_, a) => self.reaches_opaque(*a),
+            Node::Bin(_, a, b) => self.reaches_opaque(*a) || self.reaches_opaque(*b),
+            Node::Mux(c, a, b) => {
+                self.reaches_opaque(*c) || self.reaches_opaque(*a) || self.reaches_opaque(*b)
+            }
+            Node::Hash { data, .. } => data.iter().any(|d| self.reaches_opaque(*d)),
+            Node::HashResult { hash, .. } => self.reaches_opaque(*hash),
+        }
+    }
+}
+
+impl Program {
+    /// Keeps only the nodes the program uses (renumbered).
+    fn compact(&mut self) {
+        let mut map: Vec<Option<N>> = vec![None; self.nodes.len()];
+        let mut nodes = Vec::new();
+        fn visit(n: N, old: &[Node], map: &mut [Option<N>], nodes: &mut Vec<Node>) -> N {
+            if let Some(m) = map[n as usize] {
+                return m;
+            }
+            let mut node = old[n as usize].clone();
+            match &mut node {
+                Node::Un(_, a) | Node::Slice(a, ..) | Node::Cast(_, a) => {
+                    *a = visit(*a, old, map, nodes)
+                }
+                Node::Bin(_, a, b) => {
+                    *a = visit(*a, old, map, nodes);
+                    *b = visit(*b, old, map, nodes);
+                }
+                Node::Mux(c, a, b) => {
+                    *c = visit(*c, old, map, nodes);
+                    *a = visit(*a, old, map, nodes);
+                    *b = visit(*b, old, map, nodes);
+                }
+                Node::Hash { data, .. } => {
+                    for d in data.iter_mut() {
+                        *d = visit(*d, old, map, nodes);
+                    }
+                }
+                Node::HashResult { hash, .. } => *hash = visit(*hash, old, map, nodes),
+                _ => {}
+            }
+            nodes.push(node);
+            let id = (nodes.len() - 1) as N;
+            map[n as usize] = Some(id);
+            id
+        }
+        for op in &mut self.state {
+            if let StateOp::Count(_, n) = op {
+                *n = visit(*n, &self.nodes, &mut map, &mut nodes);
+            }
+        }
+        for op in &mut self.out {
+            if let OutOp::Write { n, .. } = op {
+                *n = visit(*n, &self.nodes, &mut map, &mut nodes);
+            }
+        }
+        self.widths = (0..nodes.len() as N)
+            .map(|n| node_width(&nodes, n))
+            .collect();
+        self.plans = nodes
+            .iter()
+            .map(|node| match node {
+                Node::Hash { data, .. } => {
+                    let mut elems: Vec<Elem> = Vec::new();
+                    let mut bits = 0;
+                    for &d in data {
+                        let w = self.widths[d as usize];
+                        bits += w;
+                        match (&nodes[d as usize], elems.last_mut()) {
+                            (Node::Pkt { off, w, .. }, Some(Elem::Pkt { off: o, len }))
+                                if *o + *len == *off =>
+                            {
+                                *len += *w
+                            }
+                            (Node::Pkt { off, w, .. }, _) => {
+                                elems.push(Elem::Pkt { off: *off, len: *w })
+                            }
+                            _ => elems.push(Elem::Node(d)),
+                        }
+                    }
+                    Some(HashPlan { elems, bits })
+                }
+                _ => None,
+            })
+            .collect();
+        self.nodes = nodes;
+        let mut wide = false;
+        let mut out = std::mem::take(&mut self.out);
+        for op in &mut out {
+            if let OutOp::Write { n, narrow, .. } = op {
+                *narrow = self.is_narrow(*n);
+                wide |= !*narrow;
+            }
+        }
+        self.out = out;
+        for op in &self.state {
+            if let StateOp::Count(_, n) = op {
+                wide |= !self.is_narrow(*n);
+            }
+        }
+        self.wide = wide;
+    }
+}
+
+/// The width of node `n` of `nodes`.
+fn node_width(nodes: &[Node], n: N) -> u32 {
+    match &nodes[n as usize] {
+        Node::Const(b) => b.width(),
+        Node::Pkt { w, .. } | Node::Port(w) | Node::Opaque(w) => *w,
+        Node::Un(_, a) => node_width(nodes, *a),
+        Node::Bin(op, a, b) => match op {
+            BinOp::Concat => node_width(nodes, *a) + node_width(nodes, *b),
+            o if o.is_comparison() || matches!(o, BinOp::And | BinOp::Or) => 1,
+            _ => node_width(nodes, *a),
+        },
+        Node::Slice(_, hi, lo) => hi - lo + 1,
+        Node::Cast(Cast::Resize { width, .. }, _) => *width,
+        Node::Cast(_, _) => 1,
+        Node::Mux(_, a, _) => node_width(nodes, *a),
+        Node::Hash { w, .. } | Node::HashResult { w, .. } => *w,
+    }
+}
+
+/// Whether the megaflow mask fixes every bit of `slot` (a key field of its full width).
+fn fully_masked(k: &Known<'_>, slot: SlotId, width: u32) -> bool {
+    let Some(f) = k.layout.field_of(slot) else {
+        return false;
+    };
+    if f.width != width || f.lsb != 0 {
+        return false;
+    }
+    (f.key_offset..f.key_offset + f.width).all(|b| {
+        k.mask
+            .get((b / 64) as usize)
+            .is_some_and(|w| w >> (63 - b % 64) & 1 == 1)
+    })
+}
+
+/// A slot's value in a PHV byte image.
+fn phv_value(phv: &[u8], offset: u32, width: u32) -> Bits {
+    Bits::read_bits(phv, offset as usize, width).unwrap_or_else(|_| Bits::zero(width))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const OPS: [BinOp; 28] = [
+        BinOp::Add,
+        BinOp::Sub,
+        BinOp::Mul,
+        BinOp::Div,
+        BinOp::Mod,
+        BinOp::AddSatU,
+        BinOp::AddSatS,
+        BinOp::SubSatU,
+        BinOp::SubSatS,
+        BinOp::BitAnd,
+        BinOp::BitOr,
+        BinOp::BitXor,
+        BinOp::Shl,
+        BinOp::ShrU,
+        BinOp::ShrS,
+        BinOp::Concat,
+        BinOp::Eq,
+        BinOp::Ne,
+        BinOp::LtU,
+        BinOp::LeU,
+        BinOp::GtU,
+        BinOp::GeU,
+        BinOp::LtS,
+        BinOp::LeS,
+        BinOp::GtS,
+        BinOp::GeS,
+        BinOp::And,
+        BinOp::Or,
+    ];
+
+    proptest! {
+        /// The `u64` evaluator computes the interpreter's `Bits` operators bit for bit.
+        #[test]
+        fn narrow_arithmetic_equals_bits(
+            op in 0..OPS.len(),
+            wa in 1u32..=64,
+            wb in 1u32..=64,
+            x in any::<u64>(),
+            y in any::<u64>(),
+            small in any::<bool>(),
+        ) {
+            let op = OPS[op];
+            let shift = matches!(op, BinOp::Shl | BinOp::ShrU | BinOp::ShrS);
+            // Operands of the same width except for shifts and concatenation.
+            let wb = if shift || op == BinOp::Concat { wb } else { wa };
+            let wb = if op == BinOp::Concat { wb.min(64 - wa.min(63)) } else { wb };
+            prop_assume!(op != BinOp::Concat || wa + wb <= 64);
+            let y = if small { y % 70 } else { y };
+            let (x, y) = (x & mask64(wa), y & mask64(wb));
+            let bits = arith(op, &Bits::from_u64(wa, x), &Bits::from_u64(wb, y));
+            prop_assert_eq!(arith64(op, x, y, wa, wb), bits.low_u64(), "{:?} {} {}", op, wa, wb);
+        }
+
+        /// Writing a value into a buffer at any bit offset equals `Bits::write_bits`.
+        #[test]
+        fn write_bits64_equals_bits(at in 0u32..40, w in 1u32..=64, v in any::<u64>(), fill in any::<u8>()) {
+            let mut a = vec![fill; 16];
+            let mut b = a.clone();
+            write_bits64(&mut a, at, w, v);
+            Bits::from_u64(w, v).write_bits(&mut b, at as usize).unwrap();
+            prop_assert_eq!(a, b);
+        }
+    }
+
+    #[test]
+    fn unary_and_casts_equal_bits() {
+        for w in [1u32, 7, 8, 13, 32, 63, 64] {
+            for x in [0u64, 1, 0x5a5a_5a5a_5a5a_5a5a, u64::MAX] {
+                let x = x & mask64(w);
+                let b = Bits::from_u64(w, x);
+                assert_eq!(!x & mask64(w), unary(UnOp::BitNot, &b).low_u64());
+                assert_eq!(x.wrapping_neg() & mask64(w), unary(UnOp::Neg, &b).low_u64());
+                for to in [1u32, 9, 32, 64] {
+                    let signed = cast(
+                        Cast::Resize {
+                            width: to,
+                            signed: true,
+                        },
+                        &b,
+                    )
+                    .low_u64();
+                    let sx = if to > w && (x >> (w - 1)) & 1 == 1 {
+                        (x | !mask64(w)) & mask64(to)
+                    } else {
+                        x & mask64(to)
+                    };
+                    assert_eq!(sx, signed, "sext {w} -> {to} of {x:#x}");
+                }
+            }
+        }
+    }
+}
