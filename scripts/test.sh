@@ -21,6 +21,33 @@ else
   echo "p4c corpus: ABSENT ($corpus not found): the corpus tests are skipped"
 fi
 
+# End-to-end tests (crates/koi/tests/e2e_*.rs): koi between network namespaces (root), with
+# ping, ethtool, scapy and p4lang's PTF. As root (CI) they must run: KOI_E2E_REQUIRED makes a
+# missing prerequisite fail them instead of skipping them. The Python venv with scapy and ptf
+# is created once and reused (target/py-venv, scripts/py-venv.sh); the tests find its python
+# through KOI_PYTHON.
+if [ "$(id -u)" = 0 ]; then
+  missing=()
+  command -v ip >/dev/null || missing+=(iproute2)
+  command -v ping >/dev/null || missing+=(iputils-ping)
+  command -v ethtool >/dev/null || missing+=(ethtool)
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "== installing ${missing[*]} (end-to-end tests)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+  KOI_E2E_REQUIRED=1
+  export KOI_E2E_REQUIRED
+  KOI_PYTHON="$(./scripts/py-venv.sh)"
+  export KOI_PYTHON
+  echo "end-to-end tests: required (root); python: $KOI_PYTHON"
+elif KOI_PYTHON="$(./scripts/py-venv.sh)"; then
+  export KOI_PYTHON
+  echo "end-to-end tests: not root, the network namespace tests are skipped (they say SKIP)"
+else
+  unset KOI_PYTHON
+  echo "end-to-end tests: not root and no Python venv: they are skipped (they say SKIP)"
+fi
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy -D warnings"

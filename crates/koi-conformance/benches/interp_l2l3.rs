@@ -75,6 +75,9 @@ fn main() {
             dp.cache_info(),
             dp.not_compiled_reasons()
         );
+        for f in dp.dump_flows(2) {
+            eprintln!("{f}");
+        }
     }
     let ns = secs * 1e9 / n as f64;
     let mhz = tsc_mhz();

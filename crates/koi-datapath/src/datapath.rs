@@ -58,7 +58,7 @@ use koi_interp::{
 };
 use koi_ir::{ExternKind, HashAlgo, Pipeline, SlotId, TableId, entity::EntityId};
 use koi_state::{Clock, State};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 /// A traffic-manager event as recorded (ports left out: they are computed on replay).
@@ -100,7 +100,9 @@ enum Rec {
 pub struct Megaflow {
     recording: Vec<Rec>,
     min_len: usize,
-    program: Option<Program>,
+    program: Option<Arc<Program>>,
+    /// The key of the packet that made it (masked when shown).
+    key: Vec<u64>,
 }
 
 impl Megaflow {
@@ -126,7 +128,7 @@ impl Megaflow {
 
     /// The compiled action program, if the run could be compiled.
     pub fn program(&self) -> Option<&Program> {
-        self.program.as_ref()
+        self.program.as_deref()
     }
 }
 
@@ -276,6 +278,9 @@ pub struct Datapath<'p> {
     tokens: u128,
     refilled_ns: u64,
     reasons: BTreeMap<&'static str, u64>,
+    /// Compiled programs, shared by every megaflow with the same one: flows that differ only
+    /// in fields the program copies share a program, which stays in the CPU caches.
+    programs: HashSet<Arc<Program>>,
 }
 
 /// What the fast path did with a packet.
@@ -350,6 +355,7 @@ impl<'p> Datapath<'p> {
             tokens,
             refilled_ns: 0,
             reasons: BTreeMap::new(),
+            programs: HashSet::new(),
         })
     }
 
@@ -357,6 +363,34 @@ impl<'p> Datapath<'p> {
     /// interpreter's parser and hits are replayed).
     pub fn has_fast_parser(&self) -> bool {
         self.fast.is_some()
+    }
+
+    /// The installed megaflows, like `ovs-appctl dpctl/dump-flows`: for each, its hits, the
+    /// key fields its mask covers (`name=value/mask` in hex) and its compiled program (or
+    /// `replay` with the number of recorded steps). At most `limit` megaflows.
+    pub fn dump_flows(&self, limit: usize) -> Vec<String> {
+        let c = self.cache.classifier();
+        c.iter()
+            .take(limit)
+            .map(|(id, flow)| {
+                let mut s = format!("hits={} ", c.hits(id).unwrap_or(0));
+                if let Some(mask) = c.mask(id) {
+                    s.push_str(&self.layout.describe(mask, &flow.key));
+                }
+                match &flow.program {
+                    Some(p) => {
+                        s.push_str(" actions:\n");
+                        for l in p.to_string().lines() {
+                            s.push_str("    ");
+                            s.push_str(l);
+                            s.push('\n');
+                        }
+                    }
+                    None => s.push_str(&format!(" replay of {} steps\n", flow.recording.len())),
+                }
+                s
+            })
+            .collect()
     }
 
     /// Why installed megaflows got no compiled program, with counts.
@@ -579,6 +613,7 @@ impl<'p> Datapath<'p> {
             drop_port,
             scratch: &mut self.scratch,
             reasons: &mut self.reasons,
+            programs: &mut self.programs,
         };
         let outcome = self.interp.run(state, packet, port, clock, &mut obs)?;
         obs.finish(&outcome);
@@ -657,6 +692,7 @@ struct DpObserver<'a> {
     drop_port: u64,
     scratch: &'a mut Scratch,
     reasons: &'a mut BTreeMap<&'static str, u64>,
+    programs: &'a mut HashSet<Arc<Program>>,
     mode: Mode,
     key: Vec<u64>,
     mask: Vec<u64>,
@@ -770,6 +806,7 @@ impl<'a> DpObserver<'a> {
             phv0,
             scratch,
             reasons,
+            programs,
             ..
         } = self;
         match mode {
@@ -789,7 +826,7 @@ impl<'a> DpObserver<'a> {
                 let program = match tracer.map(|t| t.finish(&k)) {
                     Some(Ok(p)) if checks_out(&p, packet, port, outcome, scratch) => {
                         stats.compiled += 1;
-                        Some(p)
+                        Some(intern(programs, p))
                     }
                     Some(Ok(_)) => {
                         stats.compile_mismatch += 1;
@@ -813,6 +850,7 @@ impl<'a> DpObserver<'a> {
                     recording,
                     min_len,
                     program,
+                    key: key.clone(),
                 });
                 match cache.install(&mask, &key, flow, &tags) {
                     Ok(_) => stats.installs += 1,
@@ -823,6 +861,20 @@ impl<'a> DpObserver<'a> {
             _ => {}
         }
     }
+}
+
+/// The shared copy of program `p`. Programs no megaflow uses any more are dropped when the
+/// set has grown to twice what was live at the last sweep.
+fn intern(set: &mut HashSet<Arc<Program>>, p: Program) -> Arc<Program> {
+    if let Some(a) = set.get(&p) {
+        return Arc::clone(a);
+    }
+    if set.len() >= 1024 && set.len().is_power_of_two() {
+        set.retain(|a| Arc::strong_count(a) > 1);
+    }
+    let a = Arc::new(p);
+    set.insert(Arc::clone(&a));
+    a
 }
 
 /// Whether `p` run on the packet that made it gives the interpreter's outcome.

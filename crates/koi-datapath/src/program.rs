@@ -65,7 +65,7 @@ use std::cmp::Ordering;
 type N = u32;
 
 /// A symbolic value.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Node {
     Const(Bits),
     /// `w` bits of the input packet at bit `off`: the value `slot` had when the parse ended.
@@ -100,7 +100,7 @@ pub enum Node {
 }
 
 /// A state update of a program.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum StateOp {
     /// A table entry was hit: its direct counter and idle time.
     TableHit(TableId, u32),
@@ -109,7 +109,7 @@ enum StateOp {
 }
 
 /// An output operation.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum OutOp {
     /// Copy `len` bits of the input at `src` to output bit `dst`.
     Copy { src: u32, dst: u32, len: u32 },
@@ -122,14 +122,14 @@ enum OutOp {
 }
 
 /// What a compiled program does with the packet.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Verdict {
     Send(u64),
     Drop(DropReason),
 }
 
 /// A compiled action program.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Program {
     nodes: Vec<Node>,
     /// Each node's width.
@@ -149,7 +149,7 @@ pub struct Program {
 }
 
 /// One piece of a hash's data.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Elem {
     /// `len` bits of the input packet at bit `off` (consecutive packet fields merged).
     Pkt {
@@ -160,7 +160,7 @@ enum Elem {
 }
 
 /// A hash's data laid out for [`Program::eval64`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct HashPlan {
     elems: Vec<Elem>,
     bits: u32,
@@ -1588,6 +1588,72 @@ impl<'p> Tracer<'p> {
 }
 
 impl Program {
+    fn show(&self, n: N, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.nodes[n as usize] {
+            Node::Const(b) => write!(f, "{b}"),
+            Node::Pkt { off, w, .. } => write!(f, "pkt[{off}+:{w}]"),
+            Node::Port(_) => write!(f, "in_port"),
+            Node::Opaque(_) => write!(f, "?"),
+            Node::Un(op, a) => {
+                let s = match op {
+                    UnOp::Not => "!",
+                    UnOp::BitNot => "~",
+                    UnOp::Neg => "-",
+                };
+                write!(f, "{s}(")?;
+                self.show(*a, f)?;
+                write!(f, ")")
+            }
+            Node::Bin(op, a, b) => {
+                write!(f, "(")?;
+                self.show(*a, f)?;
+                write!(f, " {} ", op.symbol())?;
+                self.show(*b, f)?;
+                write!(f, ")")
+            }
+            Node::Slice(a, hi, lo) => {
+                self.show(*a, f)?;
+                write!(f, "[{hi}:{lo}]")
+            }
+            Node::Cast(c, a) => {
+                match c {
+                    Cast::Resize { width, signed } => {
+                        write!(f, "({}{width})", if *signed { "int" } else { "bit" })?
+                    }
+                    Cast::ToBool => write!(f, "(bool)")?,
+                    Cast::FromBool => write!(f, "(bit<1>)")?,
+                }
+                self.show(*a, f)
+            }
+            Node::Mux(c, a, b) => {
+                write!(f, "(")?;
+                self.show(*c, f)?;
+                write!(f, " ? ")?;
+                self.show(*a, f)?;
+                write!(f, " : ")?;
+                self.show(*b, f)?;
+                write!(f, ")")
+            }
+            Node::Hash { algo, data, w } => {
+                write!(f, "{}<{w}>(", algo.name())?;
+                for (i, d) in data.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    self.show(*d, f)?;
+                }
+                write!(f, ")")
+            }
+            Node::HashResult {
+                hash, base, max, ..
+            } => {
+                write!(f, "{base} + ")?;
+                self.show(*hash, f)?;
+                write!(f, " % {max}")
+            }
+        }
+    }
+
     /// Keeps only the nodes the program uses (renumbered).
     fn compact(&mut self) {
         let mut map: Vec<Option<N>> = vec![None; self.nodes.len()];
@@ -1678,6 +1744,56 @@ impl Program {
             }
         }
         self.wide = wide;
+    }
+}
+
+/// One line per operation: `hit TABLE#ENTRY`, `count EXTERN[i]`, `out[BIT+:W] = EXPR`
+/// (bit offsets in the output), `copy`, then the verdict.
+impl std::fmt::Display for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for op in &self.state {
+            match op {
+                StateOp::TableHit(t, i) => writeln!(f, "hit {t}#{i}")?,
+                StateOp::Count(c, n) => {
+                    write!(f, "count {c}[")?;
+                    self.show(*n, f)?;
+                    writeln!(f, "]")?;
+                }
+            }
+        }
+        if let Verdict::Send(_) = self.verdict {
+            match self.copy_input {
+                true => writeln!(f, "out = pkt[0..{}]", self.prefix_bytes)?,
+                false => writeln!(f, "out = {} header bytes", self.prefix_bytes)?,
+            }
+            for op in &self.out {
+                match op {
+                    OutOp::Copy { src, dst, len } => {
+                        writeln!(f, "out[{dst}+:{len}] = pkt[{src}+:{len}]")?
+                    }
+                    OutOp::Const { dst, value } => {
+                        writeln!(f, "out[{dst}+:{}] = {value}", value.width())?
+                    }
+                    OutOp::Bytes { dst, bytes } => {
+                        write!(f, "out[{}+:{}] = 0x", dst * 8, bytes.len() * 8)?;
+                        for b in bytes {
+                            write!(f, "{b:02x}")?;
+                        }
+                        writeln!(f)?;
+                    }
+                    OutOp::Write { dst, n, .. } => {
+                        write!(f, "out[{dst}+:{}] = ", self.widths[*n as usize])?;
+                        self.show(*n, f)?;
+                        writeln!(f)?;
+                    }
+                }
+            }
+            writeln!(f, "out += pkt[{}..]", self.payload_start)?;
+        }
+        match &self.verdict {
+            Verdict::Send(p) => writeln!(f, "output:{p}"),
+            Verdict::Drop(r) => writeln!(f, "drop ({r:?})"),
+        }
     }
 }
 

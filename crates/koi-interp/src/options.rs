@@ -48,7 +48,7 @@ pub struct Output {
 }
 
 /// Why a packet instance went nowhere.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum DropReason {
     /// `egress_spec` was the drop port at the end of ingress.
     Ingress,

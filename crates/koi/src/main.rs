@@ -33,6 +33,9 @@ enum Command {
     Run(cmd::run::RunArgs),
     /// Control a running `koi run` through its control socket (one command, stdin, or a prompt).
     Ctl(cmd::ctl::CtlArgs),
+    /// Measure the cached datapath: replay packets from memory on one pinned core; print Mpps,
+    /// cycles per packet and per stage, cache hit rates and sizes.
+    Bench(cmd::bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +53,7 @@ fn main() -> ExitCode {
             Command::Trace(a) => cmd::trace::run(&a),
             Command::Run(a) => cmd::run::run(&a),
             Command::Ctl(a) => cmd::ctl::run(&a),
+            Command::Bench(a) => cmd::bench::run(&a),
         });
     match worker.map(|h| h.join()) {
         Ok(Ok(code)) => code,

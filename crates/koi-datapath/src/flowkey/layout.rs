@@ -443,6 +443,27 @@ impl FlowKeyLayout {
         }
     }
 
+    /// The key fields `mask` covers, as `name=value/mask` (hex; `/mask` left out when the
+    /// whole field is masked), separated by commas; `key` gives the values.
+    pub fn describe(&self, mask: &[u64], key: &[u64]) -> String {
+        let mut out = Vec::new();
+        for (i, f) in self.fields.iter().enumerate() {
+            let (Some(m), Some(v)) = (self.read_field(mask, i), self.read_field(key, i)) else {
+                continue;
+            };
+            if m.is_zero() {
+                continue;
+            }
+            let v = v.and(&m);
+            if m == Bits::ones(f.width) {
+                out.push(format!("{}={v:#x}", f.name));
+            } else {
+                out.push(format!("{}={v:#x}/{m:#x}", f.name));
+            }
+        }
+        out.join(",")
+    }
+
     /// Field `i`'s value in `key` (for tests and traces).
     pub fn read_field(&self, key: &[u64], i: usize) -> Option<Bits> {
         let f = self.fields.get(i)?;

@@ -302,6 +302,8 @@ mod tests {
         assert_eq!((s, c), (0, vec!["table_num_entries".to_string()]));
         let (s, c) = h.candidates("port_s", 6);
         assert_eq!((s, c), (0, vec!["port_show".to_string()]));
+        let (s, c) = h.candidates("cache_", 6);
+        assert_eq!((s, c), (0, vec!["cache_show".to_string()]));
         let (s, c) = h.candidates("table_add fw", 12);
         assert_eq!((s, c), (10, vec!["fwd".to_string()]));
         let (s, c) = h.candidates("table_add fwd se", 16);

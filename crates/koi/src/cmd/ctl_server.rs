@@ -14,7 +14,9 @@
 //! nothing. A connection may carry any number of requests.
 //!
 //! Commands: every simple_switch_CLI command of [`koi_control::command`], run under the state
-//! lock between two packets (so the very next packet sees a table write), and koi's own:
+//! lock between two packets; a command that changed the state records what it changed in the
+//! invalidation log of [`super::run::cache`] before the lock is released, so the very next
+//! packet of every poll thread sees a table write, not a flow cached before it. koi's own:
 //! `help`, `port_show`, `stats`, `trace <port> <hex>`, `cache_show` and the internal
 //! `koi_names` (table, action and extern names for `koi ctl`'s completion).
 //!
@@ -23,7 +25,9 @@
 //! and a panic while answering becomes an error reply: a misbehaving client cannot stall or
 //! stop forwarding.
 
+use super::run::cache::{self, Change};
 use super::run::{Shared, lock};
+use koi_control::command::Command;
 use koi_interp::{Interpreter, TraceObserver};
 use koi_ir::ActionId;
 use koi_ir::ExternId;
@@ -61,7 +65,10 @@ pub const KOI_COMMANDS: &[(&str, &str)] = &[
         "trace",
         "trace <port> <hex>: what the pipeline would do with a packet (nothing is sent or changed)",
     ),
-    ("cache_show", "the datapath's flow caches"),
+    (
+        "cache_show",
+        "per poll thread: megaflows, subtables, microflows, memory, hits by cache tier",
+    ),
 ];
 
 /// The user id koi runs as (the owner of `/proc/self`).
@@ -315,7 +322,11 @@ pub(super) fn answer(sh: &Shared<'_>, started: Instant, line: &str) -> Result<St
         "port_show" => no_args().map(|_| port_show(sh)),
         "stats" => no_args().map(|_| stats(sh, started)),
         "trace" => trace(sh, args),
-        "cache_show" => Err("no cache yet: koi forwards through the interpreter".into()),
+        "cache_show" => no_args().map(|_| {
+            let snaps = sh.caches.fresh();
+            let epoch = sh.invalidations.epoch();
+            cache::render(sh.caches.config.as_ref(), epoch, &snaps)
+        }),
         "koi_names" => no_args().map(|_| names(sh)),
         _ => {
             let Some(cmd) = koi_control::command::parse(line).map_err(|e| e.to_string())? else {
@@ -323,13 +334,47 @@ pub(super) fn answer(sh: &Shared<'_>, started: Instant, line: &str) -> Result<St
             };
             let mut state = lock(sh.state);
             let out = koi_state::cli::execute(&mut state, &cmd).map_err(|e| e.to_string())?;
-            // Hook for the cached datapath: a command that changed the state must invalidate
-            // the flow caches here, before the lock is released, so that the next packet
-            // cannot hit a flow computed from the old state. The interpreter reads the state
-            // itself, so there is nothing to do yet.
+            // Before the lock is released: the poll threads' caches catch up with the change
+            // under the same lock, before their next packet.
+            if let Some(change) = change_of(&state, &cmd) {
+                sh.state_changed(&mut state, change);
+            }
             drop(state);
             Ok(out)
         }
+    }
+}
+
+/// What a command that succeeded changed, for the flow caches: `None` for a command that
+/// only reads. A write to a table's entries or default action names that table; anything
+/// else that writes (action profiles, multicast, mirroring, registers, counters, meters, and
+/// any command added later) flushes every cache, which is always safe.
+fn change_of(state: &koi_state::State, cmd: &Command) -> Option<Change> {
+    use Command::*;
+    match cmd {
+        TableDump { .. }
+        | TableDumpEntry { .. }
+        | TableNumEntries { .. }
+        | TableInfo { .. }
+        | ShowTables
+        | ShowActions
+        | ActProfDump { .. }
+        | McDump
+        | MirroringGet { .. }
+        | RegisterRead { .. }
+        | CounterRead { .. }
+        | MeterGetRates { .. } => None,
+        TableAdd { table, .. }
+        | TableSetDefault { table, .. }
+        | TableResetDefault { table }
+        | TableDelete { table, .. }
+        | TableModify { table, .. }
+        | TableClear { table }
+        | TableIndirectAdd { table, .. }
+        | TableIndirectSetDefault { table, .. } => {
+            Some(state.table_id(table).map_or(Change::All, Change::Table))
+        }
+        _ => Some(Change::All),
     }
 }
 
@@ -380,19 +425,20 @@ fn stats(sh: &Shared<'_>, started: Instant) -> String {
         total.drop_error += s.drop_error;
         total.drop_ring_full += s.drop_ring_full;
     }
-    let c = sh.counters;
-    let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    let drops: String = sh
+        .counters
+        .by_reason()
+        .iter()
+        .map(|(r, n)| format!("{r} {n} "))
+        .collect();
     format!(
         "packets in: {} ({} bytes)\npackets out: {} ({} bytes)\n\
-         drops: program {} unknown_port {} pipeline_error {} too_big {} link_down {} error {} ring_full {}\n\
+         drops: {drops}too_big {} link_down {} error {} ring_full {}\n\
          uptime: {} s\n",
         total.rx_packets,
         total.rx_bytes,
         total.tx_packets,
         total.tx_bytes,
-        get(&c.program_drops),
-        get(&c.unknown_port),
-        get(&c.pipeline_errors),
         total.drop_too_big,
         total.drop_link_down,
         total.drop_error,

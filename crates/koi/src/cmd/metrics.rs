@@ -1,8 +1,14 @@
 //! The Prometheus endpoint of `koi run --metrics ADDR`: a small HTTP server that answers
 //! `GET /metrics` with per-port packet, byte and drop counters, drops that belong to no port,
-//! and the number of entries of every table, in Prometheus' text exposition format (0.0.4).
-//! It reads the counters under short locks and never blocks forwarding for long.
+//! the number of entries of every table and, per poll thread (label `thread`), the flow
+//! caches' sizes (`koi_cache_megaflows`, `koi_cache_subtables`, `koi_cache_microflow_entries`,
+//! `koi_cache_memory_bytes`) and counters (`koi_cache_lookups_total{tier="microflow|megaflow|
+//! miss"}`, `koi_cache_upcalls_limited_total`), in Prometheus' text exposition format (0.0.4).
+//! The cache numbers are the snapshots the poll threads publish about every 100 ms; without
+//! caches (`--no-cache`) they are left out. It reads the counters under short locks and never
+//! blocks forwarding for long.
 
+use super::run::cache::Snapshot;
 use super::run::{Shared, lock};
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -141,16 +147,8 @@ pub(super) fn render(shared: &Shared<'_>) -> String {
         m,
         "# HELP koi_drops_total Packets dropped by the switch, by reason.\n# TYPE koi_drops_total counter"
     );
-    for (reason, v) in [
-        ("program", &c.program_drops),
-        ("unknown_port", &c.unknown_port),
-        ("pipeline_error", &c.pipeline_errors),
-    ] {
-        let _ = writeln!(
-            m,
-            "koi_drops_total{{reason=\"{reason}\"}} {}",
-            v.load(Ordering::Relaxed)
-        );
+    for (reason, v) in c.by_reason() {
+        let _ = writeln!(m, "koi_drops_total{{reason=\"{reason}\"}} {v}");
     }
     let tables: Vec<(String, usize)> = {
         let state = lock(shared.state);
@@ -166,7 +164,75 @@ pub(super) fn render(shared: &Shared<'_>) -> String {
     for (name, n) in tables {
         let _ = writeln!(m, "koi_table_entries{{table=\"{}\"}} {n}", escape(&name));
     }
+    if shared.caches.config.is_some() {
+        caches(&mut m, &shared.caches.snapshots());
+    }
     m
+}
+
+/// The flow caches' gauges and counters, one sample per poll thread that has published.
+fn caches(m: &mut String, snaps: &[Option<Snapshot>]) {
+    let snaps: Vec<(usize, &Snapshot)> = snaps
+        .iter()
+        .enumerate()
+        .filter_map(|(t, s)| s.as_ref().map(|s| (t, s)))
+        .collect();
+    type Gauge = (&'static str, &'static str, fn(&Snapshot) -> usize);
+    let gauges: [Gauge; 4] = [
+        ("koi_cache_megaflows", "Megaflows installed.", |s| {
+            s.info.megaflows
+        }),
+        (
+            "koi_cache_subtables",
+            "Subtables (distinct masks) of the megaflow classifier.",
+            |s| s.info.subtables,
+        ),
+        (
+            "koi_cache_microflow_entries",
+            "Occupied entries of the microflow cache.",
+            |s| s.info.microflows,
+        ),
+        (
+            "koi_cache_memory_bytes",
+            "Bytes used by the flow caches.",
+            |s| s.info.memory_bytes,
+        ),
+    ];
+    for (name, help, f) in gauges {
+        let _ = writeln!(m, "# HELP {name} {help}\n# TYPE {name} gauge");
+        for (t, s) in &snaps {
+            let _ = writeln!(m, "{name}{{thread=\"{t}\"}} {}", f(s));
+        }
+    }
+    let _ = writeln!(
+        m,
+        "# HELP koi_cache_lookups_total Flow cache lookups by the tier that answered (miss: none).\n\
+         # TYPE koi_cache_lookups_total counter"
+    );
+    for (t, s) in &snaps {
+        for (tier, v) in [
+            ("microflow", s.stats.microflow_hits),
+            ("megaflow", s.stats.megaflow_hits),
+            ("miss", s.stats.misses),
+        ] {
+            let _ = writeln!(
+                m,
+                "koi_cache_lookups_total{{thread=\"{t}\",tier=\"{tier}\"}} {v}"
+            );
+        }
+    }
+    let _ = writeln!(
+        m,
+        "# HELP koi_cache_upcalls_limited_total Cache misses dropped by the slow-path rate limit.\n\
+         # TYPE koi_cache_upcalls_limited_total counter"
+    );
+    for (t, s) in &snaps {
+        let _ = writeln!(
+            m,
+            "koi_cache_upcalls_limited_total{{thread=\"{t}\"}} {}",
+            s.stats.upcalls_limited
+        );
+    }
 }
 
 /// A label value with `\`, `"` and newlines escaped.

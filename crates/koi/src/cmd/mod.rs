@@ -1,5 +1,6 @@
 //! One module per `koi` subcommand, plus the options they share.
 
+pub mod bench;
 pub mod check;
 pub mod compile;
 pub mod conformance;

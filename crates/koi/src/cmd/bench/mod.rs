@@ -1,0 +1,427 @@
+//! `koi bench PROG.p4 [--entries FILE] (--flows N | --pcap FILE) [--seconds S] [--warmup S]
+//! [--no-microflow] [--max-megaflows N] [--no-profile] [--json]`: the cached datapath's speed,
+//! measured the way the Open vSwitch baseline is (`bench/ovs-dpdk/` in the shared directory).
+//!
+//! The packets are held in memory and replayed, in order and over and over, through the whole
+//! cached datapath ([`koi_datapath::Datapath::process_with`]: parse, microflow, megaflow, action
+//! program or slow path) on one thread pinned to one core, into a sink that only counts what
+//! comes out. A warm-up (at least one pass over every packet, which fills the caches) comes
+//! first; the counters are then zeroed and the run is timed for `--seconds`, checking the clock
+//! every 1024 packets.
+//!
+//! Reported: packets per second by the wall clock, TSC cycles per packet overall (read around
+//! the timed run) and per datapath stage (the datapath's own profile counters), hit rates per
+//! cache tier, slow-path cycles per upcall, megaflows and subtables, and the caches' memory per
+//! megaflow; as text, or as one JSON object with `--json` (see [`report::Report`]). A progress
+//! bar goes to stderr when it is a terminal and `--json` is not given.
+//!
+//! `--flows N` synthesises the baseline's traffic ([`traffic`], a port of `gen_pcap.py`);
+//! `koi bench --write-pcap FILE --flows N` writes it to a pcap file for other tools instead of
+//! running anything. The clock given to the datapath is a manual clock set to the elapsed time
+//! at every clock check (cheap, and enough for meters and rate limits).
+
+pub mod report;
+pub mod traffic;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use koi_datapath::{Datapath, DatapathConfig};
+use koi_state::{ManualClock, State};
+use report::Report;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Add a directory to the `#include` search path.
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+    /// Define a preprocessor macro (`NAME` or `NAME=VALUE`).
+    #[arg(short = 'D', value_name = "NAME[=VAL]")]
+    pub define: Vec<String>,
+    /// simple_switch_CLI commands to run first (table_add, mc_*, ...), as `koi run` takes them.
+    #[arg(long, value_name = "FILE")]
+    pub entries: Option<PathBuf>,
+    /// Replay the packets of this pcap file.
+    #[arg(long, value_name = "FILE", conflicts_with = "flows")]
+    pub pcap: Option<PathBuf>,
+    /// Replay the Open vSwitch baseline's traffic with N distinct flows (see --traffic).
+    #[arg(long, value_name = "N")]
+    pub flows: Option<usize>,
+    /// Which traffic --flows synthesises (gen_pcap.py's kinds).
+    #[arg(long, value_enum, default_value_t = traffic::Kind::L2l3)]
+    pub traffic: traffic::Kind,
+    /// Seconds to measure.
+    #[arg(long, default_value_t = 5.0, value_name = "S")]
+    pub seconds: f64,
+    /// Seconds of warm-up before measuring (at least one pass over every packet).
+    #[arg(long, default_value_t = 1.0, value_name = "S")]
+    pub warmup: f64,
+    /// Turn the microflow (exact-match) cache off: every hit is a megaflow lookup.
+    #[arg(long)]
+    pub no_microflow: bool,
+    /// Do not measure cycles per stage (saves the datapath's counter reads; the overall
+    /// cycles per packet are still measured).
+    #[arg(long)]
+    pub no_profile: bool,
+    /// Megaflow limit.
+    #[arg(long, value_name = "N", default_value_t = DatapathConfig::default().max_megaflows)]
+    pub max_megaflows: usize,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// The ingress port the packets arrive on.
+    #[arg(long, value_name = "P", default_value_t = 1)]
+    pub port: u64,
+    /// The CPU to pin the benchmark thread to (default: the last one the process may use).
+    #[arg(long, value_name = "N")]
+    pub core: Option<usize>,
+    /// Write the --flows traffic to a pcap file (as gen_pcap.py does) and exit.
+    #[arg(long, value_name = "FILE", requires = "flows", conflicts_with_all = ["pcap", "program"])]
+    pub write_pcap: Option<PathBuf>,
+    /// The P4-16 program.
+    #[arg(required_unless_present = "write_pcap")]
+    pub program: Option<PathBuf>,
+}
+
+/// Packets between two clock checks.
+const CHECK_EVERY: usize = 1024;
+
+pub fn run(a: &BenchArgs) -> ExitCode {
+    match bench(a) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err((code, msg)) => {
+            eprintln!("{msg}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+type Failure = (u8, String);
+
+fn usage(msg: impl std::fmt::Display) -> Failure {
+    (2, format!("koi: {msg}"))
+}
+
+fn bench(a: &BenchArgs) -> Result<(), Failure> {
+    if a.flows == Some(0) {
+        return Err(usage("--flows must be at least 1"));
+    }
+    if let Some(out) = &a.write_pcap {
+        let n = a.flows.unwrap_or(1);
+        let frames = traffic::pcap_frames(a.traffic, n);
+        traffic::write_pcap(out, &frames).map_err(usage)?;
+        println!(
+            "{}: {} frames, {n} distinct flows",
+            out.display(),
+            frames.len()
+        );
+        return Ok(());
+    }
+    for (name, v) in [("--seconds", a.seconds), ("--warmup", a.warmup)] {
+        if !(0.0..1e6).contains(&v) {
+            return Err(usage(format!("{name} {v}: expected seconds (0 or more)")));
+        }
+    }
+    let Some(program) = &a.program else {
+        return Err(usage("give the program"));
+    };
+    let (packets, source) = load_packets(a)?;
+    if let Err(e) = std::fs::metadata(program) {
+        return Err(usage(format!("{}: {e}", program.display())));
+    }
+    let opts = super::frontend::pp_options(&a.include, &a.define);
+    let compiled = koi_conformance::compile(program, &opts).map_err(|e| (1, e.render()))?;
+    let p = &compiled.pipeline;
+    let mut state = State::new(p).map_err(|e| (1, format!("koi: {e}")))?;
+    if let Some(f) = &a.entries {
+        super::entries::load(&mut state, f).map_err(|e| (1, format!("koi: {e}")))?;
+    }
+    let config = DatapathConfig {
+        profile: (!a.no_profile).then_some(koi_ports::tsc as koi_datapath::CycleCounter),
+        microflow: !a.no_microflow,
+        max_megaflows: a.max_megaflows.max(1),
+        ..Default::default()
+    };
+    let mut dp = Datapath::with_config(p, koi_interp::Options::default(), config)
+        .map_err(|e| (1, format!("koi: {e}")))?;
+    let empty_bytes = dp.cache_info().memory_bytes;
+    let core = match pin(a.core) {
+        Ok(c) => Some(c),
+        Err(e) if a.core.is_some() => return Err(usage(e)),
+        Err(e) => {
+            eprintln!("koi: warning: running unpinned: {e}");
+            None
+        }
+    };
+
+    let bar = progress_bar(a);
+    let mut run = Runner {
+        dp: &mut dp,
+        state: &mut state,
+        packets: &packets,
+        port: a.port,
+        clock: ManualClock::new(0),
+        next: 0,
+        outputs: 0,
+        errors: 0,
+        first_error: None,
+    };
+    let origin = Instant::now();
+
+    // Warm-up: one pass over every packet (its cycles are the cold-cache cost), then more
+    // passes until the warm-up time is over.
+    bar.set_message("warm-up");
+    let t0 = koi_ports::tsc();
+    for _ in 0..packets.len() {
+        run.one();
+    }
+    let first_pass_cycles = koi_ports::tsc().wrapping_sub(t0);
+    let mut warm_packets = packets.len() as u64;
+    let warm_budget = Duration::from_secs_f64(a.warmup);
+    while origin.elapsed() < warm_budget {
+        run.burst(CHECK_EVERY);
+        warm_packets += CHECK_EVERY as u64;
+        run.tick(origin, &bar);
+    }
+    let warm_secs = origin.elapsed().as_secs_f64();
+    if run.errors == warm_packets {
+        bar.finish_and_clear();
+        return Err((
+            1,
+            format!(
+                "koi: every packet failed: {}",
+                run.first_error.as_deref().unwrap_or("?")
+            ),
+        ));
+    }
+    let warm_stats = run.dp.stats();
+    let warm_outputs = run.outputs;
+    run.dp.reset_stats();
+    run.outputs = 0;
+    run.errors = 0;
+    run.first_error = None;
+
+    // The timed run.
+    bar.set_message("measuring");
+    let budget = Duration::from_secs_f64(a.seconds);
+    let start = Instant::now();
+    let c0 = koi_ports::tsc();
+    let mut n = 0u64;
+    let mut next_msg = Duration::ZERO;
+    loop {
+        run.burst(CHECK_EVERY);
+        n += CHECK_EVERY as u64;
+        let el = run.tick(origin, &bar);
+        let timed = start.elapsed();
+        if timed >= budget {
+            break;
+        }
+        if el >= next_msg {
+            next_msg = el + Duration::from_millis(250);
+            let mpps = n as f64 / timed.as_secs_f64().max(1e-9) / 1e6;
+            bar.set_message(format!("measuring: {mpps:.2} Mpps"));
+        }
+    }
+    let cycles = koi_ports::tsc().wrapping_sub(c0);
+    let secs = start.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+
+    let stats = run.dp.stats();
+    let (outputs, errors, first_error) = (run.outputs, run.errors, run.first_error.take());
+    let info = dp.cache_info();
+    let report = Report::new(report::Inputs {
+        program,
+        entries: a.entries.as_deref(),
+        source,
+        port: a.port,
+        core,
+        microflow: !a.no_microflow,
+        profile: !a.no_profile,
+        seconds_asked: a.seconds,
+        warmup: report::WarmupInputs {
+            seconds: warm_secs,
+            packets: warm_packets,
+            first_pass_packets: packets.len() as u64,
+            first_pass_cycles,
+            outputs: warm_outputs,
+            stats: warm_stats,
+        },
+        packets: n,
+        seconds: secs,
+        cycles,
+        stats,
+        info,
+        empty_bytes,
+        outputs,
+        errors,
+        first_error,
+    });
+    if warm_outputs == 0 && outputs == 0 {
+        eprintln!(
+            "koi: warning: the program sent none of the packets anywhere (check --entries and --port)"
+        );
+    }
+    if a.json {
+        let text = serde_json::to_string(&report).map_err(|e| (1, format!("koi: {e}")))?;
+        println!("{text}");
+    } else {
+        print!("{}", report.text());
+    }
+    Ok(())
+}
+
+/// The packets to replay and a description of where they came from.
+fn load_packets(a: &BenchArgs) -> Result<(Vec<Vec<u8>>, report::Source), Failure> {
+    if let Some(path) = &a.pcap {
+        let packets = read_pcap(path).map_err(usage)?;
+        if packets.is_empty() {
+            return Err(usage(format!("{}: no packets", path.display())));
+        }
+        let frames = packets.len();
+        return Ok((
+            packets,
+            report::Source {
+                pcap: Some(path.display().to_string()),
+                flows: None,
+                kind: None,
+                frames,
+            },
+        ));
+    }
+    let Some(n) = a.flows else {
+        return Err(usage("give the traffic: --flows N or --pcap FILE"));
+    };
+    let packets = traffic::frames(a.traffic, n);
+    let frames = packets.len();
+    Ok((
+        packets,
+        report::Source {
+            pcap: None,
+            flows: Some(n),
+            kind: Some(a.traffic.name()),
+            frames,
+        },
+    ))
+}
+
+/// Every packet of a pcap file, read through koi-ports' pcap port.
+fn read_pcap(path: &Path) -> Result<Vec<Vec<u8>>, String> {
+    use koi_ports::Port;
+    let mut port = koi_ports::pcap::PcapPort::open(Some(path), None).map_err(|e| e.to_string())?;
+    let mut batch = koi_ports::Batch::new(koi_ports::DEFAULT_SNAPLEN);
+    let mut out = Vec::new();
+    loop {
+        port.recv_batch(&mut batch).map_err(|e| e.to_string())?;
+        out.extend(batch.iter().map(<[u8]>::to_vec));
+        if batch.is_empty() && port.at_eof() {
+            break;
+        }
+    }
+    let s = port.stats();
+    if s.drop_error > 0 {
+        return Err(format!("{}: unreadable pcap records", path.display()));
+    }
+    if s.drop_too_big > 0 {
+        eprintln!(
+            "koi: warning: {}: {} packets longer than {} bytes (or truncated) left out",
+            path.display(),
+            s.drop_too_big,
+            koi_ports::DEFAULT_SNAPLEN
+        );
+    }
+    Ok(out)
+}
+
+/// Pins the calling thread to `core`, or to the last CPU it may run on; returns the CPU.
+fn pin(core: Option<usize>) -> Result<usize, String> {
+    use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
+    use nix::unistd::Pid;
+    let me = Pid::from_raw(0);
+    let allowed = sched_getaffinity(me).map_err(|e| format!("sched_getaffinity: {e}"))?;
+    let cpu = match core {
+        Some(c) => c,
+        None => (0..CpuSet::count())
+            .rev()
+            .find(|&c| allowed.is_set(c).unwrap_or(false))
+            .ok_or("no CPU in the affinity mask")?,
+    };
+    let mut set = CpuSet::new();
+    set.set(cpu)
+        .map_err(|e| format!("--core {cpu}: not a CPU number ({e})"))?;
+    sched_setaffinity(me, &set).map_err(|e| format!("cannot pin to CPU {cpu}: {e}"))?;
+    Ok(cpu)
+}
+
+/// The progress bar: hidden with `--json` or when stderr is not a terminal.
+fn progress_bar(a: &BenchArgs) -> ProgressBar {
+    let total_ms = ((a.warmup + a.seconds) * 1000.0).ceil() as u64;
+    let stderr_tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    if a.json || !stderr_tty {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total_ms.max(1)), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{bar:40} {elapsed:>3}/{duration} {msg}") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+/// The replay loop's state.
+struct Runner<'a, 'p> {
+    dp: &'a mut Datapath<'p>,
+    state: &'a mut State,
+    packets: &'a [Vec<u8>],
+    port: u64,
+    clock: ManualClock,
+    /// The next packet to send.
+    next: usize,
+    /// Packets that came out (all ports).
+    outputs: u64,
+    /// Packets the datapath refused with an error.
+    errors: u64,
+    first_error: Option<String>,
+}
+
+impl Runner<'_, '_> {
+    /// Sends the next packet.
+    #[inline]
+    fn one(&mut self) {
+        let pkt = &self.packets[self.next];
+        self.next += 1;
+        if self.next == self.packets.len() {
+            self.next = 0;
+        }
+        let mut outputs = 0u64;
+        let r = self
+            .dp
+            .process_with(self.state, pkt, self.port, &self.clock, &mut |_, _| {
+                outputs += 1
+            });
+        self.outputs += outputs;
+        if let Err(e) = r {
+            self.errors += 1;
+            if self.first_error.is_none() {
+                self.first_error = Some(e.to_string());
+            }
+        }
+    }
+
+    /// Sends the next `n` packets.
+    fn burst(&mut self, n: usize) {
+        for _ in 0..n {
+            self.one();
+        }
+    }
+
+    /// The clock check between bursts: sets the datapath's clock and the progress bar to the
+    /// time since `origin`, which it returns.
+    fn tick(&mut self, origin: Instant, bar: &ProgressBar) -> Duration {
+        let el = origin.elapsed();
+        self.clock
+            .set_ns(u64::try_from(el.as_nanos()).unwrap_or(u64::MAX));
+        bar.set_position(u64::try_from(el.as_millis()).unwrap_or(u64::MAX));
+        el
+    }
+}

@@ -1,0 +1,263 @@
+//! `koi bench`: the JSON report of a short run on the L2L3-ACL example (its fields, packets
+//! forwarded, a warm cache for 100 flows, megaflows installed), a bad program's `file:line:col`
+//! diagnostic and exit code, and `--write-pcap`'s file.
+//!
+//! The traffic generator is checked two ways: its unit tests compare frames with fixed bytes
+//! that scapy 2.8.0 produced through `gen_pcap.py` (always run), and
+//! [`write_pcap_matches_gen_pcap_py`] here compares whole files with what `gen_pcap.py`
+//! writes, when the script (`../shared/bench/ovs-dpdk/gen_pcap.py` next to the repository, or
+//! `$KOI_GEN_PCAP`) and a python3 with scapy (`$KOI_PYTHON`, default `python3`) are available;
+//! otherwise it says so and passes.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn koi(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_koi"))
+        .args(args)
+        .output()
+        .expect("run koi")
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn example(name: &str) -> String {
+    root().join("examples").join(name).display().to_string()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("bench_cli_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// The field at a dotted `path`; panics if it is missing (it may be `null`).
+fn field<'v>(v: &'v Value, path: &str) -> &'v Value {
+    let mut x = v;
+    for k in path.split('.') {
+        x = x
+            .get(k)
+            .unwrap_or_else(|| panic!("no field `{path}` in {v}"));
+    }
+    x
+}
+
+fn num(v: &Value, path: &str) -> f64 {
+    let x = field(v, path);
+    x.as_f64()
+        .unwrap_or_else(|| panic!("`{path}` is not a number: {x}"))
+}
+
+#[test]
+fn json_report_of_a_short_run() {
+    let prog = example("l2l3_acl.p4");
+    let entries = example("l2l3_acl.entries");
+    let out = koi(&[
+        "bench",
+        &prog,
+        "--entries",
+        &entries,
+        "--flows",
+        "100",
+        "--seconds",
+        "0.2",
+        "--warmup",
+        "0.3",
+        "--json",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    for f in [
+        "packets",
+        "seconds",
+        "mpps",
+        "ns_per_packet",
+        "outputs_per_packet",
+        "stage_cycles_per_packet.parse",
+        "stage_cycles_per_packet.microflow",
+        "stage_cycles_per_packet.megaflow",
+        "stage_cycles_per_packet.actions",
+        "stage_cycles_per_packet.slow_path",
+        "hit_rate.microflow",
+        "hit_rate.megaflow",
+        "hit_rate.total",
+        "hit_rate.miss",
+        "counters.installs",
+        "cache.megaflows",
+        "cache.subtables",
+        "cache.memory_bytes",
+        "warmup.packets",
+        "warmup.upcalls",
+    ] {
+        num(&v, f);
+    }
+    for f in [
+        "cycles_per_packet",
+        "tsc_mhz",
+        "slow_path_cycles_per_upcall",
+        "cache.bytes_per_megaflow",
+        "warmup.slow_path_cycles_per_upcall",
+    ] {
+        let x = field(&v, f);
+        assert!(x.is_null() || x.is_number(), "`{f}`: {x}");
+    }
+    assert!(num(&v, "packets") > 0.0);
+    assert!(num(&v, "mpps") > 0.0);
+    assert!(
+        num(&v, "hit_rate.total") > 0.9,
+        "100 flows after warm-up should hit the caches: {v}"
+    );
+    assert!(num(&v, "cache.megaflows") >= 1.0);
+    assert!(num(&v, "cache.subtables") >= 1.0);
+    assert_eq!(num(&v, "traffic.flows"), 100.0);
+    assert_eq!(num(&v, "errors"), 0.0);
+    // Every packet is routed out of port 2 (none matches the ACL's drop entries).
+    assert_eq!(num(&v, "outputs_per_packet"), 1.0);
+}
+
+#[test]
+fn bad_program_gives_a_located_diagnostic() {
+    let p = tmp("bad.p4");
+    std::fs::write(
+        &p,
+        "#include <v1model.p4>\nheader h_t { bit<8> f; }\ncontrol c(inout h_t h) { apply { h.g = 1; } }\n",
+    )
+    .unwrap();
+    let out = koi(&["bench", p.to_str().unwrap(), "--flows", "1", "--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    assert!(
+        stderr.contains("bad.p4:3:"),
+        "expected a bad.p4:LINE:COL diagnostic, got: {stderr}"
+    );
+    assert!(stderr.contains("error"), "{stderr}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let prog = example("l2l3_acl.p4");
+    let out = koi(&["bench", &prog]);
+    assert_eq!(out.status.code(), Some(2), "no traffic given");
+    let out = koi(&["bench", &prog, "--flows", "0"]);
+    assert_eq!(out.status.code(), Some(2), "--flows 0");
+    let out = koi(&["bench", "/nonexistent/x.p4", "--flows", "1"]);
+    assert_eq!(out.status.code(), Some(2), "missing program");
+}
+
+fn read_pcap(p: &Path) -> Vec<Vec<u8>> {
+    let f = std::fs::File::open(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let mut r = pcap_file::pcap::PcapReader::new(f).expect("a pcap file");
+    let mut v = Vec::new();
+    while let Some(pkt) = r.next_packet() {
+        v.push(pkt.expect("a record").data.into_owned());
+    }
+    v
+}
+
+#[test]
+fn write_pcap_then_bench_it() {
+    let p = tmp("l2l3_3.pcap");
+    let out = koi(&["bench", "--write-pcap", p.to_str().unwrap(), "--flows", "3"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let frames = read_pcap(&p);
+    assert_eq!(
+        frames.len(),
+        258,
+        "gen_pcap.py repeats short lists to >= 256"
+    );
+    assert!(frames.iter().all(|f| f.len() == 60));
+    assert_eq!(frames[0], frames[3]);
+
+    let out = koi(&[
+        "bench",
+        &example("l2l3_acl.p4"),
+        "--entries",
+        &example("l2l3_acl.entries"),
+        "--pcap",
+        p.to_str().unwrap(),
+        "--seconds",
+        "0.1",
+        "--warmup",
+        "0",
+        "--json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(num(&v, "traffic.frames"), 258.0);
+    assert!(num(&v, "packets") > 0.0);
+}
+
+#[test]
+fn write_pcap_matches_gen_pcap_py() {
+    let script = std::env::var_os("KOI_GEN_PCAP")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("../shared/bench/ovs-dpdk/gen_pcap.py"));
+    let python = std::env::var("KOI_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has_scapy = Command::new(&python)
+        .args(["-c", "import scapy.all"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !script.exists() || !has_scapy {
+        eprintln!(
+            "skipped: needs {} and {python} with scapy (set KOI_GEN_PCAP, KOI_PYTHON); the unit tests compare fixed scapy bytes",
+            script.display()
+        );
+        return;
+    }
+    for (kind, n) in [
+        ("l2l3", "1"),
+        ("l2l3", "100"),
+        ("l2l3", "10000"),
+        ("trivial", "7"),
+    ] {
+        let theirs = tmp(&format!("py_{kind}_{n}.pcap"));
+        let ours = tmp(&format!("koi_{kind}_{n}.pcap"));
+        let o = Command::new(&python)
+            .arg(&script)
+            .args([kind, n])
+            .arg(&theirs)
+            .output()
+            .expect("run gen_pcap.py");
+        assert!(
+            o.status.success(),
+            "gen_pcap.py: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let o = koi(&[
+            "bench",
+            "--write-pcap",
+            ours.to_str().unwrap(),
+            "--flows",
+            n,
+            "--traffic",
+            kind,
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let (a, b) = (read_pcap(&theirs), read_pcap(&ours));
+        assert_eq!(a.len(), b.len(), "{kind} {n}: frame count");
+        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+            assert_eq!(x, y, "{kind} {n}: frame {i} differs");
+        }
+    }
+}
