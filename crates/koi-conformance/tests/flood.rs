@@ -1,6 +1,7 @@
 //! A flood of new flows against the cached datapath (issue: consistency and bounds): one
-//! million packets of distinct 5-tuples through `examples/l2l3_acl.p4`, interleaved with a
-//! few established flows. The megaflow limit and the slow-path rate limit must hold memory
+//! million packets through `examples/l2l3_acl.p4`, each to a different destination MAC (the
+//! switching table matches it exactly, so each is a new megaflow, as in a MAC flood),
+//! interleaved with a few established routed flows. The megaflow limit and the slow-path rate limit must hold memory
 //! under the configured bound and keep the established flows forwarded by their compiled
 //! programs throughout, while the flood's packets beyond the slow-path budget are dropped.
 
@@ -21,7 +22,14 @@ fn checksum(b: &[u8]) -> u16 {
 
 /// A 60-byte UDP frame from host 0 to the router MAC, routed by the L2L3-ACL entries.
 fn frame(i: u32) -> Vec<u8> {
-    let mut f = vec![2, 0, 0, 0, 0, 0xfe, 2, 0, 0, 0, 1, 0, 0x08, 0x00];
+    frame_to([2, 0, 0, 0, 0, 0xfe], i)
+}
+
+/// The same frame to MAC `dst` (an unknown MAC is dropped by the switching table, after a
+/// slow-path run that installs a megaflow for exactly that MAC).
+fn frame_to(dst: [u8; 6], i: u32) -> Vec<u8> {
+    let mut f = dst.to_vec();
+    f.extend_from_slice(&[2, 0, 0, 0, 1, 0, 0x08, 0x00]);
     let src = [10, (i >> 16) as u8, (i >> 8) as u8, i as u8];
     let dst = [198, 19, ((i % 16) * 16) as u8, 1];
     let mut ip = vec![0x45, 0, 0, 28, 0, 1, 0, 0, 64, 17, 0, 0];
@@ -76,7 +84,17 @@ fn a_million_new_flows_stay_bounded_and_established_flows_keep_flowing() {
     let (mut limited, mut est_sent, mut est_total) = (0u64, 0u64, 0u64);
     const FLOOD: u32 = 1_000_000;
     for i in 0..FLOOD {
-        let f = frame(i);
+        let f = frame_to(
+            [
+                2,
+                0xaa,
+                (i >> 24) as u8,
+                (i >> 16) as u8,
+                (i >> 8) as u8,
+                i as u8,
+            ],
+            i,
+        );
         let s = dp
             .process_with(&mut state, &f, 1, &clock, &mut |_, _| {})
             .expect("process");

@@ -1,30 +1,43 @@
-//! The cached datapath, first version: the slow path with wildcard tracking, megaflows that
-//! replay recorded decisions, and invalidation on table writes.
+//! The cached datapath: the fast path (specialised parser, microflow and megaflow caches,
+//! compiled action programs), the slow path with wildcard tracking, replayed megaflows for runs
+//! the compiler does not cover, invalidation on table writes, and the bounds.
 //!
 //! # How a packet goes through
 //!
-//! [`Datapath::process`] runs koi's interpreter with an observer ([`DpObserver`]) that
-//! switches mode when the packet's first parse ends (`Observer::parsed`):
+//! **Fast path** ([`Datapath::process_with`], [`Datapath::process`]): the program's
+//! specialised parser ([`crate::fastparse`]) computes the flow key straight from the packet
+//! bytes, usually through a parse-path template (a few `u64` compares and copies); the key is
+//! looked up in the microflow tier, then the megaflow classifier; a hit whose megaflow has a
+//! compiled action program ([`crate::program`]) runs it: table-entry hits and counters, the
+//! output built from the input bytes with the changed fields written, the verdict. Nothing is
+//! allocated and the interpreter is not involved.
+//!
+//! **Interpreter path**, for everything else: the packet is run by koi's interpreter with an
+//! observer (`DpObserver`) that switches mode when the packet's first parse ends
+//! (`Observer::parsed`):
 //!
 //! - the PHV's flow key is extracted ([`FlowKeyLayout::extract`]) and looked up in the
 //!   [`FlowCache`] (microflow tier, then megaflow classifier);
-//! - **hit** (and the packet is at least the megaflow's minimum length): the rest of the run
-//!   **replays** the megaflow's recorded decisions: every branch, `switch`, parser `select`
-//!   and table application takes its recorded outcome (table entry and action call), so no
-//!   condition is evaluated and no table is looked up, while every other statement
-//!   (assignments, header operations, extern calls with their state, direct counters of the
-//!   recorded entry, the traffic manager and the deparser) executes with the interpreter's own
-//!   code. Outputs and state changes are therefore the interpreter's by construction, given
-//!   that the decisions are the same, which the megaflow's mask guarantees (the soundness
-//!   claim of [`crate`]);
+//! - **hit** (a megaflow without a program, or a packet the fast parser does not follow): the
+//!   rest of the run **replays** the megaflow's recorded decisions: every branch, `switch`,
+//!   parser `select` and table application takes its recorded outcome (table entry and action
+//!   call), so no condition is evaluated and no table is looked up, while every other
+//!   statement (assignments, header operations, extern calls with their state, direct counters
+//!   of the recorded entry, the traffic manager and the deparser) executes with the
+//!   interpreter's own code. Outputs and state changes are therefore the interpreter's by
+//!   construction, given that the decisions are the same, which the megaflow's mask
+//!   guarantees (the soundness claim of [`crate`]);
 //! - **miss**: the slow path. The run is evaluated normally and **recorded**: each
 //!   decision's outcome (`Observer::decided`) and each traffic-manager event, while every
 //!   influence report (`Observer::influence`) is mapped to key bits by
 //!   [`FlowKeyLayout::mask_for`] and accumulated into the megaflow mask, from the first parse
-//!   on. The run is installed as a megaflow (mask, key) → recording, tagged with the tables
-//!   it applied, unless it is **uncacheable**: an influence that is not
-//!   [`Coverage::Covered`] (state-dependent or outside the key), a failed packet-length
-//!   check, a table with a `random` action selector, an aborted run, or no first parse.
+//!   on; a [`crate::program::Tracer`] follows the run's effects symbolically to compile it.
+//!   The run is installed as a megaflow (mask, key) → recording and program (when the
+//!   compiler covers the run and the program reproduces the interpreter's output on this
+//!   packet), tagged with the tables it applied, unless it is **uncacheable**: an influence
+//!   that is not [`Coverage::Covered`] (state-dependent or outside the key), a failed
+//!   packet-length check, a table with a `random` action selector, an aborted run, or no
+//!   first parse. Identical programs are shared by all their megaflows.
 //!
 //! The recording also holds the traffic manager's events (unicast, multicast and clone copy
 //! counts, resubmission, recirculation, drops, digests), which the traffic manager still
@@ -42,11 +55,13 @@
 //! table, before the next packet; [`Datapath::invalidate_all`] flushes for other
 //! control-plane changes that decisions read (parser value sets, action profiles).
 //!
-//! What this version does not do yet: compiled action programs (replay still walks the IR),
-//! batching, a slow-path rate limit, and crediting direct counters of several entries per
-//! megaflow (each replay credits the entry its recording hit, which is exact).
+//! **Bounds.** The megaflow classifier holds at most [`DatapathConfig::max_megaflows`]
+//! (least recently hit evicted), the microflow tier a fixed array; with
+//! [`DatapathConfig::upcall_rate`] a token bucket admits at most that many slow-path runs per
+//! second and drops the other misses ([`PathTaken::Limited`]), so a flood of new flows costs a
+//! parse and a lookup per packet and cannot starve the cached flows.
 
-use crate::fastparse::{FastParser, Parsed};
+use crate::fastparse::{FastParser, Parsed, Templates};
 use crate::flowkey::{Coverage, FlowKeyLayout};
 use crate::program::{Known, Program, Scratch, Tracer, Verdict};
 use crate::stages::stages;
@@ -280,8 +295,12 @@ pub struct Datapath<'p> {
     reasons: BTreeMap<&'static str, u64>,
     /// Compiled programs, shared by every megaflow with the same one: flows that differ only
     /// in fields the program copies share a program, which stays in the CPU caches.
-    programs: HashSet<Arc<Program>>,
+    programs: Programs,
+    templates: Templates,
 }
+
+/// The set of shared programs (hashed with foldhash: programs are compared whole).
+type Programs = HashSet<Arc<Program>, foldhash::fast::RandomState>;
 
 /// What the fast path did with a packet.
 enum Fast {
@@ -355,7 +374,8 @@ impl<'p> Datapath<'p> {
             tokens,
             refilled_ns: 0,
             reasons: BTreeMap::new(),
-            programs: HashSet::new(),
+            programs: Programs::default(),
+            templates: Templates::default(),
         })
     }
 
@@ -531,7 +551,7 @@ impl<'p> Datapath<'p> {
         let Some(fast) = &self.fast else {
             return Fast::Interp { miss: false };
         };
-        if !fast.parse(packet, port, &mut self.parsed, &mut self.fast_key) {
+        if !fast.key(packet, port, &mut self.templates, &mut self.fast_key) {
             return Fast::Interp { miss: false };
         }
         let t1 = prof.map_or(0, |f| f());
@@ -692,7 +712,7 @@ struct DpObserver<'a> {
     drop_port: u64,
     scratch: &'a mut Scratch,
     reasons: &'a mut BTreeMap<&'static str, u64>,
-    programs: &'a mut HashSet<Arc<Program>>,
+    programs: &'a mut Programs,
     mode: Mode,
     key: Vec<u64>,
     mask: Vec<u64>,
@@ -758,7 +778,10 @@ impl<'a> DpObserver<'a> {
         let Some(fast) = self.fast else {
             return;
         };
-        if !fast.parse(self.packet, self.port, self.parsed, self.fast_key) {
+        self.parsed.record = true;
+        let ok = fast.parse(self.packet, self.port, self.parsed, self.fast_key);
+        self.parsed.record = false;
+        if !ok {
             return;
         }
         if self.fast_key[..] != self.key[..] {
@@ -865,7 +888,7 @@ impl<'a> DpObserver<'a> {
 
 /// The shared copy of program `p`. Programs no megaflow uses any more are dropped when the
 /// set has grown to twice what was live at the last sweep.
-fn intern(set: &mut HashSet<Arc<Program>>, p: Program) -> Arc<Program> {
+fn intern(set: &mut Programs, p: Program) -> Arc<Program> {
     if let Some(a) = set.get(&p) {
         return Arc::clone(a);
     }

@@ -156,7 +156,59 @@ pub struct Parsed {
     pub assigned: Vec<u32>,
     /// Whether some header was extracted twice (its first offset is lost).
     pub reextracted: bool,
+    /// Run every assignment and record it in `assigned` (for the slow path's tracer); when
+    /// false, assignments whose values neither the key nor a `select` reads are skipped.
+    pub record: bool,
+    /// The `select` keys evaluated, in order: (state, key index, value).
+    selects: Vec<(u32, u32, u64)>,
+    /// States visited.
+    visited: u64,
 }
+
+/// A check of a parse-path template: `len` packet bits at bit `off` equal `value`.
+#[derive(Clone, Copy, Debug)]
+struct Check {
+    off: u32,
+    len: u32,
+    value: u64,
+}
+
+/// A copy of `len` (1..=64) packet bits at bit `off` to key bit `key`.
+#[derive(Clone, Copy, Debug)]
+struct Copy {
+    off: u32,
+    len: u32,
+    key: u32,
+}
+
+/// One parse path, as the fast parser followed it for some packet: the `select` key bits
+/// that chose it (any packet with the same bits there, long enough, takes the same path:
+/// the headers are at the same offsets) and the key extraction for it, resolved to packet
+/// offsets and constants.
+#[derive(Clone, Debug)]
+struct Template {
+    min_len: usize,
+    checks: Vec<Check>,
+    /// Port checks: the ingress port's low `w` bits equal `value`.
+    port_checks: Vec<(u32, u64)>,
+    key_base: Vec<u64>,
+    copies: Vec<Copy>,
+    port_ops: Vec<(u32, u32, u32)>,
+    len_ops: Vec<(u32, u32, u32)>,
+}
+
+/// The parse-path templates of one datapath, most recently used first.
+#[derive(Clone, Debug, Default)]
+pub struct Templates {
+    list: Vec<Template>,
+    scratch: Option<Parsed>,
+    /// Packets whose key came from a template, and from a full parse.
+    pub hits: u64,
+    pub parses: u64,
+}
+
+/// At most this many templates are kept.
+const TEMPLATES: usize = 8;
 
 /// The specialised parser of one pipeline.
 #[derive(Clone, Debug)]
@@ -174,6 +226,9 @@ pub struct FastParser {
     /// The assignments: destination slot and value.
     assigns: Vec<(SlotId, Ex)>,
     vars: usize,
+    /// Whether the key or a `select` reads a variable (else assignments only matter to the
+    /// slow path).
+    vars_read: bool,
 }
 
 /// Architecture inputs the fast parser knows at the start of a parse, and the slots the
@@ -434,6 +489,16 @@ impl FastParser {
                 _ => return None,
             }
         }
+        let vars_read = key.iter().any(|k| matches!(k, KeyOp::Var { .. }))
+            || states.iter().any(|st| match &st.trans {
+                Trans::Select { keys, .. } => keys.iter().any(reads_var),
+                Trans::Goto(_) => false,
+            })
+            || states.iter().any(|st| {
+                st.ops
+                    .iter()
+                    .any(|o| matches!(o, Op::Assign { e, .. } if reads_var(e)))
+            });
         Some(FastParser {
             states,
             start: parser.start.index(),
@@ -444,6 +509,7 @@ impl FastParser {
             words: layout.key_words().max(1),
             margin,
             vars: inputs.vars.len(),
+            vars_read,
             assigns,
         })
     }
@@ -462,6 +528,9 @@ impl FastParser {
             vars: vec![0; self.vars],
             assigned: Vec::with_capacity(8),
             reextracted: false,
+            record: false,
+            selects: Vec::with_capacity(8),
+            visited: 0,
         }
     }
 
@@ -473,6 +542,7 @@ impl FastParser {
         out.vars.fill(0);
         out.assigned.clear();
         out.reextracted = false;
+        out.selects.clear();
         let total = (pkt.len() as u64) * 8;
         let limit = self.margin + 8 * total;
         let mut cursor: u64 = 0;
@@ -517,6 +587,9 @@ impl FastParser {
                         cursor += u64::from(bits);
                     }
                     Op::Assign { id, var, ref e } => {
+                        if !(self.vars_read || out.record) {
+                            continue;
+                        }
                         let v = eval(e, pkt, out, port);
                         out.vars[var as usize] = v;
                         out.assigned.push(id);
@@ -531,8 +604,9 @@ impl FastParser {
                     if n > vals.len() {
                         return false;
                     }
-                    for (v, k) in vals.iter_mut().zip(keys) {
+                    for (i, (v, k)) in vals.iter_mut().zip(keys).enumerate() {
                         *v = eval(k, pkt, out, port);
+                        out.selects.push((state, i as u32, *v));
                     }
                     let found = cases.iter().find(|(pats, _)| {
                         pats.iter().zip(&vals[..n]).all(|(p, v)| match *p {
@@ -553,8 +627,146 @@ impl FastParser {
             }
         }
         out.cursor = cursor as u32;
+        out.visited = visited;
         self.fill_key(pkt, port, out, key);
         true
+    }
+
+    /// The flow key of `pkt` (as [`FastParser::parse`] computes it), through the parse-path
+    /// templates when one fits, else by a full parse that then becomes a template. `false`:
+    /// the packet needs the interpreter's parser.
+    pub fn key(&self, pkt: &[u8], port: u64, t: &mut Templates, key: &mut [u64]) -> bool {
+        let n = self.words.min(key.len());
+        for i in 0..t.list.len() {
+            if t.list[i].matches(pkt, port) {
+                t.list[i].fill(pkt, port, &mut key[..n]);
+                if cfg!(debug_assertions) {
+                    // The invariant templates rest on: the same key as a full parse.
+                    let mut p = self.new_parsed();
+                    let mut k = vec![0; n];
+                    assert!(
+                        self.parse(pkt, port, &mut p, &mut k),
+                        "template for a bad parse"
+                    );
+                    assert_eq!(k[..], key[..n], "template key differs from the parser's");
+                }
+                if i > 0 {
+                    t.list[..=i].rotate_right(1);
+                }
+                t.hits += 1;
+                return true;
+            }
+        }
+        t.parses += 1;
+        let mut parsed = t.scratch.take().unwrap_or_else(|| self.new_parsed());
+        let ok = self.parse(pkt, port, &mut parsed, key);
+        if ok && let Some(tpl) = self.template(&parsed) {
+            if t.list.len() == TEMPLATES {
+                t.list.pop();
+            }
+            t.list.insert(0, tpl);
+        }
+        t.scratch = Some(parsed);
+        ok
+    }
+
+    /// The template of the path `p` took, if it can have one.
+    fn template(&self, p: &Parsed) -> Option<Template> {
+        if self.vars_read || p.reextracted {
+            return None;
+        }
+        let mut checks = Vec::new();
+        let mut port_checks = Vec::new();
+        for &(state, i, value) in &p.selects {
+            let Trans::Select { keys, .. } = &self.states.get(state as usize)?.trans else {
+                return None;
+            };
+            match keys.get(i as usize)? {
+                Ex::Field { h, off, w, .. } => {
+                    let base = *p.hdr_off.get(*h as usize)?;
+                    if base == NONE {
+                        continue; // reads as 0 on this path whatever the packet
+                    }
+                    checks.push(Check {
+                        off: base + off,
+                        len: *w,
+                        value,
+                    });
+                }
+                Ex::Slice(inner, lo, w) => match &**inner {
+                    Ex::Field { h, off, w: fw, .. } if lo + w <= *fw => {
+                        let base = *p.hdr_off.get(*h as usize)?;
+                        if base == NONE {
+                            continue;
+                        }
+                        checks.push(Check {
+                            off: base + off + (fw - lo - w),
+                            len: *w,
+                            value,
+                        });
+                    }
+                    _ => return None,
+                },
+                // Fixed by the path itself.
+                Ex::Valid(_) | Ex::Next(_) | Ex::Const(..) => {}
+                Ex::Port(w) => port_checks.push((*w, value)),
+                _ => return None,
+            }
+        }
+        let budget = p.visited.saturating_sub(self.margin).div_ceil(64);
+        let min_len = (p.cursor.div_ceil(8) as usize).max(budget as usize);
+        let mut key_base = vec![0u64; self.words];
+        let mut copies: Vec<Copy> = Vec::new();
+        let (mut port_ops, mut len_ops) = (Vec::new(), Vec::new());
+        for op in &self.key {
+            match *op {
+                KeyOp::Field { h, off, len, key } => {
+                    let base = p.hdr_off[h as usize];
+                    if base == NONE {
+                        continue;
+                    }
+                    let off = base + off;
+                    match copies.last_mut() {
+                        Some(c)
+                            if c.off + c.len == off
+                                && c.key + c.len == key
+                                && c.len + len <= 64 =>
+                        {
+                            c.len += len
+                        }
+                        _ => copies.push(Copy { off, len, key }),
+                    }
+                }
+                KeyOp::Valid { h, key } => {
+                    if p.hdr_off[h as usize] != NONE {
+                        write_key(&mut key_base, key, 1, 1);
+                    }
+                }
+                KeyOp::Next {
+                    stack,
+                    lsb,
+                    len,
+                    key,
+                } => write_key(
+                    &mut key_base,
+                    key,
+                    len,
+                    u64::from(p.next[stack as usize]) >> lsb,
+                ),
+                KeyOp::Port { lsb, len, key } => port_ops.push((lsb, len, key)),
+                KeyOp::Len { lsb, len, key } => len_ops.push((lsb, len, key)),
+                KeyOp::Var { .. } => return None,
+            }
+        }
+        Some(Template {
+            min_len,
+            checks,
+            port_checks,
+            key_base,
+            copies,
+            port_ops,
+            len_ops,
+        })
     }
 
     fn set_header(&self, out: &mut Parsed, h: u32, at: u32) {
@@ -609,6 +821,42 @@ impl FastParser {
                     key: k,
                 } => write_key(key, k, len, out.vars[var as usize] >> lsb),
             }
+        }
+    }
+}
+
+/// Whether `e` reads a parser variable.
+fn reads_var(e: &Ex) -> bool {
+    match e {
+        Ex::Var(..) => true,
+        Ex::Slice(v, ..) | Ex::Trunc(v, _) | Ex::Sext(v, ..) => reads_var(v),
+        Ex::Concat(a, b, _) => reads_var(a) || reads_var(b),
+        _ => false,
+    }
+}
+
+impl Template {
+    #[inline]
+    fn matches(&self, pkt: &[u8], port: u64) -> bool {
+        pkt.len() >= self.min_len
+            && self
+                .checks
+                .iter()
+                .all(|c| read_bits(pkt, c.off, c.len) == c.value)
+            && self.port_checks.iter().all(|&(w, v)| port & mask(w) == v)
+    }
+
+    #[inline]
+    fn fill(&self, pkt: &[u8], port: u64, key: &mut [u64]) {
+        key.copy_from_slice(&self.key_base[..key.len()]);
+        for c in &self.copies {
+            write_key(key, c.key, c.len, read_bits(pkt, c.off, c.len));
+        }
+        for &(lsb, len, k) in &self.port_ops {
+            write_key(key, k, len, port >> lsb);
+        }
+        for &(lsb, len, k) in &self.len_ops {
+            write_key(key, k, len, (pkt.len() as u64) >> lsb);
         }
     }
 }

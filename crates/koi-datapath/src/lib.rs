@@ -1,6 +1,9 @@
-//! koi's cached datapath. This first module is the compile-time **flow-key analysis**: which
-//! bits of a packet's state any forwarding decision of the loaded program may depend on, and
-//! how they are packed into the `u64` words the caches of `koi-cache` hash and compare.
+//! koi's cached datapath: [`datapath`] (the packet path, caches, slow path, bounds),
+//! [`fastparse`] (the parser specialised to the program), [`program`] (compiled action
+//! programs), [`stages`](mod@stages), and, described here, the compile-time **flow-key analysis**
+//! ([`flowkey`]): which bits of a packet's state any forwarding decision of the loaded program
+//! may depend on, and how they are packed into the `u64` words the caches of `koi-cache` hash
+//! and compare.
 //!
 //! # What the flow key is
 //!
@@ -80,15 +83,16 @@
 //!
 //! # What the slow and fast paths do with it
 //!
-//! - The **fast path** parses the packet (specialised: headers in
-//!   [`flowkey::FlowKeyLayout::opaque_headers`] are copied as bytes, their fields never
-//!   parsed), calls [`flowkey::FlowKeyLayout::extract`] on the PHV and looks the key up in the
-//!   microflow cache, then the megaflow classifier, configured with
-//!   [`flowkey::FlowKeyLayout::key_words`] and [`stages::stages`].
+//! - The **fast path** ([`fastparse`]) follows the P4 parser over the packet bytes (through a
+//!   parse-path template when one fits) and fills the key straight from the packet, then looks
+//!   it up in the microflow cache and the megaflow classifier, configured with
+//!   [`flowkey::FlowKeyLayout::key_words`] and [`stages::stages`]; a hit runs the megaflow's
+//!   compiled action program ([`program`]).
 //! - On a miss the **slow path** runs the interpreter with an observer whose `influence(d,
 //!   slot, mask)` calls [`flowkey::FlowKeyLayout::mask_for`] into a mask buffer; any answer
 //!   other than [`flowkey::Coverage::Covered`] means the run must not be cached as one
-//!   megaflow. The mask and the masked key form the megaflow.
+//!   megaflow. The mask and the masked key form the megaflow; the run, followed symbolically,
+//!   becomes its action program ([`datapath`] has the whole sequence).
 
 #![forbid(unsafe_code)]
 

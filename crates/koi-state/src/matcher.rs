@@ -189,16 +189,66 @@ fn lookup_scan<'a>(
         let Some(patterns) = patterns_of(i) else {
             continue;
         };
+        let hit =
+            patterns.len() == keys.len() && patterns.iter().zip(keys).all(|(p, k)| matches(p, k));
         if let Some(m) = masks.as_deref_mut() {
-            for ((acc, p), k) in m.iter_mut().zip(patterns).zip(keys) {
-                *acc = acc.or(&pattern_mask(p, k.width()));
+            // The entry hit: every bit it looks at matters. It missed: one bit where the key
+            // differs from it is enough (every key with that bit misses it too); the most
+            // significant such bit, so that keys differing only in low bits share the mask.
+            let witness = match hit {
+                true => None,
+                false => patterns
+                    .iter()
+                    .zip(keys)
+                    .enumerate()
+                    .find(|(_, (p, k))| !matches(p, k))
+                    .map(|(j, (p, k))| (j, mismatch_bit(p, k))),
+            };
+            for (j, ((acc, p), k)) in m.iter_mut().zip(patterns).zip(keys).enumerate() {
+                match &witness {
+                    // A one-bit witness in field `f`: nothing else of this entry matters.
+                    Some((f, Some(bit))) if *f == j => *acc = acc.or(bit),
+                    Some((_, Some(_))) => {}
+                    // A miss without a one-bit witness (a range, a wide key): the field that
+                    // missed, whole.
+                    Some((f, None)) if *f == j => *acc = acc.or(&pattern_mask(p, k.width())),
+                    Some((_, None)) => {}
+                    None => *acc = acc.or(&pattern_mask(p, k.width())),
+                }
             }
         }
-        if patterns.len() == keys.len() && patterns.iter().zip(keys).all(|(p, k)| matches(p, k)) {
+        if hit {
             return Some(i);
         }
     }
     None
+}
+
+/// For a pattern `p` that `key` does not match: a one-bit mask (of the key's width) of the
+/// most significant bit where the key differs from the pattern's value under its mask;
+/// `None` (use the whole pattern mask) for ranges and keys over 128 bits.
+fn mismatch_bit(p: &Pattern, key: &Bits) -> Option<Bits> {
+    let w = key.width();
+    if w == 0 || w > 128 {
+        return None;
+    }
+    let low = |b: &Bits| b.low_u128() & low_mask(w);
+    let k = key.low_u128();
+    let d = match p {
+        Pattern::Exact(v) => (k ^ low(v)) & low_mask(w),
+        Pattern::Mask { value, mask } => (k ^ low(value)) & low(mask),
+        Pattern::Prefix { value, len } => {
+            (k ^ low(value)) & low_mask(w) & !low_mask(w - (*len).min(w))
+        }
+        Pattern::Range { .. } | Pattern::Any => return None,
+    };
+    if d == 0 {
+        return None;
+    }
+    let top = 127 - d.leading_zeros();
+    let mut b = Bits::zero(w);
+    b.set_bit(top, true);
+    Some(b)
 }
 
 /// [`Pattern::matches`], on `u128`s for keys of at most 128 bits (no intermediate values):
@@ -235,9 +285,70 @@ fn low_mask(width: u32) -> u128 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn b(w: u32, v: u128) -> Bits {
         Bits::from_u128(w, v)
+    }
+
+    /// A pattern of an 8-bit or 16-bit field from random numbers.
+    fn pattern(kind: u8, w: u32, v: u128, m: u128, len: u32) -> Pattern {
+        match kind % 5 {
+            0 => Pattern::Exact(b(w, v)),
+            1 => Pattern::Mask {
+                value: b(w, v),
+                mask: b(w, m),
+            },
+            2 => Pattern::Prefix {
+                value: b(w, v & !low_mask(w - len.min(w))),
+                len: len.min(w),
+            },
+            3 => {
+                let (lo, hi) = (v & low_mask(w), m & low_mask(w));
+                Pattern::Range {
+                    lo: b(w, lo.min(hi)),
+                    hi: b(w, lo.max(hi)),
+                }
+            }
+            _ => Pattern::Any,
+        }
+    }
+
+    proptest! {
+        /// The masks a scan reports are sound: every key that agrees with the looked-up key on
+        /// the mask bits hits the same entry (or misses too).
+        #[test]
+        fn scan_masks_are_sound(
+            entries in proptest::collection::vec(
+                (any::<[u8; 2]>(), any::<[u128; 4]>(), 0u32..17, 0u32..8), 1..24),
+            key in any::<[u128; 2]>(),
+            others in proptest::collection::vec(any::<[u128; 2]>(), 1..16),
+        ) {
+            let widths = [8u32, 16];
+            let mut m = Matcher::new(LookupKind::Range, None);
+            let mut pats: Vec<Vec<Pattern>> = Vec::new();
+            for (i, (kinds, vals, len, prio)) in entries.iter().enumerate() {
+                let ps: Vec<Pattern> = (0..2)
+                    .map(|f| pattern(kinds[f], widths[f], vals[2 * f], vals[2 * f + 1], *len))
+                    .collect();
+                m.insert(&ps, *prio, i as u32);
+                pats.push(ps);
+            }
+            let of = |i: u32| pats.get(i as usize).map(|p| &p[..]);
+            let k: Vec<Bits> = (0..2).map(|f| b(widths[f], key[f])).collect();
+            let mut masks = Vec::new();
+            let hit = m.lookup(&k, of, Some(&mut masks));
+            for o in &others {
+                // A key with the masked bits of `k` and random other bits.
+                let q: Vec<Bits> = (0..2)
+                    .map(|f| {
+                        let mk = masks[f].low_u128();
+                        b(widths[f], (k[f].low_u128() & mk) | (o[f] & !mk))
+                    })
+                    .collect();
+                prop_assert_eq!(m.lookup(&q, of, None), hit, "key {:?} masks {:?} other {:?}", k, masks, q);
+            }
+        }
     }
 
     #[test]

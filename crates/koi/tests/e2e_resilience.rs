@@ -181,9 +181,14 @@ fn malformed_frames_are_counted_and_forwarding_goes_on() {
         )
         .stdout
     );
+    // Each round's 12000-byte frame is counted as too big, unless the receive ring was
+    // already full when it came (the kernel then drops it before koi sees it, counted as
+    // ring_full): under load that happens to some rounds, never to all.
+    let too_big = p1.drop_too_big - before.0.drop_too_big;
+    let ring_full = p1.drop_ring_full - before.0.drop_ring_full;
     assert!(
-        p1.drop_too_big - before.0.drop_too_big >= rounds,
-        "oversize: {p1:?}"
+        too_big >= 1 && too_big + ring_full >= rounds,
+        "oversize ({rounds} rounds): {p1:?}"
     );
     assert!(
         p2.drop_too_big - before.1.drop_too_big >= rounds,

@@ -496,13 +496,32 @@ impl FlowKeyLayout {
         // Without a field of its own, the slot's initial value is a constant: only the
         // sources of its writes (below) can make it vary.
         if let Some(f) = c.field.and_then(|i| self.fields.get(i)) {
-            for i in (0..bits.width()).filter(|&i| bits.bit(i)) {
-                if i < f.lsb || i >= f.lsb + f.width {
+            if bits.width() <= 128 {
+                // Whole words at a time: the field's bits of the mask, reversed into key order.
+                let v = bits.low_u128();
+                let field = low_mask128(f.width) << f.lsb;
+                if v & !field != 0 {
                     cov = Coverage::Uncovered;
-                    continue;
                 }
-                let k = f.key_offset + (f.lsb + f.width - 1 - i);
-                set_range(out, k, 1);
+                let mut m = (v & field) >> f.lsb;
+                if m == low_mask128(f.width) {
+                    set_range(out, f.key_offset, f.width);
+                } else {
+                    while m != 0 {
+                        let i = m.trailing_zeros();
+                        m &= m - 1;
+                        set_range(out, f.key_offset + (f.width - 1 - i), 1);
+                    }
+                }
+            } else {
+                for i in (0..bits.width()).filter(|&i| bits.bit(i)) {
+                    if i < f.lsb || i >= f.lsb + f.width {
+                        cov = Coverage::Uncovered;
+                        continue;
+                    }
+                    let k = f.key_offset + (f.lsb + f.width - 1 - i);
+                    set_range(out, k, 1);
+                }
             }
         }
         for &(w, m) in &c.derived {
@@ -525,6 +544,15 @@ fn demanded_span(d: &Bits, width: u32) -> (u32, u32) {
     match (hi, lo) {
         (Some(hi), Some(lo)) if d.width() == width => (lo, hi - lo + 1),
         _ => (0, width),
+    }
+}
+
+/// The low `w` bits set (all 128 for `w >= 128`).
+fn low_mask128(w: u32) -> u128 {
+    if w >= 128 {
+        u128::MAX
+    } else {
+        (1u128 << w) - 1
     }
 }
 
