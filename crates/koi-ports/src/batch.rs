@@ -1,4 +1,4 @@
-//! [`Batch`]: up to [`BATCH_SIZE`](crate::BATCH_SIZE) packets, in buffers that are allocated
+//! [`Batch`]: up to [`BATCH_SIZE`] packets, in buffers that are allocated
 //! once and reused, so that receiving allocates nothing.
 
 use crate::BATCH_SIZE;

@@ -11,12 +11,17 @@
 //!   (one `poll` per block of packets, no per-packet system call) bound to an interface.
 //! - [`pcap`]: packets read from a pcap file and sent packets written to another (offline runs).
 //! - [`tap`]: a layer-2 TAP device created by koi.
+//! - [`xdp`]: Linux `AF_XDP` sockets in copy mode on one queue of an interface, fed by a
+//!   hand-assembled XDP redirect program attached in generic (SKB) mode (works on veth; no BPF
+//!   compiler needed): UMEM frames and four shared rings, no system call per received batch.
 //!
 //! [`spec`] parses the port specifications of `koi run --port N=SPEC` and opens the right kind.
 //! [`netns`] runs code inside a named network namespace (tests, and later `--netns`).
 //!
-//! `unsafe` code is confined to [`sys`]-level wrappers (system calls, the ring mapping, `setns`);
-//! every block carries a `SAFETY:` comment and the public API is safe.
+//! `unsafe` code is confined to `sys`-level wrappers (system calls, the ring mapping, `setns`)
+//! and, for AF_XDP, to `xdp::sys` (the `bpf(2)` commands, the UMEM, the four rings and the
+//! ownership of UMEM frames); every block carries a `SAFETY:` comment and the public API is
+//! safe.
 
 pub mod afpacket;
 pub mod batch;
@@ -27,6 +32,7 @@ pub mod spec;
 pub mod stats;
 mod sys;
 pub mod tap;
+pub mod xdp;
 
 pub use batch::Batch;
 pub use poll::{Poller, Wake};
@@ -74,7 +80,7 @@ pub type Result<T> = std::result::Result<T, PortError>;
 
 /// A source and sink of Ethernet frames.
 pub trait Port: Send {
-    /// The port's name (an interface name, `pcap:in,out`, `tap:NAME`).
+    /// The port's name (an interface name, `xdp:NAME[@QUEUE]`, `pcap:in,out`, `tap:NAME`).
     fn name(&self) -> &str;
 
     /// Clears `out` and fills it with up to [`BATCH_SIZE`] received packets (fewer if the batch

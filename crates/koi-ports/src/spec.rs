@@ -1,9 +1,11 @@
 //! Port specifications as `koi run --port N=SPEC` takes them: `IFNAME` (AF_PACKET on that
-//! interface), `pcap:IN,OUT` (files; either may be empty) and `tap:NAME`.
+//! interface), `xdp:IFNAME[@QUEUE]` (AF_XDP on that queue of the interface, 0 by default),
+//! `pcap:IN,OUT` (files; either may be empty) and `tap:NAME`.
 
 use crate::afpacket::{AfPacketConfig, AfPacketPort};
 use crate::pcap::PcapPort;
 use crate::tap::TapPort;
+use crate::xdp::{XdpConfig, XdpPort};
 use crate::{Port, PortError, Result};
 use std::path::PathBuf;
 
@@ -16,6 +18,10 @@ pub enum PortSpec {
         output: Option<PathBuf>,
     },
     Tap(String),
+    Xdp {
+        ifname: String,
+        queue: u32,
+    },
 }
 
 fn bad(s: &str, why: &str) -> PortError {
@@ -33,8 +39,26 @@ fn check_ifname(s: &str, name: &str) -> Result<()> {
 }
 
 impl PortSpec {
-    /// Parses `IFNAME`, `pcap:IN,OUT` or `tap:NAME`.
+    /// Parses `IFNAME`, `xdp:IFNAME[@QUEUE]`, `pcap:IN,OUT` or `tap:NAME`.
     pub fn parse(s: &str) -> Result<PortSpec> {
+        if let Some(rest) = s.strip_prefix("xdp:") {
+            let (name, queue) = match rest.rsplit_once('@') {
+                Some((n, q)) => {
+                    let q = q
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|&q| q < 4096)
+                        .ok_or_else(|| bad(s, "the queue after `@` is a number below 4096"))?;
+                    (n, q)
+                }
+                None => (rest, 0),
+            };
+            check_ifname(s, name)?;
+            return Ok(PortSpec::Xdp {
+                ifname: name.to_string(),
+                queue,
+            });
+        }
         if let Some(rest) = s.strip_prefix("pcap:") {
             let (i, o) = rest.split_once(',').unwrap_or((rest, ""));
             let path = |p: &str| (!p.is_empty()).then(|| PathBuf::from(p));
@@ -61,6 +85,13 @@ pub fn open(spec: &PortSpec) -> Result<Box<dyn Port>> {
             Box::new(PcapPort::open(input.as_deref(), output.as_deref())?)
         }
         PortSpec::Tap(n) => Box::new(TapPort::open(n)?),
+        PortSpec::Xdp { ifname, queue } => Box::new(XdpPort::open(
+            ifname,
+            XdpConfig {
+                queue: *queue,
+                ..XdpConfig::default()
+            },
+        )?),
     })
 }
 
@@ -69,7 +100,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_the_three_kinds() {
+    fn parses_the_four_kinds() {
         assert_eq!(
             PortSpec::parse("veth0").ok(),
             Some(PortSpec::AfPacket("veth0".into()))
@@ -92,11 +123,39 @@ mod tests {
             PortSpec::parse("tap:tap0").ok(),
             Some(PortSpec::Tap("tap0".into()))
         );
+        assert_eq!(
+            PortSpec::parse("xdp:veth0").ok(),
+            Some(PortSpec::Xdp {
+                ifname: "veth0".into(),
+                queue: 0
+            })
+        );
+        assert_eq!(
+            PortSpec::parse("xdp:eth1@3").ok(),
+            Some(PortSpec::Xdp {
+                ifname: "eth1".into(),
+                queue: 3
+            })
+        );
     }
 
     #[test]
     fn rejects_nonsense() {
-        for s in ["", "pcap:", "pcap:,", "tap:", "a/b", "sixteen-chars-xx"] {
+        for s in [
+            "",
+            "pcap:",
+            "pcap:,",
+            "tap:",
+            "a/b",
+            "sixteen-chars-xx",
+            "xdp:",
+            "xdp:@1",
+            "xdp:eth0@",
+            "xdp:eth0@x",
+            "xdp:eth0@-1",
+            "xdp:eth0@99999",
+            "xdp:a/b",
+        ] {
             assert!(PortSpec::parse(s).is_err(), "{s}");
         }
     }

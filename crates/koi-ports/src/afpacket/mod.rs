@@ -1,5 +1,5 @@
 //! Linux `AF_PACKET` ports: a raw packet socket bound to one interface, receiving through a
-//! `TPACKET_V3` memory-mapped ring ([`ring`]) and sending with `send(2)`.
+//! `TPACKET_V3` memory-mapped ring (`ring`) and sending with `send(2)`.
 //!
 //! Receive: the ring delivers packets a block at a time; the socket is made readable by the
 //! kernel when a block retires (full, or `retire_ms` after its first packet), so a poll thread

@@ -50,7 +50,8 @@ pub struct RunArgs {
     /// Define a preprocessor macro (`NAME` or `NAME=VALUE`).
     #[arg(short = 'D', value_name = "NAME[=VAL]")]
     pub define: Vec<String>,
-    /// A port: `N=IFNAME` (AF_PACKET), `N=pcap:IN,OUT`, `N=tap:NAME`. Repeat for each port.
+    /// A port: `N=IFNAME` (AF_PACKET), `N=xdp:IFNAME[@QUEUE]` (AF_XDP, generic mode),
+    /// `N=pcap:IN,OUT`, `N=tap:NAME`. Repeat for each port.
     #[arg(long = "port", value_name = "N=SPEC", required = true)]
     pub ports: Vec<String>,
     /// simple_switch_CLI commands to run before forwarding (table_add, mc_*, ...).
