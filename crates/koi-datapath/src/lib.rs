@@ -47,7 +47,8 @@
 //! where the read says so (`s[hi:lo]`, width casts), mirroring the interpreter's influence
 //! masks. Fields are grouped by header in parse order, validity bit first, the architecture
 //! inputs before all headers; a group starts a new word unless it fits the current one, which
-//! lets [`stages::stages`] give the classifier one lookup stage per group of words.
+//! lets [`stages::stages`] give the classifier one lookup stage per group of words (in key
+//! order, or in the order `@koi_stage(N)` annotations on headers give).
 //!
 //! # Soundness
 //!

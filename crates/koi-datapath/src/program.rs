@@ -164,7 +164,13 @@ enum Elem {
 struct HashPlan {
     elems: Vec<Elem>,
     bits: u32,
+    /// Every piece starts and ends on a byte and the data fits [`ALIGNED_MAX`] bytes: the
+    /// data is assembled with byte copies in a stack buffer.
+    aligned: bool,
 }
+
+/// The largest hash input the byte-aligned path assembles on the stack.
+const ALIGNED_MAX: usize = 128;
 
 /// Per-thread scratch space for running programs.
 #[derive(Debug, Default)]
@@ -280,6 +286,70 @@ impl Program {
         &self.verdict
     }
 
+    /// A narrow `Hash` node's value (kept out of [`Program::eval64`] so that the common
+    /// nodes stay cheap).
+    #[inline(never)]
+    fn hash64(&self, n: N, algo: HashAlgo, w: u32, pkt: &[u8], port: u64, s: &mut Scratch) -> u64 {
+        let Some(Some(plan)) = self.plans.get(n as usize) else {
+            return self.eval(n, pkt, port, s).low_u64();
+        };
+        if plan.aligned {
+            let mut buf = [0u8; ALIGNED_MAX];
+            let mut at = 0usize;
+            for e in &plan.elems {
+                match *e {
+                    Elem::Pkt { off, len } => {
+                        let (a, k) = ((off / 8) as usize, (len / 8) as usize);
+                        if let (Some(d), Some(src)) = (buf.get_mut(at..at + k), pkt.get(a..a + k)) {
+                            d.copy_from_slice(src);
+                        }
+                        at += k;
+                    }
+                    Elem::Node(d) => {
+                        let k = (self.widths[d as usize] / 8) as usize;
+                        let v = self.eval64(d, pkt, port, s);
+                        if let Some(dst) = buf.get_mut(at..at + k) {
+                            dst.copy_from_slice(&v.to_be_bytes()[8 - k..]);
+                        }
+                        at += k;
+                    }
+                }
+            }
+            let data = &buf[..at];
+            let h = match algo {
+                HashAlgo::Csum16 => u64::from(koi_hash::checksum::csum16(data)),
+                _ => v1_algo(algo)
+                    .and_then(|a| Calculation::new(a).compute_bytes(data))
+                    .unwrap_or(0),
+            };
+            return koi_hash::v1model::truncate(h, w);
+        }
+        let mut buf = std::mem::take(&mut s.buf);
+        let nbytes = plan.bits.div_ceil(8) as usize;
+        buf.clear();
+        buf.resize(nbytes, 0);
+        let mut at = 0u32;
+        for e in &plan.elems {
+            match *e {
+                Elem::Pkt { off, len } => {
+                    copy_bits(pkt, off, &mut buf, at, len);
+                    at += len;
+                }
+                Elem::Node(d) => {
+                    let dw = self.widths[d as usize];
+                    let v = self.eval64(d, pkt, port, s);
+                    write_bits64(&mut buf, at, dw, v);
+                    at += dw;
+                }
+            }
+        }
+        let h = v1_algo(algo)
+            .and_then(|a| Calculation::new(a).compute_bytes(&buf))
+            .unwrap_or(0);
+        s.buf = buf;
+        koi_hash::v1model::truncate(h, w)
+    }
+
     /// Whether node `n` and everything below it are at most 64 bits wide.
     fn is_narrow(&self, n: N) -> bool {
         self.widths[n as usize] <= 64
@@ -340,35 +410,7 @@ impl Program {
                     self.eval64(*b, pkt, port, s)
                 }
             }
-            Node::Hash { algo, w, .. } => {
-                let Some(Some(plan)) = self.plans.get(n as usize) else {
-                    return self.eval(n, pkt, port, s).low_u64();
-                };
-                let mut buf = std::mem::take(&mut s.buf);
-                let nbytes = plan.bits.div_ceil(8) as usize;
-                buf.clear();
-                buf.resize(nbytes, 0);
-                let mut at = 0u32;
-                for e in &plan.elems {
-                    match *e {
-                        Elem::Pkt { off, len } => {
-                            copy_bits(pkt, off, &mut buf, at, len);
-                            at += len;
-                        }
-                        Elem::Node(d) => {
-                            let dw = self.widths[d as usize];
-                            let v = self.eval64(d, pkt, port, s);
-                            write_bits64(&mut buf, at, dw, v);
-                            at += dw;
-                        }
-                    }
-                }
-                let h = v1_algo(*algo)
-                    .and_then(|a| Calculation::new(a).compute_bytes(&buf))
-                    .unwrap_or(0);
-                s.buf = buf;
-                koi_hash::v1model::truncate(h, *w)
-            }
+            Node::Hash { algo, w, .. } => self.hash64(n, *algo, *w, pkt, port, s),
             Node::HashResult { hash, base, max, w } => {
                 let h = self.eval64(*hash, pkt, port, s);
                 koi_hash::v1model::hash_result(h, *base, *max, (*w).min(64))
@@ -455,7 +497,8 @@ fn sext(x: u64, w: u32) -> i128 {
 fn arith64(op: BinOp, x: u64, y: u64, wa: u32, wb: u32) -> u64 {
     use BinOp::*;
     let m = mask64(wa);
-    let (sx, sy) = (sext(x, wa), sext(y, wb));
+    let sx = || sext(x, wa);
+    let sy = || sext(y, wb);
     match op {
         Add => x.wrapping_add(y) & m,
         Sub => x.wrapping_sub(y) & m,
@@ -465,7 +508,11 @@ fn arith64(op: BinOp, x: u64, y: u64, wa: u32, wb: u32) -> u64 {
         AddSatU => x.checked_add(y).map_or(m, |v| v.min(m)),
         SubSatU => x.saturating_sub(y),
         AddSatS | SubSatS => {
-            let v = if op == AddSatS { sx + sy } else { sx - sy };
+            let v = if op == AddSatS {
+                sx() + sy()
+            } else {
+                sx() - sy()
+            };
             let (lo, hi) = if wa == 0 {
                 (0, 0)
             } else {
@@ -492,7 +539,7 @@ fn arith64(op: BinOp, x: u64, y: u64, wa: u32, wb: u32) -> u64 {
         }
         ShrS => {
             let amt = y.min(127) as u32;
-            ((sx >> amt.min(127)) as u64) & m
+            ((sx() >> amt.min(127)) as u64) & m
         }
         Concat => {
             if wb >= 64 {
@@ -507,10 +554,10 @@ fn arith64(op: BinOp, x: u64, y: u64, wa: u32, wb: u32) -> u64 {
         LeU => u64::from(x <= y),
         GtU => u64::from(x > y),
         GeU => u64::from(x >= y),
-        LtS => u64::from(sx < sy),
-        LeS => u64::from(sx <= sy),
-        GtS => u64::from(sx > sy),
-        GeS => u64::from(sx >= sy),
+        LtS => u64::from(sx() < sy()),
+        LeS => u64::from(sx() <= sy()),
+        GtS => u64::from(sx() > sy()),
+        GeS => u64::from(sx() >= sy()),
         And => u64::from(x != 0 && y != 0),
         Or => u64::from(x != 0 || y != 0),
     }
@@ -1723,7 +1770,17 @@ impl Program {
                             _ => elems.push(Elem::Node(d)),
                         }
                     }
-                    Some(HashPlan { elems, bits })
+                    let aligned = bits % 8 == 0
+                        && (bits / 8) as usize <= ALIGNED_MAX
+                        && elems.iter().all(|e| match *e {
+                            Elem::Pkt { off, len } => off % 8 == 0 && len % 8 == 0,
+                            Elem::Node(d) => self.widths[d as usize].is_multiple_of(8),
+                        });
+                    Some(HashPlan {
+                        elems,
+                        bits,
+                        aligned,
+                    })
                 }
                 _ => None,
             })

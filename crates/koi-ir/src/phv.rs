@@ -105,6 +105,10 @@ pub struct Header {
     pub stack: Option<(StackId, u32)>,
     /// The union this header is a member of.
     pub union: Option<UnionId>,
+    /// The megaflow classifier's lookup stage for the header's key fields, from a
+    /// `@koi_stage(N)` annotation on the instance or its type; `None`: the default (parse
+    /// order). Only a hint: it changes lookup cost, never results.
+    pub stage: Option<u32>,
 }
 
 /// A header stack `T[size]`.
@@ -248,6 +252,7 @@ impl Phv {
             width,
             stack: None,
             union: None,
+            stage: None,
         })
     }
 

@@ -32,6 +32,7 @@ fn phv() -> Parts {
             ("v6", "ipv6_t", &[FieldSpec::bit("hops", 8)]),
         ],
     );
+    p.phv.headers[opt].stage = Some(2);
     let meta_x = p.phv.add_signed_slot("meta.x", 16, SlotKind::Metadata);
     let meta_h = p.phv.add_slot("meta.h", Ty::Bits(32), SlotKind::Metadata);
     let spec = p.phv.add_slot(
@@ -387,7 +388,8 @@ fn rich_pipeline_prints_every_construct() {
         "  stack hdr.mpls: mpls_t[3]",
         "  header hdr.mpls[2]: mpls_t (32 bits)",
         "  @113   bit<32>     hdr.mpls.$next",
-        "  header hdr.opt: opt_t (328 bits)",
+        "  header hdr.opt: opt_t (328 bits) @koi_stage(2)",
+        "  header hdr.mpls[0]: mpls_t (32 bits)",
         "    @160   varbit<320> hdr.opt.data",
         "    @481   bit<9>      hdr.opt.data.$len",
         "  union hdr.ip: ip_u",

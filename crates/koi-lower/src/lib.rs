@@ -9,9 +9,10 @@
 //!    instance); constructor arguments are bound as constants or instances.
 //! 2. **PHV**: one shared storage per architecture parameter (headers, user metadata, standard
 //!    metadata), allocated from the type of the first block that has it ([`loc`]): structs are
-//!    flattened, headers, stacks and unions become PHV headers; the standard metadata fields
-//!    become the pipeline's intrinsics. Every local and temporary gets its own slots, and each
-//!    block instance its own locals.
+//!    flattened, headers, stacks and unions become PHV headers (with the lookup-stage hint of
+//!    a `@koi_stage(N)` on the instance, an enclosing struct field, or the header type); the
+//!    standard metadata fields become the pipeline's intrinsics. Every local and temporary
+//!    gets its own slots, and each block instance its own locals.
 //! 3. **Blocks**: each role's block is lowered with its parameters bound to the shared
 //!    storage. Controls become CFGs ([`stmt`], [`control`]); parsers become state graphs
 //!    ([`parser`]), `if` split into `select` states. Sub-controls and sub-parsers are inlined

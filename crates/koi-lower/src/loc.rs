@@ -3,11 +3,13 @@
 //! replace aggregate ones (copy, equality, invalidation, flattening to scalars).
 
 use crate::ctx::{Lowerer, R, unsupported};
+use crate::names;
 use koi_ir::{BinOp, Expr, HeaderRef, Place, SlotKind, StackId, Stmt, UnOp};
 use koi_ir::{FieldSpec, Ty as IrTy};
 use koi_sema::TypeId;
 use koi_sema::types::{AggKind, Ty};
 use koi_syntax::Span;
+use koi_syntax::ast;
 
 /// A scalar IR type with the source signedness.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,10 +171,20 @@ impl Lowerer<'_> {
 
     /// Allocates storage for a value of type `ty` named `name`.
     pub fn alloc(&mut self, name: &str, ty: TypeId, how: Alloc, span: Span) -> R<Loc> {
-        self.alloc_at(name, ty, how, span, 0)
+        self.alloc_at(name, ty, how, span, None, 0)
     }
 
-    fn alloc_at(&mut self, name: &str, ty: TypeId, how: Alloc, span: Span, d: u32) -> R<Loc> {
+    /// [`Lowerer::alloc`] below a struct field annotated `@koi_stage(stage)` (the innermost
+    /// annotated field wins); a header with no such enclosing field takes its type's.
+    fn alloc_at(
+        &mut self,
+        name: &str,
+        ty: TypeId,
+        how: Alloc,
+        span: Span,
+        stage: Option<u32>,
+        d: u32,
+    ) -> R<Loc> {
         if d > 32 {
             return unsupported(span, "types nested this deeply");
         }
@@ -185,27 +197,40 @@ impl Lowerer<'_> {
                 let name = self.unique_name(name);
                 let fields = self.header_fields(ty, span)?;
                 let h = self.p.phv.add_header(&name, &a.name, &fields);
+                self.p.phv.headers[h].stage = stage.or_else(|| self.type_stage(ty));
                 Ok(Loc::Header(HeaderRef::Header(h), ty))
             }
             Ty::Agg(a) if a.kind == AggKind::HeaderUnion => {
                 let name = self.unique_name(name);
                 let mut members = Vec::new();
+                let mut stages = Vec::new();
                 for f in &a.fields {
                     let fs = self.header_fields(f.ty, span)?;
                     let tn = self.types.agg(f.ty).map(|x| x.name.clone());
                     members.push((f.name.clone(), tn.unwrap_or_default(), fs));
+                    stages.push(
+                        self.field_stage(a.decl, &f.name)
+                            .or(stage)
+                            .or_else(|| self.type_stage(f.ty)),
+                    );
                 }
                 let refs: Vec<(&str, &str, &[FieldSpec])> = members
                     .iter()
                     .map(|(n, t, f)| (n.as_str(), t.as_str(), &f[..]))
                     .collect();
                 let u = self.p.phv.add_union(&name, &a.name, &refs);
-                Ok(Loc::Union(self.p.phv.unions[u].members.clone(), ty))
+                let hs = self.p.phv.unions[u].members.clone();
+                for (&h, s) in hs.iter().zip(stages) {
+                    self.p.phv.headers[h].stage = s;
+                }
+                Ok(Loc::Union(hs, ty))
             }
             Ty::Agg(a) => {
                 let mut fields = Vec::new();
                 for f in &a.fields {
-                    let l = self.alloc_at(&format!("{name}.{}", f.name), f.ty, how, span, d + 1)?;
+                    let st = self.field_stage(a.decl, &f.name).or(stage);
+                    let fname = format!("{name}.{}", f.name);
+                    let l = self.alloc_at(&fname, f.ty, how, span, st, d + 1)?;
                     fields.push((f.name.clone(), l));
                 }
                 Ok(Loc::Struct(fields, ty))
@@ -213,7 +238,7 @@ impl Lowerer<'_> {
             Ty::Tuple(ts) => {
                 let mut fields = Vec::new();
                 for (i, t) in ts.iter().enumerate() {
-                    let l = self.alloc_at(&format!("{name}.{i}"), *t, how, span, d + 1)?;
+                    let l = self.alloc_at(&format!("{name}.{i}"), *t, how, span, stage, d + 1)?;
                     fields.push((i.to_string(), l));
                 }
                 Ok(Loc::Struct(fields, ty))
@@ -221,7 +246,8 @@ impl Lowerer<'_> {
             Ty::Stack { elem, size } if !self.types.is_header(elem) => {
                 let mut elems = Vec::new();
                 for i in 0..size {
-                    let l = self.alloc_at(&format!("{name}[{i}]"), elem, how, span, d + 1)?;
+                    let l =
+                        self.alloc_at(&format!("{name}[{i}]"), elem, how, span, stage, d + 1)?;
                     elems.push((i.to_string(), l));
                 }
                 Ok(Loc::Struct(elems, ty))
@@ -234,10 +260,32 @@ impl Lowerer<'_> {
                     .p
                     .phv
                     .add_stack(&name, &tn.unwrap_or_default(), &fields, size);
+                let st = stage.or_else(|| self.type_stage(elem));
+                for h in self.p.phv.stacks[s].elems.clone() {
+                    self.p.phv.headers[h].stage = st;
+                }
                 Ok(Loc::Stack(s, ty))
             }
             _ => unsupported(span, format!("storage of type {}", self.types.display(ty))),
         }
+    }
+
+    /// The `@koi_stage(N)` of the field `field` of the struct or union declaration `decl`.
+    fn field_stage(&self, decl: koi_sema::DeclId, field: &str) -> Option<u32> {
+        let fields = match &self.idx.decls.get(&decl)?.kind {
+            ast::DeclKind::Struct { fields, .. } | ast::DeclKind::HeaderUnion { fields, .. } => {
+                fields
+            }
+            _ => return None,
+        };
+        let f = fields.iter().find(|f| f.name.name == field)?;
+        names::stage_annotation(&f.annotations)
+    }
+
+    /// The `@koi_stage(N)` of the declaration of header type `ty`.
+    fn type_stage(&self, ty: TypeId) -> Option<u32> {
+        let d = self.idx.decls.get(&self.types.agg(ty)?.decl)?;
+        names::stage_annotation(&d.annotations)
     }
 
     /// The field specs of a header type (struct-typed fields flattened, `s.f`).

@@ -50,6 +50,14 @@ pub fn int_annotation(anns: &[ast::Annotation], name: &str) -> Option<u64> {
     int_args(a).first().copied()
 }
 
+/// The lookup stage of `@koi_stage(N)` among `anns`: the first well-formed one (sema warns
+/// about the others, which are ignored).
+pub fn stage_annotation(anns: &[ast::Annotation]) -> Option<u32> {
+    anns.iter()
+        .filter(|a| a.name.name == "koi_stage")
+        .find_map(koi_sema::koi_stage_arg)
+}
+
 /// `prefix.name` with `@name` applied: `@name("x")` replaces `name`, `@name(".x")` is the
 /// global name `x`.
 pub fn cp_name(prefix: &str, anns: &[ast::Annotation], name: &str) -> String {

@@ -1,18 +1,43 @@
-//! Annotations: the bodies of the annotations the spec defines (`@name`, `@deprecated`) and
-//! of structured annotations (compile-time constant `int`, `string` or `bool` values, unique
-//! names).
+//! Annotations: the bodies of the annotations the spec defines (`@name`, `@deprecated`), of
+//! structured annotations (compile-time constant `int`, `string` or `bool` values, unique
+//! names), and of koi's `@koi_stage(N)` (a malformed one is a warning: it is only a hint).
 
 use crate::checker::{Checker, Place};
 use crate::decls::{DeclId, DeclKind};
 use crate::types::{Ty, TypeId};
 use crate::value::Value;
-use koi_syntax::ast::{Annotation, AnnotationBody, Expr};
+use koi_syntax::ast::{Annotation, AnnotationBody, Expr, ExprKind};
+
+/// The lookup stage `N` of a well-formed `@koi_stage(N)` (one non-negative integer literal
+/// that fits in 32 bits); `None` for any other annotation body. The megaflow classifier looks
+/// up the key fields of a header so annotated, on its instance or its type, in stage `N`.
+pub fn koi_stage_arg(a: &Annotation) -> Option<u32> {
+    match &a.body {
+        AnnotationBody::Unstructured {
+            exprs: Some(es), ..
+        } => match es.as_slice() {
+            [e] => match &e.kind {
+                ExprKind::Int(i) if !i.negative => u32::try_from(&i.value).ok(),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
+}
 
 impl Checker<'_> {
     /// Checks the annotations of one declaration, parameter, field or property.
     pub fn check_annotations(&mut self, anns: &[Annotation]) {
         for (i, a) in anns.iter().enumerate() {
             let name = a.name.name.as_str();
+            if name == "koi_stage" && koi_stage_arg(a).is_none() {
+                self.warning(
+                    a.span,
+                    "@koi_stage: expected one non-negative integer literal, the lookup stage \
+                     (`@koi_stage(2)`); the annotation is ignored",
+                );
+            }
             match &a.body {
                 AnnotationBody::Unstructured { exprs, .. } => {
                     if matches!(name, "name" | "deprecated") {

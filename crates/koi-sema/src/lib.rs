@@ -100,6 +100,7 @@ mod typeref;
 pub mod types;
 pub mod value;
 
+pub use annotations::koi_stage_arg;
 pub use checked::{Builtin, CallInfo, CallTarget, Checked, MainInfo, Resolution};
 pub use decls::{DeclId, DeclInfo, DeclKind, ParamInfo};
 pub use generics::{Subst, substitute};

@@ -56,6 +56,8 @@ pub struct KeyField {
 pub struct KeyGroup {
     pub name: String,
     pub header: Option<HeaderId>,
+    /// The header's lookup-stage hint (`@koi_stage(N)`, see [`crate::stages`]).
+    pub stage: Option<u32>,
     /// Indices into [`FlowKeyLayout::fields`].
     pub fields: Range<usize>,
     /// The key words the group's bits occupy.
@@ -273,6 +275,9 @@ impl FlowKeyLayout {
             self.groups.push(KeyGroup {
                 name,
                 header,
+                stage: header
+                    .and_then(|h| p.phv.headers.get(h))
+                    .and_then(|h| h.stage),
                 fields: start_field..self.fields.len(),
                 words,
             });
@@ -631,9 +636,12 @@ impl fmt::Display for FlowKeyLayout {
             "word", "bits", "width", "field"
         )?;
         for g in &self.groups {
+            let stage = g
+                .stage
+                .map_or(String::new(), |n| format!(" @koi_stage({n})"));
             writeln!(
                 f,
-                "  -- {} (words {}..{})",
+                "  -- {} (words {}..{}){stage}",
                 g.name, g.words.start, g.words.end
             )?;
             for k in &self.fields[g.fields.clone()] {

@@ -199,9 +199,12 @@ impl Pipeline {
         {
             writeln!(out, "  union {}: {}", union.name, union.type_name)?;
         }
+        let stage = hdr
+            .stage
+            .map_or(String::new(), |n| format!(" @koi_stage({n})"));
         writeln!(
             out,
-            "  header {}: {} ({} bits)",
+            "  header {}: {} ({} bits){stage}",
             hdr.name, hdr.type_name, hdr.width
         )
     }

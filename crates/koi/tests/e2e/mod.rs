@@ -344,6 +344,8 @@ pub struct Lab {
     pub dir: PathBuf,
     koi: Option<Child>,
     ports: Vec<String>,
+    /// Prefix of the hosts' port specifications: "" (AF_PACKET) or "xdp:" (AF_XDP).
+    pub port_kind: &'static str,
 }
 
 impl Lab {
@@ -372,6 +374,7 @@ impl Lab {
             dir,
             koi: None,
             ports: Vec::new(),
+            port_kind: "",
         };
         let _ = std::fs::remove_dir_all(&lab.dir);
         std::fs::create_dir_all(&lab.dir).expect("scratch directory");
@@ -475,7 +478,7 @@ impl Lab {
             .hosts
             .iter()
             .enumerate()
-            .map(|(k, h)| format!("{}={}", k + 1, h.sw_if))
+            .map(|(k, h)| format!("{}={}{}", k + 1, self.port_kind, h.sw_if))
             .collect();
         ports.extend(extra_ports.iter().cloned());
         let mut c = Command::new("ip");
@@ -885,10 +888,21 @@ pub fn three_host_router(test: &str, extra_ports: &[String]) -> Option<Lab> {
 
 /// [`three_host_router`] with `extra` entries.
 pub fn three_host_router_entries(test: &str, extra_ports: &[String], extra: &str) -> Option<Lab> {
+    three_host_router_kind(test, extra_ports, extra, "")
+}
+
+/// [`three_host_router_entries`] with the hosts' ports of kind `kind` (`""`, `"xdp:"`).
+pub fn three_host_router_kind(
+    test: &str,
+    extra_ports: &[String],
+    extra: &str,
+    kind: &'static str,
+) -> Option<Lab> {
     if !tools(test, &["ping", "ethtool"]) {
         return None;
     }
     let mut lab = Lab::new(test, 3, Layout::HostPerNs)?;
+    lab.port_kind = kind;
     for (i, (m, cidr, gw, _)) in HOSTS3.iter().enumerate() {
         lab.ipv4_host(i + 1, m, cidr, gw);
     }
