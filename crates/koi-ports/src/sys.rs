@@ -120,6 +120,41 @@ pub fn send_nonblocking(fd: &OwnedFd, pkt: &[u8]) -> io::Result<usize> {
     usize::try_from(n).map_err(|_| io::Error::last_os_error())
 }
 
+/// The most frames one [`sendmmsg_nonblocking`] call takes.
+pub const SENDMMSG_MAX: usize = 64;
+
+/// `sendmmsg(2)` without blocking: sends the frames `frames` (at most [`SENDMMSG_MAX`]; more
+/// are ignored) in one system call; returns how many were sent from the first. An error is
+/// that of the first frame not sent (none of them was sent).
+pub fn sendmmsg_nonblocking(fd: &OwnedFd, frames: &[&[u8]]) -> io::Result<usize> {
+    let n = frames.len().min(SENDMMSG_MAX);
+    if n == 0 {
+        return Ok(0);
+    }
+    // SAFETY: iovec and mmsghdr are plain C structs for which all-zero is a valid value.
+    let mut iov: [libc::iovec; SENDMMSG_MAX] = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let mut msgs: [libc::mmsghdr; SENDMMSG_MAX] = unsafe { std::mem::zeroed() };
+    for (i, f) in frames.iter().take(n).enumerate() {
+        iov[i].iov_base = f.as_ptr() as *mut libc::c_void;
+        iov[i].iov_len = f.len();
+        msgs[i].msg_hdr.msg_iov = &mut iov[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+    }
+    // SAFETY: `msgs[..n]` are initialised message headers whose single iovec points into a
+    // frame of `frames`, readable for the call's duration; the kernel only reads the frames
+    // and writes each header's `msg_len`; `n` fits in a u32.
+    let r = unsafe {
+        libc::sendmmsg(
+            fd.as_raw_fd(),
+            msgs.as_mut_ptr(),
+            n as libc::c_uint,
+            libc::MSG_DONTWAIT,
+        )
+    };
+    usize::try_from(r).map_err(|_| io::Error::last_os_error())
+}
+
 /// Waits up to `timeout_ms` (`-1`: forever) for events on `fds`; returns how many have some.
 /// An interrupted wait (a signal) returns `Ok(0)`.
 pub fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> io::Result<usize> {

@@ -117,6 +117,7 @@ fn frames_cross_a_veth_pair_singly_and_in_a_batch_of_100() {
 
     let one = frame(MAC_B, MAC_A, 0, 60);
     pa.send(&one).expect("send");
+    pa.flush().expect("flush");
     assert_eq!(receive(&mut pb, 1), vec![one.clone()]);
 
     let sent: Vec<Vec<u8>> = (1..=100)
@@ -125,6 +126,7 @@ fn frames_cross_a_veth_pair_singly_and_in_a_batch_of_100() {
     for f in &sent {
         pa.send(f).expect("send");
     }
+    pa.flush().expect("flush");
     assert_eq!(receive(&mut pb, 100), sent);
     let sa = pa.stats();
     assert_eq!(sa.tx_packets, 101);
@@ -136,6 +138,7 @@ fn frames_cross_a_veth_pair_singly_and_in_a_batch_of_100() {
     // the 101 frames it sent itself.
     let reply = frame(MAC_A, MAC_B, 7777, 80);
     pb.send(&reply).expect("send reply");
+    pb.flush().expect("flush");
     assert_eq!(receive(&mut pa, 1), vec![reply]);
 }
 
@@ -157,13 +160,19 @@ fn jumbo_frames_pass_and_oversized_frames_are_counted_as_drops() {
     pa.send(&jumbo).expect("send jumbo");
     let after = frame(MAC_B, MAC_A, 2, 3000);
     pa.send(&after).expect("send");
+    pa.flush().expect("flush");
     assert_eq!(receive(&mut pb, 1), vec![after.clone()]);
     assert_eq!(pb.stats().drop_too_big, 1);
     assert_eq!(receive(&mut pbig, 2), vec![jumbo, after]);
     assert_eq!(pbig.stats().drops(), 0);
 
     // Over the interface MTU (EMSGSIZE) and over the snaplen: counted, not sent, no panic.
-    assert!(pa.send(&frame(MAC_B, MAC_A, 3, 9100)).is_err());
+    // (Sends are queued: the kernel's EMSGSIZE comes when the queue is flushed.)
+    assert!(
+        pa.send(&frame(MAC_B, MAC_A, 3, 9100))
+            .and_then(|()| pa.flush())
+            .is_err()
+    );
     assert!(pa.send(&frame(MAC_B, MAC_A, 4, 20000)).is_err());
     assert_eq!(pa.stats().drop_too_big, 2);
     assert_eq!(pa.stats().tx_packets, 2);
@@ -208,5 +217,6 @@ fn a_vanished_interface_is_retried_until_it_comes_back() {
     let mut pb = t.open(&t.b, "vb", AfPacketConfig::default());
     let f = frame(MAC_B, MAC_A, 2, 60);
     pa.send(&f).expect("send after reopen");
+    pa.flush().expect("flush after reopen");
     assert_eq!(receive(&mut pb, 1), vec![f]);
 }

@@ -71,12 +71,14 @@ fn frames_cross_a_tap_device_both_ways() {
     for f in &to_kernel {
         tap.send(f).expect("write to TAP");
     }
+    tap.flush().expect("flush");
     assert_eq!(receive(&mut raw, 5), to_kernel);
 
     let to_koi: Vec<Vec<u8>> = (10..50).map(frame).collect();
     for f in &to_koi {
         raw.send(f).expect("send on interface");
     }
+    raw.flush().expect("flush");
     assert_eq!(receive(&mut tap, 40), to_koi);
     assert_eq!(tap.stats().tx_packets, 5);
     assert!(tap.stats().rx_packets >= 40);

@@ -178,6 +178,7 @@ fn frames_cross_both_ways_byte_identical() {
     while xa.recv_batch(&mut batch).expect("recv") > 0 {}
     let first = frame(MAC_A, MAC_B, 999, 60);
     pb.send(&first).expect("send from the peer");
+    pb.flush().expect("flush");
     let mut poller = Poller::new();
     poller.wait(&[xa.readiness()], 5000).expect("poll");
     assert_eq!(poller.wake(0), Wake::Ready, "poll(2) woke for the frame");
@@ -192,6 +193,7 @@ fn frames_cross_both_ways_byte_identical() {
         .collect();
     for f in &sent {
         pb.send(f).expect("send from the peer");
+        pb.flush().expect("flush");
     }
     assert_eq!(receive(&mut xa, sent.len()), sent);
     let s = xa.stats();
@@ -231,6 +233,7 @@ fn a_thousand_frames_each_way_none_lost() {
     for burst in sent.chunks(50) {
         for f in burst {
             pb.send(f).expect("send from the peer");
+            pb.flush().expect("flush");
         }
         while xa.recv_batch(&mut batch).expect("recv") > 0 {
             got.extend(batch.iter().filter(|f| ours(f)).map(<[u8]>::to_vec));
@@ -278,7 +281,9 @@ fn oversized_frames_are_counted_as_drops() {
     let big = frame(MAC_A, MAC_B, 1, 3000);
     let after = frame(MAC_A, MAC_B, 2, 100);
     pb.send(&big).expect("send big");
+    pb.flush().expect("flush");
     pb.send(&after).expect("send");
+    pb.flush().expect("flush");
     assert_eq!(receive(&mut xa, 1), vec![after]);
     let deadline = Instant::now() + PATIENCE;
     while xa.stats().drop_too_big == 0 && Instant::now() < deadline {
@@ -303,8 +308,10 @@ fn oversized_frames_are_counted_as_drops() {
     assert!(matches!(r, Err(PortError::TooBig(_, 600, 500))), "{r:?}");
     // Received over the snaplen: counted, not delivered.
     pb.send(&frame(MAC_A, MAC_B, 5, 600)).expect("send");
+    pb.flush().expect("flush");
     let ok = frame(MAC_A, MAC_B, 6, 400);
     pb.send(&ok).expect("send");
+    pb.flush().expect("flush");
     assert_eq!(receive(&mut xs, 1), vec![ok]);
     assert_eq!(xs.stats().drop_too_big, 2, "{}", xs.stats());
 }
@@ -360,6 +367,7 @@ fn the_netlink_attach_works_and_is_undone() {
     let mut pb = ns.afpacket("vb");
     let f = frame(MAC_A, MAC_B, 1, 100);
     pb.send(&f).expect("send from the peer");
+    pb.flush().expect("flush");
     assert_eq!(receive(&mut xa, 1), vec![f]);
     // Dropped on another thread, in another namespace: the detach still reaches the interface.
     std::thread::spawn(move || drop(xa)).join().expect("drop");
@@ -420,6 +428,7 @@ fn a_vanished_interface_is_retried_until_it_comes_back() {
     let mut pb = ns.afpacket("vb");
     let f = frame(MAC_A, MAC_B, 2, 60);
     pb.send(&f).expect("send from the peer");
+    pb.flush().expect("flush");
     assert_eq!(receive(&mut xa, 1), vec![f.clone()]);
     let g = frame(MAC_B, MAC_A, 3, 60);
     xa.send(&g).expect("send after reopen");

@@ -100,6 +100,7 @@ fn ctl_table_change_takes_effect_on_the_next_packet() {
 
     let first = frame(MAC_2, MAC_1, 1);
     h1.send(&first).expect("send from h1");
+    h1.flush().expect("flush");
     assert_eq!(receive_one(&mut h2).as_ref(), Some(&first));
 
     // Entry 0 is `1 => 2`; point it back at port 1.
@@ -109,6 +110,7 @@ fn ctl_table_change_takes_effect_on_the_next_packet() {
 
     let second = frame(MAC_2, MAC_1, 2);
     h1.send(&second).expect("send from h1");
+    h1.flush().expect("flush");
     assert_eq!(receive_one(&mut h1).as_ref(), Some(&second));
 
     let ports = ctl(&sock, &["port_show"]);

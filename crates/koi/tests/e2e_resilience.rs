@@ -148,9 +148,12 @@ fn malformed_frames_are_counted_and_forwarding_goes_on() {
                     h1.send(f).expect("send a malformed frame");
                     sent += u64::from(reaches_packet_sockets(f));
                     if k % 16 == 15 {
+                        // Sends are queued: push them out before pausing.
+                        h1.flush().expect("flush malformed frames");
                         std::thread::sleep(Duration::from_millis(1));
                     }
                 }
+                h1.flush().expect("flush malformed frames");
                 rounds += 1;
             }
             (sent, rounds)

@@ -101,11 +101,13 @@ fn koi_run_forwards_between_namespaces_and_stops_on_sigint() {
     let there: Vec<Vec<u8>> = (0..10).map(|i| frame(MAC_2, MAC_1, i)).collect();
     for f in &there {
         h1.send(f).expect("send from h1");
+        h1.flush().expect("flush");
     }
     assert_eq!(receive(&mut h2, 10), there);
     let back: Vec<Vec<u8>> = (100..105).map(|i| frame(MAC_1, MAC_2, i)).collect();
     for f in &back {
         h2.send(f).expect("send from h2");
+        h2.flush().expect("flush");
     }
     assert_eq!(receive(&mut h1, 5), back);
 

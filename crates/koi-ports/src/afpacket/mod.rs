@@ -9,10 +9,13 @@
 //! the port's own transmissions out of its ring. The interface is put in promiscuous mode
 //! (`PACKET_MR_PROMISC`, undone by the kernel when the socket closes).
 //!
-//! Transmit: one non-blocking `send(2)` per frame. A `TPACKET` TX ring would batch a flush into
-//! one `sendto`, but it needs a second socket (a socket has one ring version) and frame-slot
-//! management; it is the next step when the fast path makes transmit the bottleneck. A full
-//! socket buffer drops the frame (counted as `error`) instead of blocking the poll thread.
+//! Transmit: [`crate::Port::send`] queues the frame in the port's transmit buffer, and
+//! [`crate::Port::flush`] (the poll thread calls it at the end of each batch; a full queue of
+//! [`sys::SENDMMSG_MAX`] frames flushes by itself) hands the whole queue to the kernel with
+//! non-blocking `sendmmsg(2)` calls: one system call per batch, not per frame. A frame the
+//! kernel refuses is counted (`too_big` for the MTU, `link_down`, or `error` for a full socket
+//! buffer, which drops the frame instead of blocking the poll thread) and the rest of the
+//! batch still goes out.
 //!
 //! Size: frames up to `snaplen` bytes (VLAN tag included) are accepted; larger received frames
 //! and frames the interface's MTU refuses on send (`EMSGSIZE`) are counted as `too_big`.
@@ -89,6 +92,9 @@ pub struct AfPacketPort {
     cfg: AfPacketConfig,
     live: Option<Live>,
     stats: Stats,
+    /// Queued frames, back to back, and where each ends.
+    txq: Vec<u8>,
+    tx_ends: Vec<usize>,
     ring_drops: Cell<u64>,
     retry_at: Instant,
     backoff: Duration,
@@ -104,6 +110,8 @@ impl AfPacketPort {
             cfg,
             live: Some(live),
             stats: Stats::default(),
+            txq: Vec::with_capacity(sys::SENDMMSG_MAX * 256),
+            tx_ends: Vec::with_capacity(sys::SENDMMSG_MAX),
             ring_drops: Cell::new(0),
             retry_at: Instant::now(),
             backoff: BACKOFF_MIN,
@@ -184,6 +192,65 @@ struct KernelStats {
     freeze_q_cnt: u32,
 }
 
+impl AfPacketPort {
+    /// Sends the queued frames (see the module documentation); the error is the last frame
+    /// failure, if any.
+    fn flush_tx(&mut self) -> Result<()> {
+        let mut result = Ok(());
+        let mut all: [&[u8]; sys::SENDMMSG_MAX] = [&[]; sys::SENDMMSG_MAX];
+        let mut start = 0;
+        for (slot, &end) in all.iter_mut().zip(&self.tx_ends) {
+            *slot = self.txq.get(start..end).unwrap_or_default();
+            start = end;
+        }
+        let frames = &all[..self.tx_ends.len().min(sys::SENDMMSG_MAX)];
+        let mut i = 0;
+        while i < frames.len() {
+            let Some(live) = &self.live else {
+                let n = (frames.len() - i) as u64;
+                self.stats.drop_link_down += n;
+                result = Err(PortError::LinkDown(self.ifname.clone()));
+                break;
+            };
+            match sys::sendmmsg_nonblocking(&live.fd, &frames[i..]) {
+                Ok(0) => {
+                    // Nothing accepted without an error: count the frame as an error drop
+                    // rather than spin.
+                    self.stats.drop_error += 1;
+                    i += 1;
+                }
+                Ok(n) => {
+                    for f in &frames[i..i + n] {
+                        self.stats.tx(f.len());
+                    }
+                    i += n;
+                }
+                Err(e) => {
+                    let len = frames[i].len();
+                    result = Err(match e.raw_os_error() {
+                        Some(libc::EMSGSIZE) => {
+                            self.stats.drop_too_big += 1;
+                            PortError::TooBig(self.ifname.clone(), len, 0)
+                        }
+                        Some(libc::ENETDOWN | libc::ENXIO | libc::ENODEV) => {
+                            self.stats.drop_link_down += 1;
+                            PortError::LinkDown(self.ifname.clone())
+                        }
+                        _ => {
+                            self.stats.drop_error += 1;
+                            PortError::Io(self.ifname.clone(), e)
+                        }
+                    });
+                    i += 1;
+                }
+            }
+        }
+        self.txq.clear();
+        self.tx_ends.clear();
+        result
+    }
+}
+
 impl crate::Port for AfPacketPort {
     fn name(&self) -> &str {
         &self.ifname
@@ -239,30 +306,20 @@ impl crate::Port for AfPacketPort {
                 self.cfg.snaplen,
             ));
         }
-        let Some(live) = &self.live else {
+        if self.live.is_none() {
             self.stats.drop_link_down += 1;
             return Err(PortError::LinkDown(self.ifname.clone()));
-        };
-        match sys::send_nonblocking(&live.fd, pkt) {
-            Ok(_) => {
-                self.stats.tx(pkt.len());
-                Ok(())
-            }
-            Err(e) => match e.raw_os_error() {
-                Some(libc::EMSGSIZE) => {
-                    self.stats.drop_too_big += 1;
-                    Err(PortError::TooBig(self.ifname.clone(), pkt.len(), 0))
-                }
-                Some(libc::ENETDOWN | libc::ENXIO | libc::ENODEV) => {
-                    self.stats.drop_link_down += 1;
-                    Err(PortError::LinkDown(self.ifname.clone()))
-                }
-                _ => {
-                    self.stats.drop_error += 1;
-                    Err(PortError::Io(self.ifname.clone(), e))
-                }
-            },
         }
+        self.txq.extend_from_slice(pkt);
+        self.tx_ends.push(self.txq.len());
+        if self.tx_ends.len() >= sys::SENDMMSG_MAX {
+            return self.flush_tx();
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.flush_tx()
     }
 
     fn stats(&self) -> Stats {
