@@ -28,6 +28,7 @@ pub mod batch;
 pub mod netns;
 pub mod pcap;
 pub mod poll;
+mod retry;
 pub mod spec;
 pub mod stats;
 mod sys;

@@ -28,13 +28,13 @@
 
 mod ring;
 
+use crate::retry::Retry;
 use crate::sys::{self, Mmap};
 use crate::{Batch, DEFAULT_SNAPLEN, PortError, Readiness, Result, Stats};
 use ring::{Event, RxRing};
 use std::cell::Cell;
 use std::io;
 use std::os::fd::OwnedFd;
-use std::time::{Duration, Instant};
 
 /// Ring geometry and socket options of an [`AfPacketPort`].
 #[derive(Clone, Debug)]
@@ -67,8 +67,6 @@ const PAGE: usize = 4096;
 /// Room for the block descriptor and one packet header in front of a frame.
 const OVERHEAD: usize = 256;
 const FRAME_SIZE: usize = 2048;
-const BACKOFF_MIN: Duration = Duration::from_millis(100);
-const BACKOFF_MAX: Duration = Duration::from_secs(5);
 
 impl AfPacketConfig {
     fn block_size(&self) -> usize {
@@ -96,8 +94,7 @@ pub struct AfPacketPort {
     txq: Vec<u8>,
     tx_ends: Vec<usize>,
     ring_drops: Cell<u64>,
-    retry_at: Instant,
-    backoff: Duration,
+    retry: Retry,
 }
 
 impl AfPacketPort {
@@ -113,8 +110,7 @@ impl AfPacketPort {
             txq: Vec::with_capacity(sys::SENDMMSG_MAX * 256),
             tx_ends: Vec::with_capacity(sys::SENDMMSG_MAX),
             ring_drops: Cell::new(0),
-            retry_at: Instant::now(),
-            backoff: BACKOFF_MIN,
+            retry: Retry::new(),
         })
     }
 
@@ -124,21 +120,9 @@ impl AfPacketPort {
     }
 
     fn try_reopen(&mut self) {
-        let now = Instant::now();
-        if now < self.retry_at {
-            return;
-        }
-        match open_live(&self.ifname, &self.cfg) {
-            Ok(l) => {
-                tracing::info!(port = %self.ifname, "interface is back; port reopened");
-                self.live = Some(l);
-                self.backoff = BACKOFF_MIN;
-            }
-            Err(e) => {
-                tracing::debug!(port = %self.ifname, error = %e, "reopen failed");
-                self.retry_at = now + self.backoff;
-                self.backoff = (self.backoff * 2).min(BACKOFF_MAX);
-            }
+        let (name, cfg) = (&self.ifname, &self.cfg);
+        if let Some(l) = self.retry.attempt(name, || open_live(name, cfg)) {
+            self.live = Some(l);
         }
     }
 }
@@ -355,7 +339,6 @@ impl crate::Port for AfPacketPort {
         }
         tracing::warn!(port = %self.ifname, "interface vanished; retrying with backoff");
         self.live = None;
-        self.backoff = BACKOFF_MIN;
-        self.retry_at = Instant::now() + BACKOFF_MIN;
+        self.retry.lost();
     }
 }

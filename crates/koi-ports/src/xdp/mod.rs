@@ -44,6 +44,7 @@ mod netlink;
 mod prog;
 mod sys;
 
+use crate::retry::Retry;
 use crate::{Batch, DEFAULT_SNAPLEN, PortError, Readiness, Result, Stats};
 pub use prog::AttachMode;
 use prog::Attachment;
@@ -101,8 +102,6 @@ const L2_OVERHEAD: usize = 18;
 const LINK_CHECK_EVERY: u32 = 64;
 /// How long a busy queue is retried when binding.
 const BIND_PATIENCE: Duration = Duration::from_secs(1);
-const BACKOFF_MIN: Duration = Duration::from_millis(100);
-const BACKOFF_MAX: Duration = Duration::from_secs(5);
 
 /// An open socket with everything around it. Fields drop in order: the socket first (which
 /// takes it out of the XSKMAP), the program last.
@@ -131,8 +130,7 @@ pub struct XdpPort {
     stats: Stats,
     /// The kernel's drop counters of sockets closed before (the interface vanished).
     closed: Stats,
-    retry_at: Instant,
-    backoff: Duration,
+    retry: Retry,
     nlbuf: Vec<u8>,
 }
 
@@ -240,8 +238,7 @@ impl XdpPort {
             live: Some(live),
             stats: Stats::default(),
             closed: Stats::default(),
-            retry_at: Instant::now(),
-            backoff: BACKOFF_MIN,
+            retry: Retry::new(),
             nlbuf: vec![0; 16 * 1024],
         })
     }
@@ -269,21 +266,9 @@ impl XdpPort {
     }
 
     fn try_reopen(&mut self) {
-        let now = Instant::now();
-        if now < self.retry_at {
-            return;
-        }
-        match open_live(&self.ifname, &self.cfg) {
-            Ok(l) => {
-                tracing::info!(port = %self.name, "interface is back; port reopened");
-                self.live = Some(l);
-                self.backoff = BACKOFF_MIN;
-            }
-            Err(e) => {
-                tracing::debug!(port = %self.name, error = %e, "reopen failed");
-                self.retry_at = now + self.backoff;
-                self.backoff = (self.backoff * 2).min(BACKOFF_MAX);
-            }
+        let (name, ifname, cfg) = (&self.name, &self.ifname, &self.cfg);
+        if let Some(l) = self.retry.attempt(name, || open_live(ifname, cfg)) {
+            self.live = Some(l);
         }
     }
 
@@ -294,8 +279,7 @@ impl XdpPort {
         {
             add_drops(&mut self.closed, &kernel_drops(&k));
         }
-        self.backoff = BACKOFF_MIN;
-        self.retry_at = Instant::now() + BACKOFF_MIN;
+        self.retry.lost();
     }
 
     /// Reads the pending link notifications; closes the port if its interface is gone.
