@@ -4,14 +4,15 @@
 //! commands read from stdin, a second koi on the same socket, a stale socket file, and clients
 //! that misbehave.
 
-use pcap_file::pcap::{PcapPacket, PcapReader, PcapWriter};
-use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+mod ctl_support;
+use ctl_support::{ctl, ok, records, write_pcap};
 
 /// A bound on waiting for something that should happen; never a timing assertion.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -39,48 +40,6 @@ fn frame(seq: u8) -> Vec<u8> {
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn write_pcap(p: &Path, frames: &[Vec<u8>]) {
-    let mut w = PcapWriter::new(File::create(p).expect("create")).expect("writer");
-    for f in frames {
-        w.write_packet(&PcapPacket::new(Duration::ZERO, f.len() as u32, f))
-            .expect("write");
-    }
-}
-
-fn records(p: &Path) -> usize {
-    let Ok(f) = File::open(p) else { return 0 };
-    let Ok(mut r) = PcapReader::new(f) else {
-        return 0;
-    };
-    let mut n = 0;
-    while let Some(Ok(_)) = r.next_packet() {
-        n += 1;
-    }
-    n
-}
-
-fn ctl(sock: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_koi"))
-        .arg("ctl")
-        .arg("--ctl")
-        .arg(sock)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run koi ctl")
-}
-
-/// `koi ctl` that must succeed; its stdout.
-fn ok(sock: &Path, args: &[&str]) -> String {
-    let o = ctl(sock, args);
-    let (out, err) = (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    );
-    assert_eq!(o.status.code(), Some(0), "koi ctl {args:?}: {out}{err}");
-    out
 }
 
 /// `koi ctl` that must be refused: its one-line error.

@@ -11,15 +11,18 @@
 //! - misses beyond `--upcall-rate` are dropped and counted (`stats`, `cache_show`, metrics);
 //! - the metrics hold the cache gauges and counters per thread.
 
-use pcap_file::pcap::{PcapPacket, PcapReader, PcapWriter};
+use pcap_file::pcap::{PcapPacket, PcapWriter};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+mod ctl_support;
+use ctl_support::{ctl, ok, records, write_pcap};
 
 /// A bound on waiting for something that should happen; never a timing assertion.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -43,49 +46,6 @@ fn frame(seq: u8) -> Vec<u8> {
     ];
     f.resize(60, seq);
     f
-}
-
-fn write_pcap(p: &Path, frames: &[Vec<u8>]) {
-    let mut w = PcapWriter::new(File::create(p).expect("create")).expect("writer");
-    for f in frames {
-        w.write_packet(&PcapPacket::new(Duration::ZERO, f.len() as u32, f))
-            .expect("write");
-    }
-}
-
-/// The complete records of a pcap file that may still be being written.
-fn records(p: &Path) -> usize {
-    let Ok(f) = File::open(p) else { return 0 };
-    let Ok(mut r) = PcapReader::new(f) else {
-        return 0;
-    };
-    let mut n = 0;
-    while let Some(Ok(_)) = r.next_packet() {
-        n += 1;
-    }
-    n
-}
-
-fn ctl(sock: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_koi"))
-        .arg("ctl")
-        .arg("--ctl")
-        .arg(sock)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run koi ctl")
-}
-
-/// `koi ctl` that must succeed; its stdout.
-fn ok(sock: &Path, args: &[&str]) -> String {
-    let o = ctl(sock, args);
-    let (out, err) = (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    );
-    assert_eq!(o.status.code(), Some(0), "koi ctl {args:?}: {out}{err}");
-    out
 }
 
 /// The number after `name` at the start of an indented line of `cache_show`'s `section`
