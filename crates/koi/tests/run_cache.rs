@@ -183,6 +183,19 @@ fn cache_show_reports_megaflows_and_hits_after_traffic() {
     assert!(show.contains("  hits             49 (98.0%)"), "{show}");
     let o = ctl(&sw.sock, &["cache_show", "now"]);
     assert_eq!(o.status.code(), Some(1), "cache_show takes no arguments");
+    // The megaflow, with the key bits it matches and its compiled program (l2_forward: the
+    // frame copied out of port 2 unchanged).
+    let flows = ok(&sw.sock, &["dump_flows"]);
+    assert!(
+        flows.starts_with("thread 0: 1 megaflows shown\n"),
+        "{flows}"
+    );
+    assert!(flows.contains("hits=49 "), "{flows}");
+    assert!(flows.contains("std.ingress_port=0x1"), "{flows}");
+    assert!(flows.contains(" actions:"), "{flows}");
+    assert!(flows.contains("output:2"), "{flows}");
+    let o = ctl(&sw.sock, &["dump_flows", "many"]);
+    assert_eq!(o.status.code(), Some(1), "dump_flows takes a number");
     // Read-only commands and refused ones invalidate nothing.
     ok(&sw.sock, &["table_dump", "fwd"]);
     ok(&sw.sock, &["table_num_entries", "fwd"]);

@@ -17,8 +17,8 @@
 //! lock between two packets; a command that changed the state records what it changed in the
 //! invalidation log of [`super::run::cache`] before the lock is released, so the very next
 //! packet of every poll thread sees a table write, not a flow cached before it. koi's own:
-//! `help`, `port_show`, `stats`, `trace <port> <hex>`, `cache_show` and the internal
-//! `koi_names` (table, action and extern names for `koi ctl`'s completion).
+//! `help`, `port_show`, `stats`, `trace <port> <hex>`, `cache_show`, `dump_flows [N]` and the
+//! internal `koi_names` (table, action and extern names for `koi ctl`'s completion).
 //!
 //! A client never holds the state lock while reading or writing the socket, every client has
 //! its own thread with read and write timeouts, at most [`MAX_CLIENTS`] are served at once,
@@ -68,6 +68,10 @@ pub const KOI_COMMANDS: &[(&str, &str)] = &[
     (
         "cache_show",
         "per poll thread: megaflows, subtables, microflows, memory, hits by cache tier",
+    ),
+    (
+        "dump_flows",
+        "dump_flows [N]: per poll thread, up to N (default 50) megaflows with their hits, the key bits they match and their compiled action programs",
     ),
 ];
 
@@ -303,6 +307,35 @@ pub fn encode(reply: &Result<String, String>) -> String {
     out
 }
 
+/// `dump_flows [N]`: each poll thread's megaflows (at most N, default 50).
+fn dump_flows(sh: &Shared<'_>, args: &[&str]) -> Result<String, String> {
+    let limit = match args {
+        [] => 50,
+        [n] => n
+            .parse::<usize>()
+            .map_err(|_| format!("dump_flows: {n} is not a number of megaflows"))?,
+        _ => return Err("dump_flows takes at most one argument (how many megaflows)".into()),
+    };
+    if sh.caches.config.is_none() {
+        return Ok("cache: off (koi run --no-cache)\n".into());
+    }
+    let mut out = String::new();
+    for (t, d) in sh.caches.dump_flows(limit).iter().enumerate() {
+        match d {
+            None => out.push_str(&format!("thread {t}: no answer (busy)\n")),
+            Some(flows) => {
+                out.push_str(&format!("thread {t}: {} megaflows shown\n", flows.len()));
+                for f in flows {
+                    out.push_str("  ");
+                    out.push_str(f.trim_end());
+                    out.push('\n');
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Runs one command line; `Ok` holds its output, `Err` the reason it was refused.
 pub(super) fn answer(sh: &Shared<'_>, started: Instant, line: &str) -> Result<String, String> {
     let code = line.find('#').map_or(line, |i| &line[..i]);
@@ -327,6 +360,7 @@ pub(super) fn answer(sh: &Shared<'_>, started: Instant, line: &str) -> Result<St
             let epoch = sh.invalidations.epoch();
             cache::render(sh.caches.config.as_ref(), epoch, &snaps)
         }),
+        "dump_flows" => dump_flows(sh, args),
         "koi_names" => no_args().map(|_| names(sh)),
         _ => {
             let Some(cmd) = koi_control::command::parse(line).map_err(|e| e.to_string())? else {

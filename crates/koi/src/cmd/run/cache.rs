@@ -16,7 +16,9 @@
 //!
 //! **Snapshots.** [`Datapath::cache_info`] walks the caches, so the threads do not compute it
 //! per packet: each publishes a [`Snapshot`] about every [`PUBLISH_EVERY`] and whenever
-//! `cache_show` asks for a fresh one ([`CacheBoard::fresh`]).
+//! `cache_show` asks for a fresh one ([`CacheBoard::fresh`]). `dump_flows` asks the same way
+//! for each thread's megaflows ([`CacheBoard::dump_flows`]), which the thread lists at its next
+//! pass through the poll loop.
 
 use super::lock;
 use koi_datapath::{CacheInfo, Datapath, DatapathConfig, DatapathStats};
@@ -122,6 +124,10 @@ pub struct CacheBoard {
     pub config: Option<DatapathConfig>,
     threads: Vec<Mutex<Option<Snapshot>>>,
     requests: AtomicU64,
+    /// `dump_flows` requests: (request number, how many megaflows), and each thread's answer
+    /// (the request it answers, its megaflows as `Datapath::dump_flows` shows them).
+    dump_request: Mutex<(u64, usize)>,
+    dumps: Vec<Mutex<(u64, Vec<String>)>>,
 }
 
 impl CacheBoard {
@@ -130,6 +136,35 @@ impl CacheBoard {
             config,
             threads: (0..threads).map(|_| Mutex::new(None)).collect(),
             requests: AtomicU64::new(0),
+            dump_request: Mutex::new((0, 0)),
+            dumps: (0..threads).map(|_| Mutex::new((0, Vec::new()))).collect(),
+        }
+    }
+
+    /// Asks every thread for its megaflows (at most `limit` each) and waits a bounded time
+    /// for the answers; `None` for a thread that did not answer in time.
+    pub fn dump_flows(&self, limit: usize) -> Vec<Option<Vec<String>>> {
+        let want = {
+            let mut r = lock(&self.dump_request);
+            *r = (r.0 + 1, limit);
+            r.0
+        };
+        // Wake the threads' publishers too.
+        self.requests.fetch_add(1, Ordering::AcqRel);
+        let deadline = Instant::now() + FRESH_WAIT;
+        loop {
+            let done = self.dumps.iter().all(|d| lock(d).0 >= want);
+            if done || Instant::now() >= deadline {
+                return self
+                    .dumps
+                    .iter()
+                    .map(|d| {
+                        let d = lock(d);
+                        (d.0 >= want).then(|| d.1.clone())
+                    })
+                    .collect();
+            }
+            std::thread::sleep(Duration::from_millis(2));
         }
     }
 
@@ -175,6 +210,13 @@ impl<'a> Publisher<'a> {
     /// Publishes `dp`'s sizes and counters, up to date with epoch `seen`, if asked to or if
     /// the last snapshot is old (or `now` is set: the thread is stopping).
     pub fn tick(&mut self, dp: &Datapath<'_>, seen: u64, now: bool) {
+        let (dump_want, dump_limit) = *lock(&self.board.dump_request);
+        if let Some(slot) = self.board.dumps.get(self.thread) {
+            let mut d = lock(slot);
+            if d.0 < dump_want {
+                *d = (dump_want, dp.dump_flows(dump_limit));
+            }
+        }
         let want = self.board.requests.load(Ordering::Acquire);
         let due = self.last.is_none_or(|t| t.elapsed() >= PUBLISH_EVERY);
         if !(now || due || want != self.served) {
