@@ -80,6 +80,9 @@ fn differential(
             &b[from..(at + 100).min(b.len())]
         ));
     }
+    if std::env::var_os("KOI_DIFF_REASONS").is_some() {
+        eprintln!("{}: {:?}", program.display(), dp.not_compiled_reasons());
+    }
     Ok(Some(dp.stats()))
 }
 

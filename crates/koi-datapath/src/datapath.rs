@@ -63,13 +63,12 @@
 
 use crate::fastparse::{FastParser, Parsed, Templates};
 use crate::flowkey::{Coverage, FlowKeyLayout};
-use crate::program::{Known, Program, Scratch, Tracer, Verdict};
+use crate::program::{Emitted, Known, Program, Scratch, Tracer};
 use crate::stages::stages;
 pub use koi_cache::Tier;
 use koi_cache::{ClassifierConfig, FlowCache, MicroflowConfig};
 use koi_interp::{
-    DropReason, InterpError, Interpreter, Observer, Options, Outcome, Output, Replay, Report, Step,
-    TmEvent,
+    DropReason, InterpError, Interpreter, Observer, Options, Outcome, Output, Replay, Step, TmEvent,
 };
 use koi_ir::{ExternKind, HashAlgo, Pipeline, SlotId, TableId, entity::EntityId};
 use koi_state::{Clock, State};
@@ -304,8 +303,8 @@ type Programs = HashSet<Arc<Program>, foldhash::fast::RandomState>;
 
 /// What the fast path did with a packet.
 enum Fast {
-    /// Executed by a compiled program: `out` holds the output if the verdict sends.
-    Done(Tier, Verdict),
+    /// Executed by a compiled program (its outputs and drops went to the caller's `emit`).
+    Done(Tier),
     /// Not handled: use the interpreter path (a miss, a megaflow without a program, a
     /// packet the fast parser does not follow).
     Interp { miss: bool },
@@ -453,18 +452,15 @@ impl<'p> Datapath<'p> {
         clock: &dyn Clock,
         sink: &mut dyn FnMut(u64, &[u8]),
     ) -> Result<Summary, InterpError> {
-        match self.fast_path(state, packet, port, clock) {
-            Fast::Done(tier, Verdict::Send(p)) => {
-                sink(p, &self.out);
-                Ok(Summary {
-                    path: PathTaken::Compiled(tier),
-                    drops: Vec::new(),
-                    aborted: None,
-                })
-            }
-            Fast::Done(tier, Verdict::Drop(r)) => Ok(Summary {
+        let mut drops = Vec::new();
+        let fast = self.fast_path(state, packet, port, clock, &mut |e| match e {
+            Emitted::Packet(to, bytes) => sink(to, bytes),
+            Emitted::Drop(why) => drops.push(why.clone()),
+        });
+        match fast {
+            Fast::Done(tier) => Ok(Summary {
                 path: PathTaken::Compiled(tier),
-                drops: vec![r],
+                drops,
                 aborted: None,
             }),
             Fast::Interp { miss } => {
@@ -497,21 +493,16 @@ impl<'p> Datapath<'p> {
         port: u64,
         clock: &dyn Clock,
     ) -> Result<Outcome, InterpError> {
-        match self.fast_path(state, packet, port, clock) {
-            Fast::Done(_, Verdict::Send(p)) => Ok(Outcome {
-                outputs: vec![Output {
-                    port: p,
-                    bytes: self.out.clone(),
-                }],
-                report: Report::default(),
+        let mut outcome = Outcome::default();
+        let fast = self.fast_path(state, packet, port, clock, &mut |e| match e {
+            Emitted::Packet(to, bytes) => outcome.outputs.push(Output {
+                port: to,
+                bytes: bytes.to_vec(),
             }),
-            Fast::Done(_, Verdict::Drop(r)) => Ok(Outcome {
-                outputs: Vec::new(),
-                report: Report {
-                    drops: vec![r],
-                    ..Report::default()
-                },
-            }),
+            Emitted::Drop(why) => outcome.report.drops.push(why.clone()),
+        });
+        match fast {
+            Fast::Done(_) => Ok(outcome),
             Fast::Interp { .. } => Ok(self.interp_path(state, packet, port, clock)?.0),
         }
     }
@@ -544,6 +535,7 @@ impl<'p> Datapath<'p> {
         packet: &[u8],
         port: u64,
         clock: &dyn Clock,
+        emit: &mut dyn FnMut(Emitted<'_>),
     ) -> Fast {
         self.stats.packets += 1;
         let prof = self.config.profile;
@@ -576,16 +568,15 @@ impl<'p> Datapath<'p> {
         // As the interpreter does: the state learns the time of every packet.
         let now = clock.now_ns();
         state.set_now_ns(now);
-        let verdict = prog
-            .run(
-                packet,
-                port,
-                Some(state),
-                now,
-                &mut self.out,
-                &mut self.scratch,
-            )
-            .clone();
+        prog.run(
+            packet,
+            port,
+            Some(state),
+            now,
+            &mut self.out,
+            &mut self.scratch,
+            emit,
+        );
         match tier {
             Tier::Microflow => self.stats.microflow_hits += 1,
             Tier::Megaflow => self.stats.megaflow_hits += 1,
@@ -593,7 +584,7 @@ impl<'p> Datapath<'p> {
         self.stats.compiled_hits += 1;
         let t3 = prof.map_or(0, |f| f());
         self.stats.cycles.actions += t3.wrapping_sub(t2);
-        Fast::Done(tier, verdict)
+        Fast::Done(tier)
     }
 
     /// The interpreter path: replay of a megaflow without a program, or the slow path.
@@ -906,16 +897,16 @@ fn checks_out(p: &Program, packet: &[u8], port: u64, outcome: &Outcome, s: &mut 
     if !r.logs.is_empty() || r.assert_failures != 0 || r.passes != 0 || r.digests != 0 {
         return false;
     }
-    let mut out = Vec::new();
-    match p.run(packet, port, None, 0, &mut out, s) {
-        Verdict::Send(to) => {
-            r.drops.is_empty()
-                && outcome.outputs.len() == 1
-                && outcome.outputs[0].port == *to
-                && outcome.outputs[0].bytes == out
-        }
-        Verdict::Drop(why) => outcome.outputs.is_empty() && r.drops == [why.clone()],
-    }
+    let (mut outputs, mut drops) = (Vec::new(), Vec::new());
+    let mut buf = Vec::new();
+    p.run(packet, port, None, 0, &mut buf, s, &mut |e| match e {
+        Emitted::Packet(to, bytes) => outputs.push(Output {
+            port: to,
+            bytes: bytes.to_vec(),
+        }),
+        Emitted::Drop(why) => drops.push(why.clone()),
+    });
+    outputs == outcome.outputs && drops == r.drops
 }
 
 impl Observer for DpObserver<'_> {
@@ -938,6 +929,14 @@ impl Observer for DpObserver<'_> {
 
     fn arch_write(&mut self, slot: SlotId, value: &koi_ir::Bits) {
         self.trace(|t, _| t.arch_write(slot, value));
+    }
+
+    fn instance(&mut self, role: koi_ir::Role, ev: &koi_interp::observer::InstanceEvent) {
+        self.trace(|t, _| t.instance(role, ev));
+    }
+
+    fn packet_out(&mut self, o: &Output) {
+        self.trace(|t, k| t.packet_out(o.port, k));
     }
 
     fn influence(&mut self, _d: koi_interp::Decision, slot: SlotId, mask: &koi_ir::Bits) {

@@ -21,14 +21,16 @@
 //!
 //! 1. state updates, in run order: direct counters and idle times of the entries hit, indexed
 //!    counters;
-//! 2. the output: the input bytes copied, the changed fields written (when the output header
-//!    layout has the input's length), or the output headers assembled field by field (push and
-//!    pop of headers) followed by the payload;
-//! 3. the output port, or a drop with its reason.
+//! 2. per packet instance, in the interpreter's order (one for unicast, one per replica for
+//!    multicast: each egress pass starts from the packet as multicast copied it, with its
+//!    replica's `egress_rid` and port): the output, built as the input bytes copied with the
+//!    changed fields written (when the output header layout has the input's length), or as the
+//!    output headers assembled field by field (push and pop of headers), then the payload; and
+//!    its port, or a drop with its reason.
 //!
 //! The tracer gives up (the megaflow then replays its recording through the interpreter) on
-//! everything outside that model: a traffic-manager event other than one unicast or a drop
-//! (multicast, clones, resubmission, recirculation, digests), `truncate`, logs, registers,
+//! everything outside that model: clones, resubmission, recirculation, digests, `truncate`,
+//! logs, registers,
 //! meters, random values, hashes whose inputs are not modelled, varbit headers, a value that
 //! the traffic manager reads (egress port, multicast group, priority) not being constant, or
 //! an opaque value reaching the output.
@@ -121,11 +123,29 @@ enum OutOp {
     Write { dst: u32, n: N, narrow: bool },
 }
 
-/// What a compiled program does with the packet.
+/// What a compiled program hands on, in order: packets to send and dropped instances.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emitted<'a> {
+    Packet(u64, &'a [u8]),
+    Drop(&'a DropReason),
+}
+
+/// One packet instance's fate: sent on a port (with how its bytes are built) or dropped.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Verdict {
-    Send(u64),
+enum Res {
+    Send(u64, OutProg),
     Drop(DropReason),
+}
+
+/// How one output packet is built from the input.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct OutProg {
+    /// Output header bytes (rounded up) before the payload.
+    prefix_bytes: usize,
+    /// Whether the output starts as a copy of the input's first `prefix_bytes` bytes.
+    copy_input: bool,
+    out: Vec<OutOp>,
+    payload_start: usize,
 }
 
 /// A compiled action program.
@@ -139,13 +159,8 @@ pub struct Program {
     /// For narrow `Hash` nodes: the data as packet ranges and computed values.
     plans: Vec<Option<HashPlan>>,
     state: Vec<StateOp>,
-    /// Output header bytes (rounded up) before the payload.
-    prefix_bytes: usize,
-    /// Whether the output starts as a copy of the input's first `prefix_bytes` bytes.
-    copy_input: bool,
-    out: Vec<OutOp>,
-    payload_start: usize,
-    verdict: Verdict,
+    /// The instances' fates in the interpreter's order (several for multicast).
+    results: Vec<Res>,
 }
 
 /// One piece of a hash's data.
@@ -181,28 +196,41 @@ pub struct Scratch {
 }
 
 impl Program {
-    /// The verdict: output port or drop.
-    pub fn verdict(&self) -> &Verdict {
-        &self.verdict
+    /// Packets sent (more than one for multicast).
+    pub fn outputs(&self) -> usize {
+        self.results
+            .iter()
+            .filter(|r| matches!(r, Res::Send(..)))
+            .count()
     }
 
     /// Operations run per packet (state updates and output writes), for reports.
     pub fn ops(&self) -> usize {
-        self.state.len() + self.out.len()
+        self.state.len()
+            + self
+                .results
+                .iter()
+                .map(|r| match r {
+                    Res::Send(_, o) => o.out.len(),
+                    Res::Drop(_) => 0,
+                })
+                .sum::<usize>()
     }
 
-    /// Runs the program on `pkt` (received on `port`): updates `state`, writes the output
-    /// packet into `out` (cleared first) unless it is dropped, returns the verdict.
-    /// `state: None` computes the output only (the check at installation).
-    pub fn run<'a>(
-        &'a self,
+    /// Runs the program on `pkt` (received on `port`): updates `state`, then builds each
+    /// output packet in `out` and hands it, and each drop, to `emit`, in the interpreter's
+    /// order. `state: None` computes the outputs only (the check at installation).
+    #[allow(clippy::too_many_arguments)]
+    pub fn run(
+        &self,
         pkt: &[u8],
         port: u64,
         state: Option<&mut State>,
         now_ns: u64,
         out: &mut Vec<u8>,
         scratch: &mut Scratch,
-    ) -> &'a Verdict {
+        emit: &mut dyn FnMut(Emitted<'_>),
+    ) {
         if self.wide {
             scratch.vals.clear();
             scratch.vals.resize(self.nodes.len(), None);
@@ -210,7 +238,15 @@ impl Program {
         if let Some(state) = state {
             self.update_state(pkt, port, state, now_ns, scratch);
         }
-        self.output(pkt, port, out, scratch)
+        for r in &self.results {
+            match r {
+                Res::Send(to, o) => {
+                    self.output(o, pkt, port, out, scratch);
+                    emit(Emitted::Packet(*to, out));
+                }
+                Res::Drop(why) => emit(Emitted::Drop(why)),
+            }
+        }
     }
 
     fn update_state(
@@ -238,24 +274,13 @@ impl Program {
         }
     }
 
-    fn output<'a>(
-        &'a self,
-        pkt: &[u8],
-        port: u64,
-        out: &mut Vec<u8>,
-        scratch: &mut Scratch,
-    ) -> &'a Verdict {
+    fn output(&self, o: &OutProg, pkt: &[u8], port: u64, out: &mut Vec<u8>, scratch: &mut Scratch) {
         out.clear();
-        if let Verdict::Drop(_) = self.verdict {
-            return &self.verdict;
+        if o.copy_input {
+            out.extend_from_slice(pkt.get(..o.prefix_bytes).unwrap_or(pkt));
         }
-        if self.copy_input {
-            out.extend_from_slice(pkt.get(..self.prefix_bytes).unwrap_or(pkt));
-            out.resize(self.prefix_bytes, 0);
-        } else {
-            out.resize(self.prefix_bytes, 0);
-        }
-        for op in &self.out {
+        out.resize(o.prefix_bytes, 0);
+        for op in &o.out {
             match op {
                 OutOp::Copy { src, dst, len } => copy_bits(pkt, *src, out, *dst, *len),
                 OutOp::Const { dst, value } => {
@@ -280,10 +305,9 @@ impl Program {
                 }
             }
         }
-        if let Some(payload) = pkt.get(self.payload_start..) {
+        if let Some(payload) = pkt.get(o.payload_start..) {
             out.extend_from_slice(payload);
         }
-        &self.verdict
     }
 
     /// A narrow `Hash` node's value (kept out of [`Program::eval64`] so that the common
@@ -681,6 +705,17 @@ fn cast(c: Cast, v: &Bits) -> Bits {
     }
 }
 
+/// An instance that ended during the traced run.
+#[derive(Debug)]
+enum Pass {
+    Sent {
+        port: u64,
+        emitted: Vec<HeaderId>,
+        slots: Vec<N>,
+    },
+    Dropped(DropReason),
+}
+
 /// What the tracer needs to know about the megaflow being built.
 pub struct Known<'a> {
     pub layout: &'a FlowKeyLayout,
@@ -702,8 +737,12 @@ pub struct Tracer<'p> {
     failed: Option<&'static str>,
     emitted: Vec<HeaderId>,
     state: Vec<StateOp>,
-    verdict: Option<Verdict>,
-    unicast: Option<u64>,
+    /// The instances that ended so far: sent (port, headers emitted, final values) or dropped.
+    passes: Vec<Pass>,
+    /// After a multicast: the packet as the traffic manager copied it for every replica.
+    replicas: Option<Vec<N>>,
+    egress_rid: Option<SlotId>,
+    instance_type: Option<SlotId>,
     egress_spec: Option<SlotId>,
     mcast_grp: Option<SlotId>,
     priority: Option<SlotId>,
@@ -738,8 +777,10 @@ impl<'p> Tracer<'p> {
             failed: None,
             emitted: Vec::new(),
             state: Vec::new(),
-            verdict: None,
-            unicast: None,
+            passes: Vec::new(),
+            replicas: None,
+            egress_rid: p.intrinsic("egress_rid"),
+            instance_type: p.intrinsic("instance_type"),
             egress_spec: p.intrinsic("egress_spec"),
             mcast_grp: p.intrinsic("mcast_grp"),
             priority: p.intrinsic("priority"),
@@ -1485,7 +1526,9 @@ impl<'p> Tracer<'p> {
         }
     }
 
-    /// A traffic-manager event.
+    /// A traffic-manager event. What the traffic manager read (egress port, multicast group,
+    /// priority) must be fixed by the megaflow for its decisions to be the same for every
+    /// packet of it.
     pub fn tm(&mut self, ev: &koi_interp::TmEvent, k: &Known<'_>) {
         use koi_interp::TmEvent;
         if self.failed.is_some() {
@@ -1493,61 +1536,115 @@ impl<'p> Tracer<'p> {
         }
         let spec = self.const_slot(self.egress_spec, k);
         let grp = self.const_slot(self.mcast_grp, k);
-        match ev {
-            TmEvent::Unicast { port } if self.unicast.is_none() && self.verdict.is_none() => {
-                if spec != Some(*port)
-                    || grp != Some(0)
-                    || self.const_slot(self.priority, k).is_none()
-                {
-                    self.fail("traffic manager input not constant");
-                }
-                self.unicast = Some(*port);
+        let prio = self.const_slot(self.priority, k);
+        let fixed = match ev {
+            TmEvent::Unicast { port } => spec == Some(*port) && grp == Some(0) && prio.is_some(),
+            TmEvent::Multicast { group, .. } => {
+                let ok = grp == Some(*group) && *group != 0 && prio.is_some();
+                self.replicas = Some(self.slots.clone());
+                ok
             }
-            TmEvent::Drop(DropReason::Ingress)
-                if self.unicast.is_none() && self.verdict.is_none() =>
-            {
-                if spec != Some(self.drop_port) || grp != Some(0) {
-                    self.fail("traffic manager input not constant");
-                }
-                self.verdict = Some(Verdict::Drop(DropReason::Ingress));
+            TmEvent::Drop(DropReason::Ingress) => spec == Some(self.drop_port) && grp == Some(0),
+            TmEvent::Drop(DropReason::Egress) => spec == Some(self.drop_port),
+            TmEvent::Drop(DropReason::NoReplicas) => grp.is_some_and(|g| g != 0),
+            TmEvent::Drop(DropReason::PriorityOutOfRange) => prio.is_some(),
+            _ => {
+                self.fail("traffic manager event");
+                return;
             }
-            TmEvent::Drop(DropReason::Egress)
-                if self.unicast.is_some() && self.verdict.is_none() =>
-            {
-                if spec != Some(self.drop_port) {
-                    self.fail("traffic manager input not constant");
-                }
-                self.verdict = Some(Verdict::Drop(DropReason::Egress));
+        };
+        if !fixed {
+            self.fail("traffic manager input not constant");
+            return;
+        }
+        if let TmEvent::Drop(why) = ev {
+            self.passes.push(Pass::Dropped(why.clone()));
+        }
+    }
+
+    /// A pass through ingress or egress starts. An egress pass of a multicast replica starts
+    /// from the packet as multicast copied it, with the replica's `egress_rid`.
+    pub fn instance(&mut self, role: koi_ir::Role, ev: &koi_interp::observer::InstanceEvent) {
+        if self.failed.is_some() || role != koi_ir::Role::Egress {
+            return;
+        }
+        self.emitted.clear();
+        if let Some(r) = &self.replicas {
+            self.slots = r.clone();
+            if let (Some(s), Some(rid)) = (self.egress_rid, ev.rid) {
+                self.set_slot_const(s, Bits::from_u64(64, rid));
             }
-            _ => self.fail("traffic manager event"),
+            if let Some(s) = self.instance_type {
+                self.set_slot_const(s, Bits::from_u64(64, u64::from(ev.instance_type)));
+            }
+        }
+    }
+
+    /// A packet leaves on `port`: egress did not drop it, which must hold for every packet of
+    /// the megaflow.
+    pub fn packet_out(&mut self, port: u64, k: &Known<'_>) {
+        if self.failed.is_some() {
+            return;
+        }
+        match self.const_slot(self.egress_spec, k) {
+            Some(s) if s != self.drop_port => {
+                let emitted = std::mem::take(&mut self.emitted);
+                self.passes.push(Pass::Sent {
+                    port,
+                    emitted,
+                    slots: self.slots.clone(),
+                });
+            }
+            _ => self.fail("egress_spec not constant"),
         }
     }
 
     /// The run ended: the program, or why there is none.
-    pub fn finish(mut self, k: &Known<'_>) -> Result<Program, &'static str> {
+    pub fn finish(mut self, _k: &Known<'_>) -> Result<Program, &'static str> {
         if let Some(why) = self.failed {
             return Err(why);
         }
-        let verdict = match (self.verdict.take(), self.unicast) {
-            (Some(v), _) => v,
-            (None, Some(port)) => {
-                // The egress pass ended without dropping: egress_spec must not be the drop
-                // port for any packet of the megaflow.
-                match self.const_slot(self.egress_spec, k) {
-                    Some(s) if s != self.drop_port => Verdict::Send(port),
-                    _ => return Err("egress_spec not constant"),
-                }
+        if self.passes.is_empty() {
+            return Err("no traffic manager event");
+        }
+        let mut results = Vec::new();
+        for pass in std::mem::take(&mut self.passes) {
+            results.push(match pass {
+                Pass::Dropped(why) => Res::Drop(why),
+                Pass::Sent {
+                    port,
+                    emitted,
+                    slots,
+                } => Res::Send(port, self.out_prog(&emitted, &slots)?),
+            });
+        }
+        for op in &self.state {
+            if let StateOp::Count(_, n) = op
+                && self.reaches_opaque(*n)
+            {
+                return Err("opaque counter index");
             }
-            (None, None) => return Err("no traffic manager event"),
+        }
+        let mut p = Program {
+            nodes: self.nodes,
+            widths: Vec::new(),
+            wide: false,
+            plans: Vec::new(),
+            state: self.state,
+            results,
         };
+        p.compact();
+        Ok(p)
+    }
+
+    /// How the packet that emitted `emitted` with final values `slots` is built.
+    fn out_prog(&self, emitted: &[HeaderId], slots: &[N]) -> Result<OutProg, &'static str> {
         let mut fields = Vec::new();
-        if let Verdict::Send(_) = verdict {
-            for h in &self.emitted {
-                let hd = self.p.phv.headers.get(*h).ok_or("header")?;
-                for f in &hd.fields {
-                    let w = self.p.phv.slots.get(*f).ok_or("slot")?.width;
-                    fields.push((self.slots[f.index() as usize], w));
-                }
+        for h in emitted {
+            let hd = self.p.phv.headers.get(*h).ok_or("header")?;
+            for f in &hd.fields {
+                let w = self.p.phv.slots.get(*f).ok_or("slot")?.width;
+                fields.push((slots[f.index() as usize], w));
             }
         }
         let prefix_bits: u32 = fields.iter().map(|(_, w)| *w).sum();
@@ -1575,7 +1672,7 @@ impl<'p> Tracer<'p> {
                         });
                     }
                 }
-                Node::Const(ref b) if at.is_multiple_of(8) && w % 8 == 0 => {
+                Node::Const(ref b) if at.is_multiple_of(8) && w.is_multiple_of(8) => {
                     out.push(OutOp::Bytes {
                         dst: (at / 8) as usize,
                         bytes: b.to_be_bytes(),
@@ -1596,27 +1693,12 @@ impl<'p> Tracer<'p> {
         if copy_input {
             out.retain(|op| !matches!(op, OutOp::Copy { src, dst, .. } if src == dst));
         }
-        for op in &self.state {
-            if let StateOp::Count(_, n) = op
-                && self.reaches_opaque(*n)
-            {
-                return Err("opaque counter index");
-            }
-        }
-        let mut p = Program {
-            nodes: self.nodes,
-            widths: Vec::new(),
-            wide: false,
-            plans: Vec::new(),
-            state: self.state,
+        Ok(OutProg {
             prefix_bytes,
             copy_input,
             out,
             payload_start: self.payload_start,
-            verdict,
-        };
-        p.compact();
-        Ok(p)
+        })
     }
 
     fn reaches_opaque(&self, n: N) -> bool {
@@ -1741,9 +1823,13 @@ impl Program {
                 *n = visit(*n, &self.nodes, &mut map, &mut nodes);
             }
         }
-        for op in &mut self.out {
-            if let OutOp::Write { n, .. } = op {
-                *n = visit(*n, &self.nodes, &mut map, &mut nodes);
+        for r in &mut self.results {
+            if let Res::Send(_, o) = r {
+                for op in &mut o.out {
+                    if let OutOp::Write { n, .. } = op {
+                        *n = visit(*n, &self.nodes, &mut map, &mut nodes);
+                    }
+                }
             }
         }
         self.widths = (0..nodes.len() as N)
@@ -1787,14 +1873,18 @@ impl Program {
             .collect();
         self.nodes = nodes;
         let mut wide = false;
-        let mut out = std::mem::take(&mut self.out);
-        for op in &mut out {
-            if let OutOp::Write { n, narrow, .. } = op {
-                *narrow = self.is_narrow(*n);
-                wide |= !*narrow;
+        let mut results = std::mem::take(&mut self.results);
+        for r in &mut results {
+            if let Res::Send(_, o) = r {
+                for op in &mut o.out {
+                    if let OutOp::Write { n, narrow, .. } = op {
+                        *narrow = self.is_narrow(*n);
+                        wide |= !*narrow;
+                    }
+                }
             }
         }
-        self.out = out;
+        self.results = results;
         for op in &self.state {
             if let StateOp::Count(_, n) = op {
                 wide |= !self.is_narrow(*n);
@@ -1805,7 +1895,7 @@ impl Program {
 }
 
 /// One line per operation: `hit TABLE#ENTRY`, `count EXTERN[i]`, `out[BIT+:W] = EXPR`
-/// (bit offsets in the output), `copy`, then the verdict.
+/// (bit offsets in the output), `copy`, then each output (`output:PORT`) or drop in order.
 impl std::fmt::Display for Program {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         for op in &self.state {
@@ -1818,12 +1908,19 @@ impl std::fmt::Display for Program {
                 }
             }
         }
-        if let Verdict::Send(_) = self.verdict {
-            match self.copy_input {
-                true => writeln!(f, "out = pkt[0..{}]", self.prefix_bytes)?,
-                false => writeln!(f, "out = {} header bytes", self.prefix_bytes)?,
+        for r in &self.results {
+            let (port, o) = match r {
+                Res::Drop(why) => {
+                    writeln!(f, "drop ({why:?})")?;
+                    continue;
+                }
+                Res::Send(port, o) => (port, o),
+            };
+            match o.copy_input {
+                true => writeln!(f, "out = pkt[0..{}]", o.prefix_bytes)?,
+                false => writeln!(f, "out = {} header bytes", o.prefix_bytes)?,
             }
-            for op in &self.out {
+            for op in &o.out {
                 match op {
                     OutOp::Copy { src, dst, len } => {
                         writeln!(f, "out[{dst}+:{len}] = pkt[{src}+:{len}]")?
@@ -1845,12 +1942,10 @@ impl std::fmt::Display for Program {
                     }
                 }
             }
-            writeln!(f, "out += pkt[{}..]", self.payload_start)?;
+            writeln!(f, "out += pkt[{}..]", o.payload_start)?;
+            writeln!(f, "output:{port}")?;
         }
-        match &self.verdict {
-            Verdict::Send(p) => writeln!(f, "output:{p}"),
-            Verdict::Drop(r) => writeln!(f, "drop ({r:?})"),
-        }
+        Ok(())
     }
 }
 

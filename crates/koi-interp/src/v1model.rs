@@ -302,6 +302,14 @@ impl<O: Observer> Ctx<'_, O> {
         out: &mut Vec<Output>,
     ) -> Result<(), Stop> {
         let i = self.prep.intr.clone();
+        // The pass starts (reported before the traffic manager's writes below, which belong
+        // to it).
+        let ev = InstanceEvent {
+            instance_type: self.get(&pkt, i.instance_type) as u32,
+            egress_port: Some(port),
+            rid: Some(self.get(&pkt, i.egress_rid)),
+        };
+        self.obs.instance(Role::Egress, &ev);
         let now = self.now_us();
         self.set(&mut pkt, i.egress_global_timestamp, now);
         let enq = self.get(&pkt, i.enq_timestamp);
@@ -312,12 +320,6 @@ impl<O: Observer> Ctx<'_, O> {
         let len = pkt.len_reg.max(0) as u64;
         self.set(&mut pkt, i.packet_length, len);
         pkt.fx.clone = None;
-        let ev = InstanceEvent {
-            instance_type: self.get(&pkt, i.instance_type) as u32,
-            egress_port: Some(port),
-            rid: Some(self.get(&pkt, i.egress_rid)),
-        };
-        self.obs.instance(Role::Egress, &ev);
         let b = self.prep.blocks.clone();
         if let Some(e) = b.egress {
             self.run_control(&mut pkt, e, Role::Egress)?;
