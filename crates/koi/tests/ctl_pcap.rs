@@ -330,6 +330,28 @@ fn ctl_cannot_connect_exits_2_naming_the_path() {
     assert!(err.contains(&sock.display().to_string()), "{err}");
 }
 
+/// Waits for `child` (a koi that must stop by itself) at most `limit`; if it does not, kills it
+/// and fails, saying whether `other` (the koi it should have found running) had stopped.
+fn finish_within(
+    mut child: std::process::Child,
+    limit: Duration,
+    other: &mut std::process::Child,
+) -> std::process::Output {
+    let deadline = Instant::now() + limit;
+    while child.try_wait().expect("wait").is_none() {
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let first = match other.try_wait() {
+                Ok(Some(status)) => format!("had exited ({status})"),
+                _ => "was still running".to_string(),
+            };
+            panic!("the second koi did not stop by itself; the first koi {first}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
 #[test]
 fn ctl_a_second_koi_is_refused_and_a_stale_socket_replaced() {
     let dir = tmpdir("stale");
@@ -362,7 +384,7 @@ fn ctl_a_second_koi_is_refused_and_a_stale_socket_replaced() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let second = run(&stale).wait_with_output().expect("second koi");
+    let second = finish_within(run(&stale), PATIENCE, &mut first);
     let err = String::from_utf8_lossy(&second.stderr);
     assert!(!second.status.success());
     assert!(err.contains("another koi"), "{err}");
