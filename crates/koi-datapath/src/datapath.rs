@@ -838,7 +838,12 @@ impl<'a> DpObserver<'a> {
                     phv0: &phv0,
                 };
                 let program = match tracer.map(|t| t.finish(&k)) {
-                    Some(Ok(p)) if checks_out(&p, packet, port, outcome, scratch) => {
+                    Some(Ok((p, reads)))
+                        if {
+                            scratch.preset_reads(reads.clone());
+                            checks_out(&p, packet, port, outcome, scratch)
+                        } =>
+                    {
                         stats.compiled += 1;
                         Some(intern(programs, p))
                     }
@@ -937,6 +942,10 @@ impl Observer for DpObserver<'_> {
 
     fn packet_out(&mut self, o: &Output) {
         self.trace(|t, k| t.packet_out(o.port, k));
+    }
+
+    fn extern_call(&mut self, ev: &koi_interp::observer::ExternEvent<'_>) {
+        self.trace(|t, _| t.extern_result(ev.result));
     }
 
     fn influence(&mut self, _d: koi_interp::Decision, slot: SlotId, mask: &koi_ir::Bits) {

@@ -20,7 +20,9 @@
 //! checksum over fields). The program is:
 //!
 //! 1. state updates, in run order: direct counters and idle times of the entries hit, indexed
-//!    counters;
+//!    counters, register reads and writes (a value read is kept for the expressions that use it:
+//!    `v = r.read(i); r.write(i, v + 1); hdr.x = v + 1` is one read, one write and one output
+//!    field; a decision on a register value is state-dependent, so such runs are not cached);
 //! 2. per packet instance, in the interpreter's order (one for unicast, one per replica for
 //!    multicast: each egress pass starts from the packet as multicast copied it, with its
 //!    replica's `egress_rid` and port): the output, built as the input bytes copied with the
@@ -30,8 +32,7 @@
 //!
 //! The tracer gives up (the megaflow then replays its recording through the interpreter) on
 //! everything outside that model: clones, resubmission, recirculation, digests, `truncate`,
-//! logs, registers,
-//! meters, random values, hashes whose inputs are not modelled, varbit headers, a value that
+//! logs, meters, random values, hashes whose inputs are not modelled, varbit headers, a value that
 //! the traffic manager reads (egress port, multicast group, priority) not being constant, or
 //! an opaque value reaching the output.
 //!
@@ -42,7 +43,8 @@
 //! `mark_to_drop`, `update_checksum` with invalid headers' fields left out). Because one
 //! compiled program must serve every packet of the megaflow, only values the mask fixes are
 //! folded. As a check, each program is run on the packet that created it and its output
-//! compared with the interpreter's before it is installed; a mismatch leaves the megaflow
+//! compared with the interpreter's before it is installed (with the register values the
+//! interpreter read); a mismatch leaves the megaflow
 //! with its replay ([`crate::DatapathStats::compile_mismatch`], which the tests require to be
 //! zero over the corpus).
 //!
@@ -99,6 +101,13 @@ pub enum Node {
         max: u64,
         w: u32,
     },
+    /// The value register read number `t` found (resized to `w` bits), or `fallback` when
+    /// the index was out of range (the destination then kept its value).
+    RegVal {
+        t: u32,
+        w: u32,
+        fallback: N,
+    },
 }
 
 /// A state update of a program.
@@ -108,6 +117,10 @@ enum StateOp {
     TableHit(TableId, u32),
     /// `counter.count(index)`.
     Count(ExternId, N),
+    /// `register.read(_, index)`: the value at `index` (if in range) into read slot `t`.
+    RegRead(ExternId, N, u32),
+    /// `register.write(index, value)`.
+    RegWrite(ExternId, N, N),
 }
 
 /// An output operation.
@@ -193,6 +206,15 @@ pub struct Scratch {
     vals: Vec<Option<Bits>>,
     bits: BitString,
     buf: Vec<u8>,
+    /// The register values read by the program being run, by read number.
+    reads: Vec<Option<Bits>>,
+}
+
+impl Scratch {
+    /// Presets the register reads a run without state sees (the check at installation).
+    pub fn preset_reads(&mut self, reads: Vec<Option<Bits>>) {
+        self.reads = reads;
+    }
 }
 
 impl Program {
@@ -235,6 +257,8 @@ impl Program {
             scratch.vals.clear();
             scratch.vals.resize(self.nodes.len(), None);
         }
+        // Without a state (the check at installation), the register reads are the ones the
+        // interpreter made (`Scratch::preset_reads`).
         if let Some(state) = state {
             self.update_state(pkt, port, state, now_ns, scratch);
         }
@@ -270,7 +294,41 @@ impl Program {
                     };
                     state.count(*c, idx, pkt.len());
                 }
+                StateOp::RegRead(r, n, t) => {
+                    let idx = self.index(*n, pkt, port, scratch);
+                    let v = state.register(*r).and_then(|a| a.get(idx).cloned());
+                    let t = *t as usize;
+                    if scratch.reads.len() <= t {
+                        scratch.reads.resize(t + 1, None);
+                    }
+                    scratch.reads[t] = v;
+                }
+                StateOp::RegWrite(r, n, v) => {
+                    let idx = self.index(*n, pkt, port, scratch);
+                    let v = if self.is_narrow(*v) {
+                        Bits::from_u64(
+                            self.widths[*v as usize],
+                            self.eval64(*v, pkt, port, scratch),
+                        )
+                    } else {
+                        self.eval(*v, pkt, port, scratch)
+                    };
+                    if let Some(a) = state.register_mut(*r) {
+                        a.set(idx, &v);
+                    }
+                }
             }
+        }
+    }
+
+    /// An index operand's value (the interpreter's: saturated to `u64::MAX`).
+    fn index(&self, n: N, pkt: &[u8], port: u64, scratch: &mut Scratch) -> u64 {
+        if self.is_narrow(n) {
+            self.eval64(n, pkt, port, scratch)
+        } else {
+            self.eval(n, pkt, port, scratch)
+                .to_u64()
+                .unwrap_or(u64::MAX)
         }
     }
 
@@ -386,6 +444,7 @@ impl Program {
                 }
                 Node::Hash { data, .. } => data.iter().all(|d| self.is_narrow(*d)),
                 Node::HashResult { hash, .. } => self.is_narrow(*hash),
+                Node::RegVal { fallback, .. } => self.is_narrow(*fallback),
             }
     }
 
@@ -439,6 +498,10 @@ impl Program {
                 let h = self.eval64(*hash, pkt, port, s);
                 koi_hash::v1model::hash_result(h, *base, *max, (*w).min(64))
             }
+            Node::RegVal { t, w, fallback } => match s.reads.get(*t as usize) {
+                Some(Some(v)) => v.resize(*w).low_u64(),
+                _ => self.eval64(*fallback, pkt, port, s),
+            },
         }
     }
 
@@ -485,6 +548,10 @@ impl Program {
                 s.bits = bits;
                 Bits::from_u64((*w).min(64), koi_hash::v1model::truncate(h, *w))
             }
+            Node::RegVal { t, w, fallback } => match s.reads.get(*t as usize) {
+                Some(Some(v)) => v.resize(*w),
+                _ => self.eval(*fallback, pkt, port, s),
+            },
             Node::HashResult { hash, base, max, w } => {
                 let h = self.eval(*hash, pkt, port, s).low_u64();
                 Bits::from_u64(
@@ -741,6 +808,11 @@ pub struct Tracer<'p> {
     passes: Vec<Pass>,
     /// After a multicast: the packet as the traffic manager copied it for every replica.
     replicas: Option<Vec<N>>,
+    /// Register reads: how many, the values the interpreter read (for the check at
+    /// installation), and the read whose value the next extern report carries.
+    reads: u32,
+    read_values: Vec<Option<Bits>>,
+    pending_read: Option<u32>,
     egress_rid: Option<SlotId>,
     instance_type: Option<SlotId>,
     egress_spec: Option<SlotId>,
@@ -779,6 +851,9 @@ impl<'p> Tracer<'p> {
             state: Vec::new(),
             passes: Vec::new(),
             replicas: None,
+            reads: 0,
+            read_values: Vec::new(),
+            pending_read: None,
             egress_rid: p.intrinsic("egress_rid"),
             instance_type: p.intrinsic("instance_type"),
             egress_spec: p.intrinsic("egress_spec"),
@@ -1284,6 +1359,45 @@ impl<'p> Tracer<'p> {
                         Some(())
                     }
                     (ExternKind::DirectCounter { .. }, "count") => Some(()),
+                    (ExternKind::Register { elem, .. }, "read") => {
+                        if !matches!(elem, Ty::Bits(_)) {
+                            return None;
+                        }
+                        let idx = self.index_arg(args, 0, params, k)?;
+                        let dst = match result {
+                            Some(p) => p.clone(),
+                            None => args.iter().find_map(|a| match a {
+                                koi_ir::Arg::Out(p) | koi_ir::Arg::InOut(p) => Some(p.clone()),
+                                koi_ir::Arg::In(_) => None,
+                            })?,
+                        };
+                        let (w, old) = self.place_value(&dst, params, k)?;
+                        // Out of range: a return value reads as zero, an `out` argument keeps
+                        // its value (the interpreter's semantics).
+                        let fallback = match result {
+                            Some(_) => self.constant(Bits::zero(w)),
+                            None => old,
+                        };
+                        let t = self.reads;
+                        self.reads += 1;
+                        self.state.push(StateOp::RegRead(*instance, idx, t));
+                        self.pending_read = Some(t);
+                        let v = self.add(Node::RegVal { t, w, fallback });
+                        self.write_place(&dst, v, params, k)
+                    }
+                    (ExternKind::Register { .. }, "write") => {
+                        let idx = self.index_arg(args, 0, params, k)?;
+                        let value = match args
+                            .iter()
+                            .filter(|a| matches!(a, koi_ir::Arg::In(_)))
+                            .nth(1)
+                        {
+                            Some(koi_ir::Arg::In(e)) => self.expr(e, params, k)?,
+                            _ => return Some(()),
+                        };
+                        self.state.push(StateOp::RegWrite(*instance, idx, value));
+                        Some(())
+                    }
                     _ => None,
                 }
             }
@@ -1293,6 +1407,62 @@ impl<'p> Tracer<'p> {
             | Stmt::Advance { .. }
             | Stmt::Verify { .. }
             | Stmt::PacketLength { .. } => None,
+        }
+    }
+
+    /// The `i`th `in` argument of an extern call (an index: 0 when there is none).
+    fn index_arg(
+        &mut self,
+        args: &[koi_ir::Arg],
+        i: usize,
+        params: &[Bits],
+        k: &Known<'_>,
+    ) -> Option<N> {
+        match args
+            .iter()
+            .filter(|a| matches!(a, koi_ir::Arg::In(_)))
+            .nth(i)
+        {
+            Some(koi_ir::Arg::In(e)) => self.expr(e, params, k),
+            _ => Some(self.constant(Bits::zero(64))),
+        }
+    }
+
+    /// A place's width and current value.
+    fn place_value(&mut self, p: &Place, params: &[Bits], k: &Known<'_>) -> Option<(u32, N)> {
+        match p {
+            Place::Slot(s) => Some((
+                self.p.phv.slots.get(*s)?.width,
+                *self.slots.get(s.index() as usize)?,
+            )),
+            Place::Slice { slot, hi, lo } => {
+                let old = *self.slots.get(slot.index() as usize)?;
+                let v = self.fold(Node::Slice(old, *hi, *lo), k);
+                Some((hi - lo + 1, v))
+            }
+            Place::StackField {
+                stack,
+                index,
+                field,
+            } => match self.stack_slot(*stack, index, *field, params, k)? {
+                Ok(s) => Some((
+                    self.p.phv.slots.get(s)?.width,
+                    *self.slots.get(s.index() as usize)?,
+                )),
+                Err(_) => None,
+            },
+        }
+    }
+
+    /// The interpreter reported an extern call's result: the value of the register read
+    /// just traced, if that is what it was.
+    pub fn extern_result(&mut self, result: Option<&Bits>) {
+        if let Some(t) = self.pending_read.take() {
+            let t = t as usize;
+            if self.read_values.len() <= t {
+                self.read_values.resize(t + 1, None);
+            }
+            self.read_values[t] = result.cloned();
         }
     }
 
@@ -1600,7 +1770,9 @@ impl<'p> Tracer<'p> {
     }
 
     /// The run ended: the program, or why there is none.
-    pub fn finish(mut self, _k: &Known<'_>) -> Result<Program, &'static str> {
+    /// With the program: the register values the run read, for [`Scratch::preset_reads`].
+    #[allow(clippy::type_complexity)]
+    pub fn finish(mut self, _k: &Known<'_>) -> Result<(Program, Vec<Option<Bits>>), &'static str> {
         if let Some(why) = self.failed {
             return Err(why);
         }
@@ -1619,12 +1791,16 @@ impl<'p> Tracer<'p> {
             });
         }
         for op in &self.state {
-            if let StateOp::Count(_, n) = op
-                && self.reaches_opaque(*n)
-            {
-                return Err("opaque counter index");
+            let opaque = match op {
+                StateOp::Count(_, n) | StateOp::RegRead(_, n, _) => self.reaches_opaque(*n),
+                StateOp::RegWrite(_, n, v) => self.reaches_opaque(*n) || self.reaches_opaque(*v),
+                StateOp::TableHit(..) => false,
+            };
+            if opaque {
+                return Err("opaque value in a state update");
             }
         }
+        let reads = std::mem::take(&mut self.read_values);
         let mut p = Program {
             nodes: self.nodes,
             widths: Vec::new(),
@@ -1634,7 +1810,7 @@ impl<'p> Tracer<'p> {
             results,
         };
         p.compact();
-        Ok(p)
+        Ok((p, reads))
     }
 
     /// How the packet that emitted `emitted` with final values `slots` is built.
@@ -1712,6 +1888,7 @@ impl<'p> Tracer<'p> {
             }
             Node::Hash { data, .. } => data.iter().any(|d| self.reaches_opaque(*d)),
             Node::HashResult { hash, .. } => self.reaches_opaque(*hash),
+            Node::RegVal { fallback, .. } => self.reaches_opaque(*fallback),
         }
     }
 }
@@ -1723,6 +1900,7 @@ impl Program {
             Node::Pkt { off, w, .. } => write!(f, "pkt[{off}+:{w}]"),
             Node::Port(_) => write!(f, "in_port"),
             Node::Opaque(_) => write!(f, "?"),
+            Node::RegVal { t, .. } => write!(f, "read{t}"),
             Node::Un(op, a) => {
                 let s = match op {
                     UnOp::Not => "!",
@@ -1811,6 +1989,7 @@ impl Program {
                     }
                 }
                 Node::HashResult { hash, .. } => *hash = visit(*hash, old, map, nodes),
+                Node::RegVal { fallback, .. } => *fallback = visit(*fallback, old, map, nodes),
                 _ => {}
             }
             nodes.push(node);
@@ -1819,8 +1998,15 @@ impl Program {
             id
         }
         for op in &mut self.state {
-            if let StateOp::Count(_, n) = op {
-                *n = visit(*n, &self.nodes, &mut map, &mut nodes);
+            match op {
+                StateOp::Count(_, n) | StateOp::RegRead(_, n, _) => {
+                    *n = visit(*n, &self.nodes, &mut map, &mut nodes)
+                }
+                StateOp::RegWrite(_, n, v) => {
+                    *n = visit(*n, &self.nodes, &mut map, &mut nodes);
+                    *v = visit(*v, &self.nodes, &mut map, &mut nodes);
+                }
+                StateOp::TableHit(..) => {}
             }
         }
         for r in &mut self.results {
@@ -1886,8 +2072,12 @@ impl Program {
         }
         self.results = results;
         for op in &self.state {
-            if let StateOp::Count(_, n) = op {
-                wide |= !self.is_narrow(*n);
+            match op {
+                StateOp::Count(_, n) | StateOp::RegRead(_, n, _) => wide |= !self.is_narrow(*n),
+                StateOp::RegWrite(_, n, v) => {
+                    wide |= !self.is_narrow(*n) || !self.is_narrow(*v);
+                }
+                StateOp::TableHit(..) => {}
             }
         }
         self.wide = wide;
@@ -1905,6 +2095,18 @@ impl std::fmt::Display for Program {
                     write!(f, "count {c}[")?;
                     self.show(*n, f)?;
                     writeln!(f, "]")?;
+                }
+                StateOp::RegRead(r, n, t) => {
+                    write!(f, "read{t} = {r}[")?;
+                    self.show(*n, f)?;
+                    writeln!(f, "]")?;
+                }
+                StateOp::RegWrite(r, n, v) => {
+                    write!(f, "{r}[")?;
+                    self.show(*n, f)?;
+                    write!(f, "] = ")?;
+                    self.show(*v, f)?;
+                    writeln!(f)?;
                 }
             }
         }
@@ -1964,7 +2166,7 @@ fn node_width(nodes: &[Node], n: N) -> u32 {
         Node::Cast(Cast::Resize { width, .. }, _) => *width,
         Node::Cast(_, _) => 1,
         Node::Mux(_, a, _) => node_width(nodes, *a),
-        Node::Hash { w, .. } | Node::HashResult { w, .. } => *w,
+        Node::Hash { w, .. } | Node::HashResult { w, .. } | Node::RegVal { w, .. } => *w,
     }
 }
 
