@@ -20,7 +20,8 @@
 //! checksum over fields). The program is:
 //!
 //! 1. state updates, in run order: direct counters and idle times of the entries hit, indexed
-//!    counters, register reads and writes (a value read is kept for the expressions that use it:
+//!    counters, register reads and writes, meters (indexed, and direct ones executed by a
+//!    table hit) (a value read or colour is kept for the expressions that use it:
 //!    `v = r.read(i); r.write(i, v + 1); hdr.x = v + 1` is one read, one write and one output
 //!    field; a decision on a register value is state-dependent, so such runs are not cached);
 //! 2. per packet instance, in the interpreter's order (one for unicast, one per replica for
@@ -32,7 +33,7 @@
 //!
 //! The tracer gives up (the megaflow then replays its recording through the interpreter) on
 //! everything outside that model: clones, resubmission, recirculation, digests, `truncate`,
-//! logs, meters, random values, hashes whose inputs are not modelled, varbit headers, a value that
+//! logs, random values, hashes whose inputs are not modelled, varbit headers, a value that
 //! the traffic manager reads (egress port, multicast group, priority) not being constant, or
 //! an opaque value reaching the output.
 //!
@@ -121,6 +122,10 @@ enum StateOp {
     RegRead(ExternId, N, u32),
     /// `register.write(index, value)`.
     RegWrite(ExternId, N, N),
+    /// `meter.execute_meter(index, _)`: the colour into read slot `t`.
+    Meter(ExternId, N, u32),
+    /// A table hit executes its direct meter for the entry: the colour into read slot `t`.
+    DirectMeter(TableId, u32, u32),
 }
 
 /// An output operation.
@@ -302,6 +307,27 @@ impl Program {
                         scratch.reads.resize(t + 1, None);
                     }
                     scratch.reads[t] = v;
+                }
+                StateOp::Meter(m, n, t) => {
+                    let idx = self.index(*n, pkt, port, scratch);
+                    let c = state
+                        .execute_meter(*m, idx, pkt.len(), now_ns)
+                        .map(|c| Bits::from_u64(64, c.code()));
+                    let t = *t as usize;
+                    if scratch.reads.len() <= t {
+                        scratch.reads.resize(t + 1, None);
+                    }
+                    scratch.reads[t] = c;
+                }
+                StateOp::DirectMeter(tb, i, t) => {
+                    let c = state
+                        .execute_direct_meter(*tb, *i, pkt.len(), now_ns)
+                        .map(|c| Bits::from_u64(64, c.code()));
+                    let t = *t as usize;
+                    if scratch.reads.len() <= t {
+                        scratch.reads.resize(t + 1, None);
+                    }
+                    scratch.reads[t] = c;
                 }
                 StateOp::RegWrite(r, n, v) => {
                     let idx = self.index(*n, pkt, port, scratch);
@@ -813,6 +839,8 @@ pub struct Tracer<'p> {
     reads: u32,
     read_values: Vec<Option<Bits>>,
     pending_read: Option<u32>,
+    /// Direct meters with a colour from the table being applied, and its read slot.
+    meter_colors: Vec<(ExternId, u32)>,
     egress_rid: Option<SlotId>,
     instance_type: Option<SlotId>,
     egress_spec: Option<SlotId>,
@@ -854,6 +882,7 @@ impl<'p> Tracer<'p> {
             reads: 0,
             read_values: Vec::new(),
             pending_read: None,
+            meter_colors: Vec::new(),
             egress_rid: p.intrinsic("egress_rid"),
             instance_type: p.intrinsic("instance_type"),
             egress_spec: p.intrinsic("egress_spec"),
@@ -1385,6 +1414,50 @@ impl<'p> Tracer<'p> {
                         let v = self.add(Node::RegVal { t, w, fallback });
                         self.write_place(&dst, v, params, k)
                     }
+                    (ExternKind::Meter { .. }, "execute_meter") => {
+                        let idx = self.index_arg(args, 0, params, k)?;
+                        let dst = match result {
+                            Some(p) => p.clone(),
+                            None => args.iter().find_map(|a| match a {
+                                koi_ir::Arg::Out(p) | koi_ir::Arg::InOut(p) => Some(p.clone()),
+                                koi_ir::Arg::In(_) => None,
+                            })?,
+                        };
+                        // An index out of range executes nothing and writes nothing.
+                        let (w, old) = self.place_value(&dst, params, k)?;
+                        let t = self.reads;
+                        self.reads += 1;
+                        self.state.push(StateOp::Meter(*instance, idx, t));
+                        self.pending_read = Some(t);
+                        let v = self.add(Node::RegVal {
+                            t,
+                            w,
+                            fallback: old,
+                        });
+                        self.write_place(&dst, v, params, k)
+                    }
+                    (ExternKind::DirectMeter { .. }, "read") => {
+                        let dst = match result {
+                            Some(p) => p.clone(),
+                            None => args.iter().find_map(|a| match a {
+                                koi_ir::Arg::Out(p) | koi_ir::Arg::InOut(p) => Some(p.clone()),
+                                koi_ir::Arg::In(_) => None,
+                            })?,
+                        };
+                        // No colour (the table missed, or was not applied): nothing is written.
+                        let Some(&(_, t)) = self.meter_colors.iter().find(|(e, _)| e == instance)
+                        else {
+                            return Some(());
+                        };
+                        let (w, old) = self.place_value(&dst, params, k)?;
+                        self.pending_read = Some(t);
+                        let v = self.add(Node::RegVal {
+                            t,
+                            w,
+                            fallback: old,
+                        });
+                        self.write_place(&dst, v, params, k)
+                    }
                     (ExternKind::Register { .. }, "write") => {
                         let idx = self.index_arg(args, 0, params, k)?;
                         let value = match args
@@ -1675,17 +1748,24 @@ impl<'p> Tracer<'p> {
         if self.failed.is_some() {
             return;
         }
-        if self
-            .p
-            .tables
-            .get(t)
-            .is_none_or(|x| x.direct_meter.is_some())
-        {
-            self.fail("direct meter");
+        let Some(table) = self.p.tables.get(t) else {
+            self.fail("table");
             return;
+        };
+        let meter = table.direct_meter;
+        // As the interpreter: applying the table forgets its direct meter's colour; a hit
+        // executes the meter for the entry.
+        if let Some(m) = meter {
+            self.meter_colors.retain(|(e, _)| *e != m);
         }
         if let Some(i) = hit {
             self.state.push(StateOp::TableHit(t, i));
+            if let Some(m) = meter {
+                let slot = self.reads;
+                self.reads += 1;
+                self.state.push(StateOp::DirectMeter(t, i, slot));
+                self.meter_colors.push((m, slot));
+            }
         }
     }
 
@@ -1792,9 +1872,11 @@ impl<'p> Tracer<'p> {
         }
         for op in &self.state {
             let opaque = match op {
-                StateOp::Count(_, n) | StateOp::RegRead(_, n, _) => self.reaches_opaque(*n),
+                StateOp::Count(_, n) | StateOp::RegRead(_, n, _) | StateOp::Meter(_, n, _) => {
+                    self.reaches_opaque(*n)
+                }
                 StateOp::RegWrite(_, n, v) => self.reaches_opaque(*n) || self.reaches_opaque(*v),
-                StateOp::TableHit(..) => false,
+                StateOp::TableHit(..) | StateOp::DirectMeter(..) => false,
             };
             if opaque {
                 return Err("opaque value in a state update");
@@ -1999,14 +2081,14 @@ impl Program {
         }
         for op in &mut self.state {
             match op {
-                StateOp::Count(_, n) | StateOp::RegRead(_, n, _) => {
+                StateOp::Count(_, n) | StateOp::RegRead(_, n, _) | StateOp::Meter(_, n, _) => {
                     *n = visit(*n, &self.nodes, &mut map, &mut nodes)
                 }
                 StateOp::RegWrite(_, n, v) => {
                     *n = visit(*n, &self.nodes, &mut map, &mut nodes);
                     *v = visit(*v, &self.nodes, &mut map, &mut nodes);
                 }
-                StateOp::TableHit(..) => {}
+                StateOp::TableHit(..) | StateOp::DirectMeter(..) => {}
             }
         }
         for r in &mut self.results {
@@ -2073,11 +2155,13 @@ impl Program {
         self.results = results;
         for op in &self.state {
             match op {
-                StateOp::Count(_, n) | StateOp::RegRead(_, n, _) => wide |= !self.is_narrow(*n),
+                StateOp::Count(_, n) | StateOp::RegRead(_, n, _) | StateOp::Meter(_, n, _) => {
+                    wide |= !self.is_narrow(*n)
+                }
                 StateOp::RegWrite(_, n, v) => {
                     wide |= !self.is_narrow(*n) || !self.is_narrow(*v);
                 }
-                StateOp::TableHit(..) => {}
+                StateOp::TableHit(..) | StateOp::DirectMeter(..) => {}
             }
         }
         self.wide = wide;
@@ -2093,6 +2177,14 @@ impl std::fmt::Display for Program {
                 StateOp::TableHit(t, i) => writeln!(f, "hit {t}#{i}")?,
                 StateOp::Count(c, n) => {
                     write!(f, "count {c}[")?;
+                    self.show(*n, f)?;
+                    writeln!(f, "]")?;
+                }
+                StateOp::DirectMeter(tb, i, t) => {
+                    writeln!(f, "read{t} = execute {tb}#{i}'s meter")?
+                }
+                StateOp::Meter(m, n, t) => {
+                    write!(f, "read{t} = execute {m}[")?;
                     self.show(*n, f)?;
                     writeln!(f, "]")?;
                 }
