@@ -12,31 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod ctl_support;
-use ctl_support::{ctl, ok, records, write_pcap};
-
-/// A bound on waiting for something that should happen; never a timing assertion.
-const PATIENCE: Duration = Duration::from_secs(30);
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn tmpdir(name: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("ctl_{name}_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("tmpdir");
-    d
-}
-
-/// An Ethernet frame from MAC ...0a to MAC ...0b with a test ethertype.
-fn frame(seq: u8) -> Vec<u8> {
-    let mut f = vec![
-        0x02, 0, 0, 0, 0, 0x0b, 0x02, 0, 0, 0, 0, 0x0a, 0x88, 0xb5, seq,
-    ];
-    f.resize(60, seq);
-    f
-}
+use ctl_support::{PATIENCE, ctl, frame, ok, records, root, tmpdir, write_pcap};
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
@@ -62,7 +38,7 @@ struct Switch {
 
 impl Switch {
     fn start(name: &str, prog: &Path, entries: Option<&Path>, frames: &[Vec<u8>]) -> Switch {
-        let dir = tmpdir(name);
+        let dir = tmpdir("ctl", name);
         let sock = dir.join("koi.sock");
         write_pcap(&dir.join("in.pcap"), frames);
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_koi"));
@@ -243,7 +219,7 @@ V1Switch(P(), VC(), I(), E(), CC(), D()) main;
 
 #[test]
 fn ctl_register_write_then_read() {
-    let dir = tmpdir("regprog");
+    let dir = tmpdir("ctl", "regprog");
     let prog = dir.join("reg.p4");
     std::fs::write(&prog, REGISTER_PROGRAM).expect("write program");
     let frames: Vec<Vec<u8>> = (0..2).map(frame).collect();
@@ -322,7 +298,7 @@ fn ctl_reads_commands_from_stdin_one_reply_each() {
 
 #[test]
 fn ctl_cannot_connect_exits_2_naming_the_path() {
-    let dir = tmpdir("noconnect");
+    let dir = tmpdir("ctl", "noconnect");
     let sock = dir.join("nobody.sock");
     let o = ctl(&sock, &["stats"]);
     assert_eq!(o.status.code(), Some(2));
@@ -354,7 +330,7 @@ fn finish_within(
 
 #[test]
 fn ctl_a_second_koi_is_refused_and_a_stale_socket_replaced() {
-    let dir = tmpdir("stale");
+    let dir = tmpdir("ctl", "stale");
     let stale = dir.join("koi.sock");
     drop(UnixListener::bind(&stale).expect("bind"));
     assert!(stale.exists());

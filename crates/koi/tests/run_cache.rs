@@ -22,31 +22,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 mod ctl_support;
-use ctl_support::{ctl, ok, records, write_pcap};
-
-/// A bound on waiting for something that should happen; never a timing assertion.
-const PATIENCE: Duration = Duration::from_secs(30);
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn tmpdir(name: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("run_cache_{name}_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("tmpdir");
-    d
-}
-
-/// An Ethernet frame from MAC ...0a to MAC ...0b with a test ethertype.
-fn frame(seq: u8) -> Vec<u8> {
-    let mut f = vec![
-        0x02, 0, 0, 0, 0, 0x0b, 0x02, 0, 0, 0, 0, 0x0a, 0x88, 0xb5, seq,
-    ];
-    f.resize(60, seq);
-    f
-}
+use ctl_support::{PATIENCE, ctl, frame, ok, records, root, tmpdir, write_pcap};
 
 /// The number after `name` at the start of an indented line of `cache_show`'s `section`
 /// (`thread 0`, `total`): `  megaflows        3 / 10` gives 3.
@@ -147,7 +123,7 @@ impl Drop for Switch {
 /// `koi run` with port 1 reading `frames` from a pcap file and port 2 writing `out.pcap`,
 /// after every frame has crossed; `extra` are more `koi run` arguments.
 fn forwarded(name: &str, frames: &[Vec<u8>], extra: &[&str]) -> (Switch, PathBuf) {
-    let dir = tmpdir(name);
+    let dir = tmpdir("run_cache", name);
     write_pcap(&dir.join("in.pcap"), frames);
     let ports = [
         format!("1=pcap:{},", dir.join("in.pcap").display()),
@@ -278,7 +254,7 @@ fn misses_beyond_the_upcall_rate_are_dropped_and_counted() {
             f
         })
         .collect();
-    let dir = tmpdir("limit");
+    let dir = tmpdir("run_cache", "limit");
     write_pcap(&dir.join("in.pcap"), &frames);
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -388,7 +364,7 @@ impl Pipe {
 #[test]
 fn a_table_change_is_followed_by_every_thread_from_the_next_packet() {
     let n = koi_ports::BATCH_SIZE;
-    let dir = tmpdir("consistency");
+    let dir = tmpdir("run_cache", "consistency");
     let (a, b) = (dir.join("a.pipe"), dir.join("b.pipe"));
     Pipe::create(&a);
     Pipe::create(&b);

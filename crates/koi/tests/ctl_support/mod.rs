@@ -5,9 +5,35 @@
 
 use pcap_file::pcap::{PcapPacket, PcapReader, PcapWriter};
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
+
+/// A bound on waiting for something that should happen; never a timing assertion.
+pub const PATIENCE: Duration = Duration::from_secs(30);
+
+/// The repository's root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A fresh scratch directory `PREFIX_NAME_PID` under the target's temporary directory.
+pub fn tmpdir(prefix: &str, name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("{prefix}_{name}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("tmpdir");
+    d
+}
+
+/// An Ethernet frame from MAC ...0a to MAC ...0b with a test ethertype.
+pub fn frame(seq: u8) -> Vec<u8> {
+    let mut f = vec![
+        0x02, 0, 0, 0, 0, 0x0b, 0x02, 0, 0, 0, 0, 0x0a, 0x88, 0xb5, seq,
+    ];
+    f.resize(60, seq);
+    f
+}
 
 /// Writes `frames` to a new pcap file at `p`.
 pub fn write_pcap(p: &Path, frames: &[Vec<u8>]) {
