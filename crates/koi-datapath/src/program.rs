@@ -62,10 +62,9 @@ use koi_interp::DropReason;
 use koi_ir::entity::EntityId;
 use koi_ir::{
     Architecture, BinOp, Bits, Builtin, Cast, Expr, ExternId, ExternKind, HashAlgo, HeaderId,
-    HeaderRef, Pipeline, Place, SlotId, SlotKind, StackId, Stmt, TableId, Ty, UnOp,
+    HeaderRef, Pipeline, Place, SlotId, SlotKind, StackId, Stmt, TableId, Ty, UnOp, Value,
 };
 use koi_state::State;
-use std::cmp::Ordering;
 
 type N = u32;
 
@@ -216,6 +215,15 @@ pub struct Scratch {
 }
 
 impl Scratch {
+    /// Stores what read number `t` found.
+    fn set_read(&mut self, t: u32, v: Option<Bits>) {
+        let t = t as usize;
+        if self.reads.len() <= t {
+            self.reads.resize(t + 1, None);
+        }
+        self.reads[t] = v;
+    }
+
     /// Presets the register reads a run without state sees (the check at installation).
     pub fn preset_reads(&mut self, reads: Vec<Option<Bits>>) {
         self.reads = reads;
@@ -302,32 +310,20 @@ impl Program {
                 StateOp::RegRead(r, n, t) => {
                     let idx = self.index(*n, pkt, port, scratch);
                     let v = state.register(*r).and_then(|a| a.get(idx).cloned());
-                    let t = *t as usize;
-                    if scratch.reads.len() <= t {
-                        scratch.reads.resize(t + 1, None);
-                    }
-                    scratch.reads[t] = v;
+                    scratch.set_read(*t, v);
                 }
                 StateOp::Meter(m, n, t) => {
                     let idx = self.index(*n, pkt, port, scratch);
                     let c = state
                         .execute_meter(*m, idx, pkt.len(), now_ns)
                         .map(|c| Bits::from_u64(64, c.code()));
-                    let t = *t as usize;
-                    if scratch.reads.len() <= t {
-                        scratch.reads.resize(t + 1, None);
-                    }
-                    scratch.reads[t] = c;
+                    scratch.set_read(*t, c);
                 }
                 StateOp::DirectMeter(tb, i, t) => {
                     let c = state
                         .execute_direct_meter(*tb, *i, pkt.len(), now_ns)
                         .map(|c| Bits::from_u64(64, c.code()));
-                    let t = *t as usize;
-                    if scratch.reads.len() <= t {
-                        scratch.reads.resize(t + 1, None);
-                    }
-                    scratch.reads[t] = c;
+                    scratch.set_read(*t, c);
                 }
                 StateOp::RegWrite(r, n, v) => {
                     let idx = self.index(*n, pkt, port, scratch);
@@ -747,55 +743,17 @@ fn truth(b: &Bits) -> bool {
     !b.is_zero()
 }
 
-/// The interpreter's binary operators on bits (bools as 1-bit values).
+/// The interpreter's binary operators, on bits (bools as 1-bit values): its own functions.
 fn arith(op: BinOp, x: &Bits, y: &Bits) -> Bits {
-    use BinOp::*;
-    let b = |v: bool| Bits::from_bool(v);
-    match op {
-        Add => x.add(y),
-        Sub => x.sub(y),
-        Mul => x.mul(y),
-        Div => x.udiv(y),
-        Mod => x.urem(y),
-        AddSatU => x.add_sat_u(y),
-        AddSatS => x.add_sat_s(y),
-        SubSatU => x.sub_sat_u(y),
-        SubSatS => x.sub_sat_s(y),
-        BitAnd => x.and(y),
-        BitOr => x.or(y),
-        BitXor => x.xor(y),
-        Shl => x.shl(y.to_shift_amount()),
-        ShrU => x.shr_u(y.to_shift_amount()),
-        ShrS => x.shr_s(y.to_shift_amount()),
-        Concat => x.concat(y),
-        LtU => b(x.cmp_u(y) == Ordering::Less),
-        LeU => b(x.cmp_u(y) != Ordering::Greater),
-        GtU => b(x.cmp_u(y) == Ordering::Greater),
-        GeU => b(x.cmp_u(y) != Ordering::Less),
-        LtS => b(x.cmp_s(y) == Ordering::Less),
-        LeS => b(x.cmp_s(y) != Ordering::Greater),
-        GtS => b(x.cmp_s(y) == Ordering::Greater),
-        GeS => b(x.cmp_s(y) != Ordering::Less),
-        Eq => b(x == y),
-        Ne => b(x != y),
-        And => b(truth(x) && truth(y)),
-        Or => b(truth(x) || truth(y)),
-    }
+    koi_interp::eval::arith(op, x, y).to_bits()
 }
 
 fn unary(op: UnOp, v: &Bits) -> Bits {
-    match op {
-        UnOp::Not => Bits::from_bool(!truth(v)),
-        UnOp::BitNot => v.not(),
-        UnOp::Neg => v.neg(),
-    }
+    koi_interp::eval::unary(op, Value::Bits(v.clone())).to_bits()
 }
 
 fn cast(c: Cast, v: &Bits) -> Bits {
-    match c {
-        Cast::Resize { width, signed } => v.cast(width, signed),
-        Cast::ToBool | Cast::FromBool => Bits::from_bool(truth(v)),
-    }
+    koi_interp::eval::cast(c, Value::Bits(v.clone())).to_bits()
 }
 
 /// An instance that ended during the traced run.
@@ -1393,13 +1351,7 @@ impl<'p> Tracer<'p> {
                             return None;
                         }
                         let idx = self.index_arg(args, 0, params, k)?;
-                        let dst = match result {
-                            Some(p) => p.clone(),
-                            None => args.iter().find_map(|a| match a {
-                                koi_ir::Arg::Out(p) | koi_ir::Arg::InOut(p) => Some(p.clone()),
-                                koi_ir::Arg::In(_) => None,
-                            })?,
-                        };
+                        let dst = extern_dst(result, args)?;
                         let (w, old) = self.place_value(&dst, params, k)?;
                         // Out of range: a return value reads as zero, an `out` argument keeps
                         // its value (the interpreter's semantics).
@@ -1407,8 +1359,7 @@ impl<'p> Tracer<'p> {
                             Some(_) => self.constant(Bits::zero(w)),
                             None => old,
                         };
-                        let t = self.reads;
-                        self.reads += 1;
+                        let t = self.next_read();
                         self.state.push(StateOp::RegRead(*instance, idx, t));
                         self.pending_read = Some(t);
                         let v = self.add(Node::RegVal { t, w, fallback });
@@ -1416,17 +1367,10 @@ impl<'p> Tracer<'p> {
                     }
                     (ExternKind::Meter { .. }, "execute_meter") => {
                         let idx = self.index_arg(args, 0, params, k)?;
-                        let dst = match result {
-                            Some(p) => p.clone(),
-                            None => args.iter().find_map(|a| match a {
-                                koi_ir::Arg::Out(p) | koi_ir::Arg::InOut(p) => Some(p.clone()),
-                                koi_ir::Arg::In(_) => None,
-                            })?,
-                        };
+                        let dst = extern_dst(result, args)?;
                         // An index out of range executes nothing and writes nothing.
                         let (w, old) = self.place_value(&dst, params, k)?;
-                        let t = self.reads;
-                        self.reads += 1;
+                        let t = self.next_read();
                         self.state.push(StateOp::Meter(*instance, idx, t));
                         self.pending_read = Some(t);
                         let v = self.add(Node::RegVal {
@@ -1437,13 +1381,7 @@ impl<'p> Tracer<'p> {
                         self.write_place(&dst, v, params, k)
                     }
                     (ExternKind::DirectMeter { .. }, "read") => {
-                        let dst = match result {
-                            Some(p) => p.clone(),
-                            None => args.iter().find_map(|a| match a {
-                                koi_ir::Arg::Out(p) | koi_ir::Arg::InOut(p) => Some(p.clone()),
-                                koi_ir::Arg::In(_) => None,
-                            })?,
-                        };
+                        let dst = extern_dst(result, args)?;
                         // No colour (the table missed, or was not applied): nothing is written.
                         let Some(&(_, t)) = self.meter_colors.iter().find(|(e, _)| e == instance)
                         else {
@@ -1481,6 +1419,12 @@ impl<'p> Tracer<'p> {
             | Stmt::Verify { .. }
             | Stmt::PacketLength { .. } => None,
         }
+    }
+
+    /// A new read slot (a register value or meter colour kept for the program's expressions).
+    fn next_read(&mut self) -> u32 {
+        self.reads += 1;
+        self.reads - 1
     }
 
     /// The `i`th `in` argument of an extern call (an index: 0 when there is none).
@@ -1761,8 +1705,7 @@ impl<'p> Tracer<'p> {
         if let Some(i) = hit {
             self.state.push(StateOp::TableHit(t, i));
             if let Some(m) = meter {
-                let slot = self.reads;
-                self.reads += 1;
+                let slot = self.next_read();
                 self.state.push(StateOp::DirectMeter(t, i, slot));
                 self.meter_colors.push((m, slot));
             }
@@ -2240,6 +2183,18 @@ impl std::fmt::Display for Program {
             writeln!(f, "output:{port}")?;
         }
         Ok(())
+    }
+}
+
+/// Where an extern call writes what it produces: its return place, else its first `out`
+/// argument (as the interpreter does).
+fn extern_dst(result: &Option<Place>, args: &[koi_ir::Arg]) -> Option<Place> {
+    match result {
+        Some(p) => Some(p.clone()),
+        None => args.iter().find_map(|a| match a {
+            koi_ir::Arg::Out(p) | koi_ir::Arg::InOut(p) => Some(p.clone()),
+            koi_ir::Arg::In(_) => None,
+        }),
     }
 }
 

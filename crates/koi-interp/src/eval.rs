@@ -135,7 +135,9 @@ impl Env<'_> {
     }
 }
 
-fn arith(op: BinOp, x: &Bits, y: &Bits) -> Value {
+/// The interpreter's binary operators on bits (what the cached datapath's compiled programs
+/// compute too).
+pub fn arith(op: BinOp, x: &Bits, y: &Bits) -> Value {
     use BinOp::*;
     let cmp = |o: Ordering, want: &[Ordering]| Value::Bool(want.contains(&o));
     let v = match op {
@@ -179,7 +181,8 @@ fn into_bits(v: Value) -> Bits {
     }
 }
 
-fn unary(op: UnOp, v: Value) -> Value {
+/// The interpreter's unary operators.
+pub fn unary(op: UnOp, v: Value) -> Value {
     match op {
         UnOp::Not => Value::Bool(!v.to_bool()),
         UnOp::BitNot => Value::Bits(into_bits(v).not()),
@@ -187,7 +190,8 @@ fn unary(op: UnOp, v: Value) -> Value {
     }
 }
 
-fn cast(c: Cast, v: Value) -> Value {
+/// The interpreter's casts.
+pub fn cast(c: Cast, v: Value) -> Value {
     match c {
         Cast::Resize { width, signed } => Value::Bits(into_bits(v).cast(width, signed)),
         Cast::ToBool => Value::Bool(v.to_bool()),
