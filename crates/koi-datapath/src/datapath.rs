@@ -936,8 +936,24 @@ impl Observer for DpObserver<'_> {
         self.trace(|t, _| t.arch_write(slot, value));
     }
 
-    fn instance(&mut self, role: koi_ir::Role, ev: &koi_interp::observer::InstanceEvent) {
-        self.trace(|t, _| t.instance(role, ev));
+    fn instance(&mut self, role: koi_ir::Role, _ev: &koi_interp::observer::InstanceEvent) {
+        self.trace(|t, _| t.instance(role));
+    }
+
+    fn enqueued(&mut self, _port: u64) {
+        self.trace(|t, _| t.enqueued());
+    }
+
+    fn copy_begin(&mut self, kind: koi_interp::CopyKind) {
+        self.trace(|t, _| t.copy_begin(kind));
+    }
+
+    fn metadata_reset(&mut self, fl: Option<koi_ir::FieldListId>) {
+        self.trace(|t, _| t.metadata_reset(fl));
+    }
+
+    fn copy_end(&mut self) {
+        self.trace(|t, _| t.copy_end());
     }
 
     fn packet_out(&mut self, o: &Output) {

@@ -24,18 +24,21 @@
 //!    table hit) (a value read or colour is kept for the expressions that use it:
 //!    `v = r.read(i); r.write(i, v + 1); hdr.x = v + 1` is one read, one write and one output
 //!    field; a decision on a register value is state-dependent, so such runs are not cached);
-//! 2. per packet instance, in the interpreter's order (one for unicast, one per replica for
-//!    multicast: each egress pass starts from the packet as multicast copied it, with its
-//!    replica's `egress_rid` and port): the output, built as the input bytes copied with the
+//! 2. per packet instance, in the interpreter's order (the traffic manager's queue: one for
+//!    unicast, one per replica for multicast, one per copy of an ingress-to-egress or
+//!    egress-to-egress clone; each egress pass starts from the PHV its instance was queued
+//!    with: a replica with its `egress_rid`, an I2E clone from the PHV the parse left with
+//!    its metadata reset but for the clone's field list, an E2E clone from the PHV egress
+//!    left, likewise reset): the output, built as the input bytes copied with the
 //!    changed fields written (when the output header layout has the input's length), or as the
 //!    output headers assembled field by field (push and pop of headers), then the payload; and
 //!    its port, or a drop with its reason.
 //!
 //! The tracer gives up (the megaflow then replays its recording through the interpreter) on
-//! everything outside that model: clones, resubmission, recirculation, digests, `truncate`,
+//! everything outside that model: resubmission, recirculation, digests, `truncate`,
 //! logs, random values, hashes whose inputs are not modelled, varbit headers, a value that
-//! the traffic manager reads (egress port, multicast group, priority) not being constant, or
-//! an opaque value reaching the output.
+//! the traffic manager reads (egress port, multicast group, priority, a clone's session) not
+//! being constant, or an opaque value reaching the output.
 //!
 //! # Why it is exact
 //!
@@ -790,8 +793,16 @@ pub struct Tracer<'p> {
     state: Vec<StateOp>,
     /// The instances that ended so far: sent (port, headers emitted, final values) or dropped.
     passes: Vec<Pass>,
-    /// After a multicast: the packet as the traffic manager copied it for every replica.
-    replicas: Option<Vec<N>>,
+    /// The PHV as the parse left it: where an ingress clone starts.
+    initial: Vec<N>,
+    /// The instances queued for egress passes, in the traffic manager's order: each the PHV
+    /// it was queued with (the packet, a multicast replica with its `egress_rid`, a clone).
+    queue: std::collections::VecDeque<Vec<N>>,
+    /// While a clone is being made: the PHV of the packet it is made from (the current one is
+    /// the clone's).
+    copying: Option<Vec<N>>,
+    /// The slots a copy's metadata reset zeroes (metadata, locals, temporaries).
+    meta: Vec<SlotId>,
     /// Register reads: how many, the values the interpreter read (for the check at
     /// installation), and the read whose value the next extern report carries.
     reads: u32,
@@ -799,8 +810,6 @@ pub struct Tracer<'p> {
     pending_read: Option<u32>,
     /// Direct meters with a colour from the table being applied, and its read slot.
     meter_colors: Vec<(ExternId, u32)>,
-    egress_rid: Option<SlotId>,
-    instance_type: Option<SlotId>,
     egress_spec: Option<SlotId>,
     mcast_grp: Option<SlotId>,
     priority: Option<SlotId>,
@@ -836,13 +845,29 @@ impl<'p> Tracer<'p> {
             emitted: Vec::new(),
             state: Vec::new(),
             passes: Vec::new(),
-            replicas: None,
+            initial: Vec::new(),
+            queue: std::collections::VecDeque::new(),
+            copying: None,
+            meta: p
+                .phv
+                .slots
+                .iter()
+                .filter(|(_, s)| {
+                    let is_meta =
+                        |k| matches!(k, SlotKind::Metadata | SlotKind::Local | SlotKind::Temp);
+                    match s.kind {
+                        SlotKind::VarbitLength(of) => {
+                            p.phv.slots.get(of).is_some_and(|o| is_meta(o.kind))
+                        }
+                        k => is_meta(k),
+                    }
+                })
+                .map(|(id, _)| id)
+                .collect(),
             reads: 0,
             read_values: Vec::new(),
             pending_read: None,
             meter_colors: Vec::new(),
-            egress_rid: p.intrinsic("egress_rid"),
-            instance_type: p.intrinsic("instance_type"),
             egress_spec: p.intrinsic("egress_spec"),
             mcast_grp: p.intrinsic("mcast_grp"),
             priority: p.intrinsic("priority"),
@@ -902,6 +927,7 @@ impl<'p> Tracer<'p> {
             };
             *t.slots.get_mut(dst.index() as usize)? = n;
         }
+        t.initial = t.slots.clone();
         Some(t)
     }
 
@@ -1259,7 +1285,9 @@ impl<'p> Tracer<'p> {
 
     /// A statement of the run (from the end of the first parse on).
     pub fn stmt(&mut self, s: &Stmt, params: &[Bits], k: &Known<'_>) {
-        if self.failed.is_some() {
+        // While an ingress clone is made, the statements are its parse, which ends as the
+        // first parse did (the same bytes, the same ingress port).
+        if self.failed.is_some() || self.copying.is_some() {
             return;
         }
         if self.exec(s, params, k).is_none() {
@@ -1647,6 +1675,12 @@ impl<'p> Tracer<'p> {
                 };
                 self.write_place(dst, v, params, k)
             }
+            Builtin::Clone { session, .. } => {
+                // The traffic manager's events make the clone; its session must be the same
+                // for every packet of the megaflow.
+                let n = self.expr(session, params, k)?;
+                self.konst(n, k).map(|_| ())
+            }
             Builtin::Assert { cond } | Builtin::Assume { cond } => {
                 let c = self.expr(cond, params, k)?;
                 truth(&self.konst(c, k)?).then_some(())
@@ -1733,10 +1767,12 @@ impl<'p> Tracer<'p> {
         let fixed = match ev {
             TmEvent::Unicast { port } => spec == Some(*port) && grp == Some(0) && prio.is_some(),
             TmEvent::Multicast { group, .. } => {
-                let ok = grp == Some(*group) && *group != 0 && prio.is_some();
-                self.replicas = Some(self.slots.clone());
-                ok
+                grp == Some(*group) && *group != 0 && prio.is_some()
             }
+            // The session is a constant (see `Builtin::Clone`) and mirroring sessions are
+            // control-plane state, so what the session sends is the same for the megaflow.
+            TmEvent::Clone { .. } => self.copying.is_some(),
+            TmEvent::Drop(DropReason::NoReplicas) if self.copying.is_some() => true,
             TmEvent::Drop(DropReason::Ingress) => spec == Some(self.drop_port) && grp == Some(0),
             TmEvent::Drop(DropReason::Egress) => spec == Some(self.drop_port),
             TmEvent::Drop(DropReason::NoReplicas) => grp.is_some_and(|g| g != 0),
@@ -1755,21 +1791,67 @@ impl<'p> Tracer<'p> {
         }
     }
 
-    /// A pass through ingress or egress starts. An egress pass of a multicast replica starts
-    /// from the packet as multicast copied it, with the replica's `egress_rid`.
-    pub fn instance(&mut self, role: koi_ir::Role, ev: &koi_interp::observer::InstanceEvent) {
+    /// A pass through ingress or egress starts. An egress pass starts from the PHV its
+    /// instance was queued with.
+    pub fn instance(&mut self, role: koi_ir::Role) {
         if self.failed.is_some() || role != koi_ir::Role::Egress {
             return;
         }
         self.emitted.clear();
-        if let Some(r) = &self.replicas {
-            self.slots = r.clone();
-            if let (Some(s), Some(rid)) = (self.egress_rid, ev.rid) {
-                self.set_slot_const(s, Bits::from_u64(64, rid));
+        match self.queue.pop_front() {
+            Some(q) => self.slots = q,
+            None => self.fail("egress pass without a queued instance"),
+        }
+    }
+
+    /// An instance was queued for egress with the current PHV.
+    pub fn enqueued(&mut self) {
+        if self.failed.is_none() {
+            self.queue.push_back(self.slots.clone());
+        }
+    }
+
+    /// A clone starts: the packet as it entered (an ingress clone, re-parsed as the first
+    /// parse went) or as egress left it.
+    pub fn copy_begin(&mut self, kind: koi_interp::CopyKind) {
+        if self.failed.is_some() {
+            return;
+        }
+        let from = match kind {
+            koi_interp::CopyKind::IngressClone => self.initial.clone(),
+            koi_interp::CopyKind::EgressClone => self.slots.clone(),
+        };
+        self.copying = Some(std::mem::replace(&mut self.slots, from));
+    }
+
+    /// The clone's metadata is zeroed but for field list `fl`, taken from the packet it is
+    /// made from.
+    pub fn metadata_reset(&mut self, fl: Option<koi_ir::FieldListId>) {
+        if self.failed.is_some() {
+            return;
+        }
+        let Some(from) = &self.copying else {
+            // Resubmission and recirculation: not compiled.
+            self.fail("metadata reset outside a clone");
+            return;
+        };
+        let from = from.clone();
+        for s in self.meta.clone() {
+            let w = self.p.phv.slots.get(s).map_or(0, |x| x.width);
+            self.set_slot_const(s, Bits::zero(w));
+        }
+        if let Some(list) = fl.and_then(|f| self.p.field_lists.get(f)) {
+            for s in &list.slots {
+                let i = s.index() as usize;
+                self.slots[i] = from[i];
             }
-            if let Some(s) = self.instance_type {
-                self.set_slot_const(s, Bits::from_u64(64, u64::from(ev.instance_type)));
-            }
+        }
+    }
+
+    /// The clone is made: back to the packet it was made from.
+    pub fn copy_end(&mut self) {
+        if let Some(from) = self.copying.take() {
+            self.slots = from;
         }
     }
 

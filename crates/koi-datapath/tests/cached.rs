@@ -157,3 +157,76 @@ fn the_next_packet_after_a_table_write_follows_the_new_entry() {
     let o = dp.process(&mut state, &other, 1, &clock);
     assert_eq!(o.map(|o| o.outputs[0].port).ok(), Some(4));
 }
+
+/// Ingress-to-egress and egress-to-egress clones (to a port and to a multicast group, with
+/// a field list) are compiled: after the first packet, every packet of the flow is executed by
+/// the compiled program, with the interpreter's outputs, in its order.
+#[test]
+fn clones_are_compiled_and_give_the_interpreters_outputs() {
+    use koi_datapath::{PathTaken, Tier};
+    use koi_state::MirrorTarget;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/stf/v1model/clone-i2e-e2e.p4");
+    let p = common::compile_file(&path, None).unwrap_or_else(|e| panic!("{e}"));
+    let mut dp = Datapath::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut interp = Interpreter::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut sd = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    sd.mirroring_add(5, MirrorTarget::Port(2))
+        .unwrap_or_else(|e| panic!("{e}"));
+    sd.pre.group_create(7).unwrap_or_else(|e| panic!("{e}"));
+    let node = sd
+        .pre
+        .node_create(3, &[3, 4], &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    sd.pre.associate(7, node).unwrap_or_else(|e| panic!("{e}"));
+    sd.mirroring_add(6, MirrorTarget::Group(7))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut si = sd.clone();
+    let clock = ManualClock::new(0);
+    let mut paths = Vec::new();
+    for (i, payload) in [&b"\xca\xfe"[..], b"", b"a longer payload", b"q"]
+        .iter()
+        .enumerate()
+    {
+        let mut pkt = vec![0u8, 0, 0, 0, 0, 0, i as u8, 0];
+        pkt.extend_from_slice(payload);
+        let a = interp
+            .process(&mut si, &pkt, 0, &clock)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut got = Vec::new();
+        let s = dp
+            .process_with(&mut sd, &pkt, 0, &clock, &mut |port, bytes| {
+                got.push((port, bytes.to_vec()))
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        paths.push(s.path);
+        let want: Vec<_> = a
+            .outputs
+            .iter()
+            .map(|o| (o.port, o.bytes.clone()))
+            .collect();
+        assert_eq!(got, want, "packet {i}");
+        // In queue order: the I2E clone (queued at the end of ingress, before the original),
+        // the original, then the original's two E2E copies (ports 3 and 4).
+        let ports: Vec<u64> = got.iter().map(|(p, _)| *p).collect();
+        assert_eq!(ports, [2, 1, 3, 4], "packet {i}");
+        // The I2E clone is the packet as it entered, with instance_type 1 and port 2.
+        assert_eq!(got[0].1[..4], [1, 2, 0, 0]);
+        assert_eq!(got[0].1[6..], pkt[6..]);
+        // The E2E copies keep meta.x (field list) and have egress_rid 3.
+        assert_eq!(got[2].1[..6], [2, 3, 3, 0xaa, 0xe0, 0x55]);
+    }
+    assert_eq!(paths[0], PathTaken::Slow);
+    for p in &paths[1..] {
+        assert!(
+            matches!(p, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow)),
+            "{paths:?}"
+        );
+    }
+    let s = dp.stats();
+    assert_eq!(
+        (s.compiled, s.compile_mismatch, s.not_compiled),
+        (1, 0, 0),
+        "{s:?}"
+    );
+}

@@ -65,7 +65,7 @@ pub mod trace;
 pub mod ubpf;
 pub mod v1model;
 
-pub use observer::{Decision, NoObserver, Observer, Replay, Step, TableEvent, TmEvent};
+pub use observer::{CopyKind, Decision, NoObserver, Observer, Replay, Step, TableEvent, TmEvent};
 pub use options::{DropReason, InterpError, Options, Outcome, Output, Report, Rng};
 pub use trace::TraceObserver;
 

@@ -175,6 +175,27 @@ pub trait Observer {
     /// The body of the action most recently reported by `action` returned (or exited).
     fn action_end(&mut self) {}
     fn packet_out(&mut self, _out: &Output) {}
+    /// A clone of the packet is being made: until [`Observer::copy_end`], the events (the
+    /// copy's parse, the architecture's writes, its enqueueing, the traffic manager's
+    /// `Clone` event) concern the copy, not the packet it is made from.
+    fn copy_begin(&mut self, _kind: CopyKind) {}
+    /// The copy being made had its metadata zeroed but for the fields of field list `fl`,
+    /// which it took from the packet it is made from.
+    fn metadata_reset(&mut self, _fl: Option<koi_ir::FieldListId>) {}
+    /// The copy announced by [`Observer::copy_begin`] is made.
+    fn copy_end(&mut self) {}
+    /// The instance the architecture wrote last (the packet itself, a multicast replica or a
+    /// clone) was queued for an egress pass on `port`; egress passes run in queue order.
+    fn enqueued(&mut self, _port: u64) {}
+}
+
+/// Which copy [`Observer::copy_begin`] announces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyKind {
+    /// An ingress-to-egress clone: the packet as it entered, parsed again.
+    IngressClone,
+    /// An egress-to-egress clone: the packet's headers as egress left them.
+    EgressClone,
 }
 
 /// The observer that observes nothing.

@@ -27,7 +27,7 @@
 //! [`crate::Options::max_passes`] and all instances by [`crate::Options::max_instances`].
 
 use crate::exec::{Ctx, Pkt, Stop};
-use crate::observer::{InstanceEvent, Observer, TmEvent};
+use crate::observer::{CopyKind, InstanceEvent, Observer, TmEvent};
 use crate::options::{DropReason, Output};
 use crate::parse::ParseEnd;
 use crate::phv::BitWriter;
@@ -178,7 +178,8 @@ impl<O: Observer> Ctx<'_, O> {
     }
 
     /// A fresh instance whose metadata is zero but for the field list copied from `from`.
-    fn copy_field_list(&self, to: &mut Pkt, from: &Pkt, fl: Option<FieldListId>) {
+    fn copy_field_list(&mut self, to: &mut Pkt, from: &Pkt, fl: Option<FieldListId>) {
+        self.obs.metadata_reset(fl);
         to.phv.zero_ranges(&self.prep.meta_ranges);
         let Some(list) = fl.and_then(|f| self.p.field_lists.get(f)) else {
             return;
@@ -201,6 +202,7 @@ impl<O: Observer> Ctx<'_, O> {
         let Some(target) = self.state.mirror_session(session) else {
             return Ok(());
         };
+        self.obs.copy_begin(CopyKind::IngressClone);
         let mut c = Pkt::new(self.p, original.to_vec());
         c.ingress_len = pkt.ingress_len;
         c.len_reg = size;
@@ -213,6 +215,7 @@ impl<O: Observer> Ctx<'_, O> {
         self.copy_field_list(&mut c, pkt, fl);
         self.set(&mut c, self.prep.intr.instance_type, INGRESS_CLONE);
         self.send_clone(tm, c, session, target);
+        self.obs.copy_end();
         Ok(())
     }
 
@@ -292,6 +295,7 @@ impl<O: Observer> Ctx<'_, O> {
         self.set(&mut pkt, i.enq_timestamp, now);
         self.set(&mut pkt, i.enq_qdepth, 0);
         tm.queue.push_back(Job::Egress(pkt, port));
+        self.obs.enqueued(port);
     }
 
     fn egress(
@@ -327,12 +331,14 @@ impl<O: Observer> Ctx<'_, O> {
         if let Some((session, fl)) = pkt.fx.clone.take()
             && let Some(target) = self.state.mirror_session(session)
         {
+            self.obs.copy_begin(CopyKind::EgressClone);
             let mut c = pkt.clone();
             c.truncate = None;
             c.fx = Default::default();
             self.copy_field_list(&mut c, &pkt, fl);
             self.set(&mut c, i.instance_type, EGRESS_CLONE);
             self.send_clone(tm, c, session, target);
+            self.obs.copy_end();
         }
         if self.get(&pkt, i.egress_spec) == u64::from(self.opts.drop_port) {
             self.drop_instance(DropReason::Egress);
