@@ -181,6 +181,46 @@ struct Copy {
     key: u32,
 }
 
+/// A [`Copy`] or [`Check`] resolved, when the template's minimum length guarantees it, to one
+/// unaligned 8-byte big-endian load at `byte`: the value is `(load << shl) >> shr`, and a copy
+/// ORs it `<< kshl` into key word `word` (a copy never straddles key words).
+#[derive(Clone, Copy, Debug)]
+struct Load {
+    byte: usize,
+    shl: u32,
+    shr: u32,
+    kshl: u32,
+    word: usize,
+}
+
+impl Load {
+    /// The load for `len` (1..=64) packet bits at bit `off`, if `off`'s 8-byte window lies
+    /// within `min_len` bytes and holds the field.
+    fn new(off: u32, len: u32, min_len: usize) -> Option<Load> {
+        let byte = (off / 8) as usize;
+        let shl = off % 8;
+        (len > 0 && shl + len <= 64 && byte + 8 <= min_len).then_some(Load {
+            byte,
+            shl,
+            shr: 64 - len,
+            kshl: 0,
+            word: 0,
+        })
+    }
+
+    #[inline(always)]
+    fn value(&self, pkt: &[u8]) -> u64 {
+        match pkt.get(self.byte..self.byte + 8) {
+            Some(w) => {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(w);
+                (u64::from_be_bytes(b) << self.shl) >> self.shr
+            }
+            None => 0,
+        }
+    }
+}
+
 /// One parse path, as the fast parser followed it for some packet: the `select` key bits
 /// that chose it (any packet with the same bits there, long enough, takes the same path:
 /// the headers are at the same offsets) and the key extraction for it, resolved to packet
@@ -191,7 +231,11 @@ struct Template {
     checks: Vec<Check>,
     /// Port checks: the ingress port's low `w` bits equal `value`.
     port_checks: Vec<(u32, u64)>,
+    /// The checks and copies that [`Load`]s do (most of them); the others stay in `checks`
+    /// and `copies`.
+    check_loads: Vec<(Load, u64)>,
     key_base: Vec<u64>,
+    loads: Vec<Load>,
     copies: Vec<Copy>,
     port_ops: Vec<(u32, u32, u32)>,
     len_ops: Vec<(u32, u32, u32)>,
@@ -758,12 +802,55 @@ impl FastParser {
                 KeyOp::Var { .. } => return None,
             }
         }
+        // Copies split at key-word boundaries, then as loads where the length allows.
+        let mut loads = Vec::new();
+        let mut rest = Vec::new();
+        for c in copies {
+            let mut c = c;
+            loop {
+                let room = 64 - c.key % 64;
+                let len = c.len.min(room);
+                let piece = Copy {
+                    off: c.off,
+                    len,
+                    key: c.key,
+                };
+                match Load::new(piece.off, piece.len, min_len) {
+                    Some(mut l) => {
+                        l.word = (piece.key / 64) as usize;
+                        l.kshl = 64 - piece.key % 64 - piece.len;
+                        loads.push(l);
+                    }
+                    None => rest.push(piece),
+                }
+                if len == c.len {
+                    break;
+                }
+                c = Copy {
+                    off: c.off + len,
+                    len: c.len - len,
+                    key: c.key + len,
+                };
+            }
+        }
+        if loads.iter().any(|l| l.word >= self.words) {
+            return None;
+        }
+        let (mut check_loads, mut slow_checks) = (Vec::new(), Vec::new());
+        for c in checks {
+            match Load::new(c.off, c.len, min_len) {
+                Some(l) => check_loads.push((l, c.value)),
+                None => slow_checks.push(c),
+            }
+        }
         Some(Template {
             min_len,
-            checks,
+            checks: slow_checks,
             port_checks,
+            check_loads,
             key_base,
-            copies,
+            loads,
+            copies: rest,
             port_ops,
             len_ops,
         })
@@ -839,6 +926,7 @@ impl Template {
     #[inline]
     fn matches(&self, pkt: &[u8], port: u64) -> bool {
         pkt.len() >= self.min_len
+            && self.check_loads.iter().all(|(l, v)| l.value(pkt) == *v)
             && self
                 .checks
                 .iter()
@@ -848,7 +936,14 @@ impl Template {
 
     #[inline]
     fn fill(&self, pkt: &[u8], port: u64, key: &mut [u64]) {
-        key.copy_from_slice(&self.key_base[..key.len()]);
+        for (k, b) in key.iter_mut().zip(&self.key_base) {
+            *k = *b;
+        }
+        for l in &self.loads {
+            if let Some(w) = key.get_mut(l.word) {
+                *w |= l.value(pkt) << l.kshl;
+            }
+        }
         for c in &self.copies {
             write_key(key, c.key, c.len, read_bits(pkt, c.off, c.len));
         }

@@ -178,6 +178,10 @@ pub struct Program {
     wide: bool,
     /// For narrow `Hash` nodes: the data as packet ranges and computed values.
     plans: Vec<Option<HashPlan>>,
+    /// The nodes the outputs use, children first, each evaluated once per packet into
+    /// [`Scratch`] ([`Program::eval_all`]); empty when some value is wide (then each write
+    /// evaluates its expression on its own).
+    lin: Vec<N>,
     state: Vec<StateOp>,
     /// The instances' fates in the interpreter's order (several for multicast).
     results: Vec<Res>,
@@ -213,6 +217,8 @@ pub struct Scratch {
     vals: Vec<Option<Bits>>,
     bits: BitString,
     buf: Vec<u8>,
+    /// Node values of [`Program::eval_all`].
+    regs: Vec<u64>,
     /// The register values read by the program being run, by read number.
     reads: Vec<Option<Bits>>,
 }
@@ -277,6 +283,9 @@ impl Program {
         // interpreter made (`Scratch::preset_reads`).
         if let Some(state) = state {
             self.update_state(pkt, port, state, now_ns, scratch);
+        }
+        if !self.lin.is_empty() {
+            self.eval_all(pkt, port, scratch);
         }
         for r in &self.results {
             match r {
@@ -359,10 +368,18 @@ impl Program {
 
     fn output(&self, o: &OutProg, pkt: &[u8], port: u64, out: &mut Vec<u8>, scratch: &mut Scratch) {
         out.clear();
-        if o.copy_input {
+        // The output headers have the input's layout: one copy of the whole packet, then the
+        // writes (the payload is already in place).
+        let whole =
+            o.copy_input && o.prefix_bytes == o.payload_start && pkt.len() >= o.payload_start;
+        if whole {
+            out.extend_from_slice(pkt);
+        } else if o.copy_input {
             out.extend_from_slice(pkt.get(..o.prefix_bytes).unwrap_or(pkt));
         }
-        out.resize(o.prefix_bytes, 0);
+        if !whole {
+            out.resize(o.prefix_bytes, 0);
+        }
         for op in &o.out {
             match op {
                 OutOp::Copy { src, dst, len } => copy_bits(pkt, *src, out, *dst, *len),
@@ -379,7 +396,10 @@ impl Program {
                     n,
                     narrow: true,
                 } => {
-                    let v = self.eval64(*n, pkt, port, scratch);
+                    let v = match scratch.regs.get(*n as usize) {
+                        Some(v) if !self.lin.is_empty() => *v,
+                        _ => self.eval64(*n, pkt, port, scratch),
+                    };
                     write_bits64(out, *dst, self.widths[*n as usize], v);
                 }
                 OutOp::Write { dst, n, .. } => {
@@ -388,18 +408,50 @@ impl Program {
                 }
             }
         }
-        if let Some(payload) = pkt.get(o.payload_start..) {
+        if !whole && let Some(payload) = pkt.get(o.payload_start..) {
             out.extend_from_slice(payload);
         }
     }
 
     /// A narrow `Hash` node's value (kept out of [`Program::eval64`] so that the common
     /// nodes stay cheap).
+    /// With `regs`: the data's computed values are there ([`Program::eval_all`]).
     #[inline(never)]
-    fn hash64(&self, n: N, algo: HashAlgo, w: u32, pkt: &[u8], port: u64, s: &mut Scratch) -> u64 {
+    #[allow(clippy::too_many_arguments)]
+    fn hash64(
+        &self,
+        n: N,
+        algo: HashAlgo,
+        w: u32,
+        pkt: &[u8],
+        port: u64,
+        s: &mut Scratch,
+        regs: Option<&[u64]>,
+    ) -> u64 {
         let Some(Some(plan)) = self.plans.get(n as usize) else {
             return self.eval(n, pkt, port, s).low_u64();
         };
+        if plan.aligned && algo == HashAlgo::Csum16 {
+            // The Internet checksum summed piece by piece, without assembling the data.
+            let mut sum = OnesSum::default();
+            for e in &plan.elems {
+                match *e {
+                    Elem::Pkt { off, len } => {
+                        let (a, k) = ((off / 8) as usize, (len / 8) as usize);
+                        sum.feed(pkt.get(a..a + k).unwrap_or(&[]));
+                    }
+                    Elem::Node(d) => {
+                        let k = (self.widths[d as usize] / 8) as usize;
+                        let v = match regs {
+                            Some(r) => r[d as usize],
+                            None => self.eval64(d, pkt, port, s),
+                        };
+                        sum.feed(&v.to_be_bytes()[8 - k..]);
+                    }
+                }
+            }
+            return koi_hash::v1model::truncate(u64::from(sum.finish()), w);
+        }
         if plan.aligned {
             let mut buf = [0u8; ALIGNED_MAX];
             let mut at = 0usize;
@@ -408,15 +460,18 @@ impl Program {
                     Elem::Pkt { off, len } => {
                         let (a, k) = ((off / 8) as usize, (len / 8) as usize);
                         if let (Some(d), Some(src)) = (buf.get_mut(at..at + k), pkt.get(a..a + k)) {
-                            d.copy_from_slice(src);
+                            copy_small(d, src);
                         }
                         at += k;
                     }
                     Elem::Node(d) => {
                         let k = (self.widths[d as usize] / 8) as usize;
-                        let v = self.eval64(d, pkt, port, s);
+                        let v = match regs {
+                            Some(r) => r[d as usize],
+                            None => self.eval64(d, pkt, port, s),
+                        };
                         if let Some(dst) = buf.get_mut(at..at + k) {
-                            dst.copy_from_slice(&v.to_be_bytes()[8 - k..]);
+                            copy_small(dst, &v.to_be_bytes()[8 - k..]);
                         }
                         at += k;
                     }
@@ -444,7 +499,10 @@ impl Program {
                 }
                 Elem::Node(d) => {
                     let dw = self.widths[d as usize];
-                    let v = self.eval64(d, pkt, port, s);
+                    let v = match regs {
+                        Some(r) => r[d as usize],
+                        None => self.eval64(d, pkt, port, s),
+                    };
                     write_bits64(&mut buf, at, dw, v);
                     at += dw;
                 }
@@ -473,6 +531,113 @@ impl Program {
             }
     }
 
+    /// Evaluates every node of [`Program::lin`] once, children first, into `s.regs`.
+    fn eval_all(&self, pkt: &[u8], port: u64, s: &mut Scratch) {
+        // Every node of `lin` is written before a later one reads it: no clearing needed.
+        let mut regs = std::mem::take(&mut s.regs);
+        if regs.len() < self.nodes.len() {
+            regs.resize(self.nodes.len(), 0);
+        }
+        for &n in &self.lin {
+            let v = self.step(n, pkt, port, s, &regs);
+            regs[n as usize] = v;
+        }
+        s.regs = regs;
+    }
+
+    /// Node `n`'s value from its operands' values in `r` (as [`Program::eval64`]).
+    #[inline]
+    fn step(&self, n: N, pkt: &[u8], port: u64, s: &mut Scratch, r: &[u64]) -> u64 {
+        let w = self.widths[n as usize];
+        let v = |a: &N| r[*a as usize];
+        match &self.nodes[n as usize] {
+            Node::Const(b) => b.low_u64(),
+            Node::Pkt { off, w, .. } => crate::fastparse::read_bits(pkt, *off, *w),
+            Node::Port(w) => port & mask64(*w),
+            Node::Opaque(_) => 0,
+            Node::Un(op, a) => unary64(*op, v(a), w),
+            Node::Bin(op, a, b) => arith64(
+                *op,
+                v(a),
+                v(b),
+                self.widths[*a as usize],
+                self.widths[*b as usize],
+            ),
+            Node::Slice(a, hi, lo) => (v(a) >> lo) & mask64(hi - lo + 1),
+            Node::Cast(c, a) => cast64(*c, v(a), self.widths[*a as usize]),
+            // Both sides are computed (nodes have no effects); the condition picks.
+            Node::Mux(c, a, b) => {
+                if v(c) != 0 {
+                    v(a)
+                } else {
+                    v(b)
+                }
+            }
+            Node::Hash { algo, w, .. } => self.hash64(n, *algo, *w, pkt, port, s, Some(r)),
+            Node::HashResult { hash, base, max, w } => {
+                koi_hash::v1model::hash_result(v(hash), *base, *max, (*w).min(64))
+            }
+            Node::RegVal { t, w, fallback } => match s.reads.get(*t as usize) {
+                Some(Some(x)) => x.resize(*w).low_u64(),
+                _ => v(fallback),
+            },
+        }
+    }
+
+    /// The nodes the outputs' writes use, children first; empty if some node is wide or
+    /// a node's operand does not come before it.
+    fn output_nodes(&self) -> Vec<N> {
+        let mut used = vec![false; self.nodes.len()];
+        let mut stack: Vec<N> = Vec::new();
+        for r in &self.results {
+            if let Res::Send(_, o) = r {
+                for op in &o.out {
+                    if let OutOp::Write { n, .. } = op {
+                        stack.push(*n);
+                    }
+                }
+            }
+        }
+        while let Some(n) = stack.pop() {
+            if std::mem::replace(&mut used[n as usize], true) {
+                continue;
+            }
+            let kids: Vec<N> = match &self.nodes[n as usize] {
+                Node::Un(_, a) | Node::Slice(a, ..) | Node::Cast(_, a) => vec![*a],
+                Node::Bin(_, a, b) => vec![*a, *b],
+                Node::Mux(c, a, b) => vec![*c, *a, *b],
+                // A planned hash reads packet ranges itself: only its computed pieces.
+                Node::Hash { data, .. } => match self.plans.get(n as usize) {
+                    Some(Some(plan)) => plan
+                        .elems
+                        .iter()
+                        .filter_map(|e| match e {
+                            Elem::Node(d) => Some(*d),
+                            Elem::Pkt { .. } => None,
+                        })
+                        .collect(),
+                    _ => data.clone(),
+                },
+                Node::HashResult { hash, .. } => vec![*hash],
+                Node::RegVal { fallback, .. } => vec![*fallback],
+                _ => Vec::new(),
+            };
+            for k in kids {
+                if k >= n || self.widths[k as usize] > 64 {
+                    return Vec::new();
+                }
+                stack.push(k);
+            }
+        }
+        let lin: Vec<N> = (0..self.nodes.len() as N)
+            .filter(|&n| used[n as usize])
+            .collect();
+        if lin.iter().any(|&n| self.widths[n as usize] > 64) {
+            return Vec::new();
+        }
+        lin
+    }
+
     /// Node `n`'s value, for a narrow node: the same bits as [`Program::eval`], in a `u64`.
     fn eval64(&self, n: N, pkt: &[u8], port: u64, s: &mut Scratch) -> u64 {
         let w = self.widths[n as usize];
@@ -481,14 +646,7 @@ impl Program {
             Node::Pkt { off, w, .. } => crate::fastparse::read_bits(pkt, *off, *w),
             Node::Port(w) => port & mask64(*w),
             Node::Opaque(_) => 0,
-            Node::Un(op, a) => {
-                let x = self.eval64(*a, pkt, port, s);
-                match op {
-                    UnOp::Not => u64::from(x == 0),
-                    UnOp::BitNot => !x & mask64(w),
-                    UnOp::Neg => x.wrapping_neg() & mask64(w),
-                }
-            }
+            Node::Un(op, a) => unary64(*op, self.eval64(*a, pkt, port, s), w),
             Node::Bin(op, a, b) => {
                 let wa = self.widths[*a as usize];
                 let wb = self.widths[*b as usize];
@@ -499,17 +657,7 @@ impl Program {
             Node::Slice(a, hi, lo) => (self.eval64(*a, pkt, port, s) >> lo) & mask64(hi - lo + 1),
             Node::Cast(c, a) => {
                 let wa = self.widths[*a as usize];
-                let x = self.eval64(*a, pkt, port, s);
-                match c {
-                    Cast::Resize { width, signed } => {
-                        if *signed && *width > wa && wa > 0 && (x >> (wa - 1)) & 1 == 1 {
-                            (x | !mask64(wa)) & mask64(*width)
-                        } else {
-                            x & mask64(*width)
-                        }
-                    }
-                    Cast::ToBool | Cast::FromBool => u64::from(x != 0),
-                }
+                cast64(*c, self.eval64(*a, pkt, port, s), wa)
             }
             Node::Mux(c, a, b) => {
                 if self.eval64(*c, pkt, port, s) != 0 {
@@ -518,7 +666,7 @@ impl Program {
                     self.eval64(*b, pkt, port, s)
                 }
             }
-            Node::Hash { algo, w, .. } => self.hash64(n, *algo, *w, pkt, port, s),
+            Node::Hash { algo, w, .. } => self.hash64(n, *algo, *w, pkt, port, s, None),
             Node::HashResult { hash, base, max, w } => {
                 let h = self.eval64(*hash, pkt, port, s);
                 koi_hash::v1model::hash_result(h, *base, *max, (*w).min(64))
@@ -610,6 +758,27 @@ fn sext(x: u64, w: u32) -> i128 {
 
 /// The interpreter's binary operators on `u64` values of widths `wa` and `wb` (at most 64;
 /// the result too), bit for bit what [`arith`] computes on [`Bits`].
+fn unary64(op: UnOp, x: u64, w: u32) -> u64 {
+    match op {
+        UnOp::Not => u64::from(x == 0),
+        UnOp::BitNot => !x & mask64(w),
+        UnOp::Neg => x.wrapping_neg() & mask64(w),
+    }
+}
+
+fn cast64(c: Cast, x: u64, wa: u32) -> u64 {
+    match c {
+        Cast::Resize { width, signed } => {
+            if signed && width > wa && wa > 0 && (x >> (wa - 1)) & 1 == 1 {
+                (x | !mask64(wa)) & mask64(width)
+            } else {
+                x & mask64(width)
+            }
+        }
+        Cast::ToBool | Cast::FromBool => u64::from(x != 0),
+    }
+}
+
 fn arith64(op: BinOp, x: u64, y: u64, wa: u32, wb: u32) -> u64 {
     use BinOp::*;
     let m = mask64(wa);
@@ -688,8 +857,11 @@ fn write_bits64(buf: &mut [u8], at: u32, w: u32, v: u64) {
     let first = (at / 8) as usize;
     if at.is_multiple_of(8) && w.is_multiple_of(8) {
         let n = (w / 8) as usize;
-        if let Some(d) = buf.get_mut(first..first + n) {
-            d.copy_from_slice(&v.to_be_bytes()[8 - n..]);
+        match buf.get_mut(first..first + n) {
+            Some([d]) => *d = v as u8,
+            Some([a, b]) => [*a, *b] = (v as u16).to_be_bytes(),
+            Some(d) => copy_small(d, &v.to_be_bytes()[8 - n..]),
+            None => {}
         }
         return;
     }
@@ -708,6 +880,50 @@ fn write_bits64(buf: &mut [u8], at: u32, w: u32, v: u64) {
     win = (win & !m) | ((u128::from(v & mask64(w))) << low);
     for (i, b) in span.iter_mut().enumerate() {
         *b = (win >> (8 * (n - 1 - i))) as u8;
+    }
+}
+
+/// The ones'-complement sum of 16-bit big-endian words of a byte string fed in pieces; an
+/// odd final byte is padded with a zero after it. [`OnesSum::finish`] equals
+/// `koi_hash::checksum::csum16` of the whole string.
+#[derive(Default)]
+struct OnesSum {
+    sum: u64,
+    odd: bool,
+}
+
+impl OnesSum {
+    #[inline]
+    fn feed(&mut self, mut b: &[u8]) {
+        if self.odd && let Some((&x, rest)) = b.split_first() {
+            self.sum += u64::from(x);
+            self.odd = false;
+            b = rest;
+        }
+        let mut words = b.chunks_exact(2);
+        for c in &mut words {
+            self.sum += u64::from(u16::from_be_bytes([c[0], c[1]]));
+        }
+        if let [x] = words.remainder() {
+            self.sum += u64::from(*x) << 8;
+            self.odd = true;
+        }
+    }
+
+    fn finish(self) -> u16 {
+        let mut s = self.sum;
+        while s >> 16 != 0 {
+            s = (s & 0xffff) + (s >> 16);
+        }
+        !(s as u16)
+    }
+}
+
+/// `d.copy_from_slice(s)` for the few bytes of a field, without a call to `memcpy`.
+#[inline(always)]
+fn copy_small(d: &mut [u8], s: &[u8]) {
+    for (x, y) in d.iter_mut().zip(s) {
+        *x = *y;
     }
 }
 
@@ -1911,6 +2127,7 @@ impl<'p> Tracer<'p> {
         let mut p = Program {
             nodes: self.nodes,
             widths: Vec::new(),
+            lin: Vec::new(),
             wide: false,
             plans: Vec::new(),
             state: self.state,
@@ -2190,6 +2407,11 @@ impl Program {
             }
         }
         self.wide = wide;
+        self.lin = if wide {
+            Vec::new()
+        } else {
+            self.output_nodes()
+        };
     }
 }
 
@@ -2379,6 +2601,22 @@ mod tests {
         }
 
         /// Writing a value into a buffer at any bit offset equals `Bits::write_bits`.
+        #[test]
+        fn ones_sum_in_pieces_equals_csum16(
+            data in proptest::collection::vec(any::<u8>(), 0..64),
+            cuts in proptest::collection::vec(0usize..64, 0..6),
+        ) {
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(data.len())).collect();
+            cuts.sort_unstable();
+            let mut sum = OnesSum::default();
+            let mut at = 0;
+            for c in cuts.into_iter().chain([data.len()]) {
+                sum.feed(&data[at..c]);
+                at = c;
+            }
+            prop_assert_eq!(sum.finish(), koi_hash::checksum::csum16(&data));
+        }
+
         #[test]
         fn write_bits64_equals_bits(at in 0u32..40, w in 1u32..=64, v in any::<u64>(), fill in any::<u8>()) {
             let mut a = vec![fill; 16];

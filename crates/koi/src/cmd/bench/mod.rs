@@ -71,6 +71,10 @@ pub struct BenchArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// After the run, print the first N megaflows (mask, key, action program) on stderr,
+    /// as `koi ctl dump_flows` shows them.
+    #[arg(long, value_name = "N")]
+    pub dump_flows: Option<usize>,
     /// The ingress port the packets arrive on.
     #[arg(long, value_name = "P", default_value_t = 1)]
     pub port: u64,
@@ -262,6 +266,11 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
         eprintln!(
             "koi: warning: the program sent none of the packets anywhere (check --entries and --port)"
         );
+    }
+    if let Some(n) = a.dump_flows {
+        for f in dp.dump_flows(n) {
+            eprint!("{f}");
+        }
     }
     if a.json {
         let text = serde_json::to_string(&report).map_err(|e| (1, format!("koi: {e}")))?;
