@@ -895,7 +895,9 @@ struct OnesSum {
 impl OnesSum {
     #[inline]
     fn feed(&mut self, mut b: &[u8]) {
-        if self.odd && let Some((&x, rest)) = b.split_first() {
+        if self.odd
+            && let Some((&x, rest)) = b.split_first()
+        {
             self.sum += u64::from(x);
             self.odd = false;
             b = rest;
@@ -1017,8 +1019,6 @@ pub struct Tracer<'p> {
     /// While a clone is being made: the PHV of the packet it is made from (the current one is
     /// the clone's).
     copying: Option<Vec<N>>,
-    /// The slots a copy's metadata reset zeroes (metadata, locals, temporaries).
-    meta: Vec<SlotId>,
     /// Register reads: how many, the values the interpreter read (for the check at
     /// installation), and the read whose value the next extern report carries.
     reads: u32,
@@ -1053,7 +1053,7 @@ impl<'p> Tracer<'p> {
         let mut t = Tracer {
             p,
             drop_port,
-            nodes: Vec::new(),
+            nodes: Vec::with_capacity(2 * p.phv.slots.len()),
             slots: Vec::with_capacity(p.phv.slots.len()),
             frames: Vec::new(),
             pending: None,
@@ -1064,22 +1064,6 @@ impl<'p> Tracer<'p> {
             initial: Vec::new(),
             queue: std::collections::VecDeque::new(),
             copying: None,
-            meta: p
-                .phv
-                .slots
-                .iter()
-                .filter(|(_, s)| {
-                    let is_meta =
-                        |k| matches!(k, SlotKind::Metadata | SlotKind::Local | SlotKind::Temp);
-                    match s.kind {
-                        SlotKind::VarbitLength(of) => {
-                            p.phv.slots.get(of).is_some_and(|o| is_meta(o.kind))
-                        }
-                        k => is_meta(k),
-                    }
-                })
-                .map(|(id, _)| id)
-                .collect(),
             reads: 0,
             read_values: Vec::new(),
             pending_read: None,
@@ -2052,9 +2036,18 @@ impl<'p> Tracer<'p> {
             return;
         };
         let from = from.clone();
-        for s in self.meta.clone() {
-            let w = self.p.phv.slots.get(s).map_or(0, |x| x.width);
-            self.set_slot_const(s, Bits::zero(w));
+        // The slots the reset zeroes: metadata, locals, temporaries (and their varbit
+        // lengths), as the interpreter's metadata ranges.
+        let p = self.p;
+        let is_meta = |k| matches!(k, SlotKind::Metadata | SlotKind::Local | SlotKind::Temp);
+        for (id, slot) in p.phv.slots.iter() {
+            let meta = match slot.kind {
+                SlotKind::VarbitLength(of) => p.phv.slots.get(of).is_some_and(|o| is_meta(o.kind)),
+                k => is_meta(k),
+            };
+            if meta {
+                self.set_slot_const(id, Bits::zero(slot.width));
+            }
         }
         if let Some(list) = fl.and_then(|f| self.p.field_lists.get(f)) {
             for s in &list.slots {
