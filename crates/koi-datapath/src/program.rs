@@ -34,6 +34,10 @@
 //!    output headers assembled field by field (push and pop of headers), then the payload; and
 //!    its port, or a drop with its reason.
 //!
+//! uBPF programs are one pass (parser, pipeline, deparser) whose output leaves on
+//! `output_port`, or is dropped when `mark_to_drop` left its flag set: the same model without
+//! the traffic manager.
+//!
 //! The tracer gives up (the megaflow then replays its recording through the interpreter) on
 //! everything outside that model: resubmission, recirculation, digests, `truncate`,
 //! logs, random values, hashes whose inputs are not modelled, varbit headers, a value that
@@ -1030,6 +1034,9 @@ pub struct Tracer<'p> {
     mcast_grp: Option<SlotId>,
     priority: Option<SlotId>,
     checksum_error: Option<SlotId>,
+    /// A uBPF program: no traffic manager; `mark_to_drop`/`mark_to_pass` set a flag the
+    /// interpreter reports as a drop, and any `output_port` is a port.
+    ubpf: bool,
     opaque: Vec<SlotId>,
     payload_start: usize,
     cursor_bits: u32,
@@ -1037,7 +1044,7 @@ pub struct Tracer<'p> {
 
 impl<'p> Tracer<'p> {
     /// A tracer for a run whose parse ended with the PHV `phv0` and the headers where
-    /// `parsed` says; `None` if the run cannot be compiled (not v1model, a parse the fast
+    /// `parsed` says; `None` if the run cannot be compiled (not v1model or uBPF, a parse the fast
     /// parser did not follow).
     pub fn new(
         p: &'p Pipeline,
@@ -1046,8 +1053,12 @@ impl<'p> Tracer<'p> {
         parsed: &Parsed,
         phv0: &[u8],
     ) -> Option<Tracer<'p>> {
-        if p.arch != Architecture::V1Model || !parsed.cursor.is_multiple_of(8) || parsed.reextracted
-        {
+        let ubpf = match p.arch {
+            Architecture::V1Model => false,
+            Architecture::Ubpf => true,
+            _ => return None,
+        };
+        if !parsed.cursor.is_multiple_of(8) || parsed.reextracted {
             return None;
         }
         let mut t = Tracer {
@@ -1068,7 +1079,11 @@ impl<'p> Tracer<'p> {
             read_values: Vec::new(),
             pending_read: None,
             meter_colors: Vec::new(),
-            egress_spec: p.intrinsic("egress_spec"),
+            // uBPF: the port the packet leaves on.
+            egress_spec: p
+                .intrinsic("egress_spec")
+                .or_else(|| p.intrinsic("output_port")),
+            ubpf,
             mcast_grp: p.intrinsic("mcast_grp"),
             priority: p.intrinsic("priority"),
             checksum_error: p.intrinsic("checksum_error"),
@@ -1085,7 +1100,9 @@ impl<'p> Tracer<'p> {
             payload_start: (parsed.cursor / 8) as usize,
             cursor_bits: parsed.cursor,
         };
-        let port = p.intrinsic("ingress_port");
+        let port = p
+            .intrinsic("ingress_port")
+            .or_else(|| p.intrinsic("input_port"));
         for (id, slot) in p.phv.slots.iter() {
             let n = match slot.kind {
                 SlotKind::HeaderField(h) => {
@@ -1755,6 +1772,8 @@ impl<'p> Tracer<'p> {
 
     fn builtin(&mut self, b: &Builtin, params: &[Bits], k: &Known<'_>) -> Option<()> {
         match b {
+            // uBPF's drop flag: the straight-line run fixes it, the interpreter reports it.
+            Builtin::MarkToDrop | Builtin::MarkToPass if self.ubpf => Some(()),
             Builtin::MarkToDrop => {
                 if let Some(s) = self.egress_spec {
                     self.set_slot_const(s, Bits::from_u64(64, self.drop_port));
@@ -1977,6 +1996,7 @@ impl<'p> Tracer<'p> {
             TmEvent::Drop(DropReason::Egress) => spec == Some(self.drop_port),
             TmEvent::Drop(DropReason::NoReplicas) => grp.is_some_and(|g| g != 0),
             TmEvent::Drop(DropReason::PriorityOutOfRange) => prio.is_some(),
+            TmEvent::Drop(DropReason::Ubpf) => self.ubpf,
             _ => {
                 self.fail("traffic manager event");
                 return;
@@ -2071,7 +2091,7 @@ impl<'p> Tracer<'p> {
             return;
         }
         match self.const_slot(self.egress_spec, k) {
-            Some(s) if s != self.drop_port => {
+            Some(s) if s != self.drop_port || self.ubpf => {
                 let emitted = std::mem::take(&mut self.emitted);
                 self.passes.push(Pass::Sent {
                     port,

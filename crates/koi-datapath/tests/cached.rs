@@ -230,3 +230,86 @@ fn clones_are_compiled_and_give_the_interpreters_outputs() {
         "{s:?}"
     );
 }
+
+/// A uBPF program: `h.a` is decremented, the packet leaves on port `h.b`, or is dropped with
+/// `mark_to_drop` when `h.b` is 0. Both outcomes are compiled; every hit gives the
+/// interpreter's outputs and drops.
+#[test]
+fn ubpf_programs_are_compiled() {
+    use koi_datapath::{PathTaken, Tier};
+    const UBPF: &str = r#"
+#include <core.p4>
+#define UBPF_MODEL_VERSION 20200515
+#include <ubpf_model.p4>
+header h_t { bit<8> a; bit<8> b; }
+struct headers { h_t h; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata std) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control C(inout headers hdr, inout meta_t m, inout standard_metadata std) {
+    apply {
+        hdr.h.a = hdr.h.a - 1;
+        if (hdr.h.b == 0) {
+            mark_to_drop();
+        } else {
+            std.output_port = (bit<32>) hdr.h.b;
+        }
+    }
+}
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
+ubpf(P(), C(), D()) main;
+"#;
+    let p = common::compile_str(UBPF).unwrap_or_else(|e| panic!("{e}"));
+    let mut dp = Datapath::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut interp = Interpreter::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut sd = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut si = sd.clone();
+    let clock = ManualClock::new(0);
+    let mut paths = Vec::new();
+    for b in [3u8, 0] {
+        for a in [10u8, 20, 30] {
+            let pkt = [a, b, 0xca, 0xfe];
+            let want = interp
+                .process(&mut si, &pkt, 1, &clock)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let mut got = Vec::new();
+            let s = dp
+                .process_with(&mut sd, &pkt, 1, &clock, &mut |port, bytes| {
+                    got.push((port, bytes.to_vec()))
+                })
+                .unwrap_or_else(|e| panic!("{e}"));
+            let w: Vec<_> = want
+                .outputs
+                .iter()
+                .map(|o| (o.port, o.bytes.clone()))
+                .collect();
+            assert_eq!(got, w, "packet {pkt:?}");
+            assert_eq!(s.drops, want.report.drops, "packet {pkt:?}");
+            if b == 3 {
+                assert_eq!(got, [(3, vec![a - 1, 3, 0xca, 0xfe])]);
+            } else {
+                assert!(
+                    got.is_empty() && s.drops.len() == 1,
+                    "{got:?} {:?}",
+                    s.drops
+                );
+            }
+            paths.push(s.path);
+        }
+    }
+    let compiled =
+        |p: &PathTaken| matches!(p, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow));
+    assert_eq!(paths[0], PathTaken::Slow);
+    assert_eq!(paths[3], PathTaken::Slow);
+    assert!(
+        paths[1..3].iter().chain(&paths[4..]).all(compiled),
+        "{paths:?}"
+    );
+    let s = dp.stats();
+    assert_eq!(
+        (s.compiled, s.compile_mismatch, s.not_compiled),
+        (2, 0, 0),
+        "{s:?}"
+    );
+}
