@@ -39,7 +39,7 @@
 //! the traffic manager.
 //!
 //! The tracer gives up (the megaflow then replays its recording through the interpreter) on
-//! everything outside that model: resubmission, recirculation, digests, `truncate`,
+//! everything outside that model: resubmission, recirculation, digests, uBPF `truncate`,
 //! logs, random values, hashes whose inputs are not modelled, varbit headers, a value that
 //! the traffic manager reads (egress port, multicast group, priority, a clone's session) not
 //! being constant, or an opaque value reaching the output.
@@ -170,6 +170,9 @@ struct OutProg {
     copy_input: bool,
     out: Vec<OutOp>,
     payload_start: usize,
+    /// v1model `truncate` lengths (bytes) the instance was given: the output is cut to the
+    /// smallest.
+    cut: Vec<N>,
 }
 
 /// A compiled action program.
@@ -414,6 +417,15 @@ impl Program {
         }
         if !whole && let Some(payload) = pkt.get(o.payload_start..) {
             out.extend_from_slice(payload);
+        }
+        if !o.cut.is_empty() {
+            let t = o
+                .cut
+                .iter()
+                .map(|n| self.index(*n, pkt, port, scratch))
+                .min()
+                .unwrap_or(u64::MAX);
+            out.truncate(usize::try_from(t).unwrap_or(usize::MAX));
         }
     }
 
@@ -988,6 +1000,7 @@ enum Pass {
         port: u64,
         emitted: Vec<HeaderId>,
         slots: Vec<N>,
+        cut: Vec<N>,
     },
     Dropped(DropReason),
 }
@@ -1018,11 +1031,14 @@ pub struct Tracer<'p> {
     /// The PHV as the parse left it: where an ingress clone starts.
     initial: Vec<N>,
     /// The instances queued for egress passes, in the traffic manager's order: each the PHV
-    /// it was queued with (the packet, a multicast replica with its `egress_rid`, a clone).
-    queue: std::collections::VecDeque<Vec<N>>,
-    /// While a clone is being made: the PHV of the packet it is made from (the current one is
-    /// the clone's).
-    copying: Option<Vec<N>>,
+    /// it was queued with (the packet, a multicast replica with its `egress_rid`, a clone)
+    /// and its `truncate` lengths.
+    queue: std::collections::VecDeque<(Vec<N>, Vec<N>)>,
+    /// While a clone is being made: the PHV and `truncate` lengths of the packet it is made
+    /// from (the current ones are the clone's).
+    copying: Option<(Vec<N>, Vec<N>)>,
+    /// The current instance's `truncate` lengths (v1model).
+    cut: Vec<N>,
     /// Register reads: how many, the values the interpreter read (for the check at
     /// installation), and the read whose value the next extern report carries.
     reads: u32,
@@ -1075,6 +1091,7 @@ impl<'p> Tracer<'p> {
             initial: Vec::new(),
             queue: std::collections::VecDeque::new(),
             copying: None,
+            cut: Vec::new(),
             reads: 0,
             read_values: Vec::new(),
             pending_read: None,
@@ -1894,6 +1911,11 @@ impl<'p> Tracer<'p> {
                 };
                 self.write_place(dst, v, params, k)
             }
+            Builtin::Truncate { bytes } if !self.ubpf => {
+                let n = self.expr(bytes, params, k)?;
+                self.cut.push(n);
+                Some(())
+            }
             Builtin::Clone { session, .. } => {
                 // The traffic manager's events make the clone; its session must be the same
                 // for every packet of the megaflow.
@@ -1985,7 +2007,12 @@ impl<'p> Tracer<'p> {
         let prio = self.const_slot(self.priority, k);
         let fixed = match ev {
             TmEvent::Unicast { port } => spec == Some(*port) && grp == Some(0) && prio.is_some(),
-            TmEvent::Multicast { group, .. } => {
+            TmEvent::Multicast { group, copies } => {
+                // The replicas just queued start without the packet's `truncate`.
+                let n = self.queue.len();
+                for q in self.queue.range_mut(n.saturating_sub(*copies)..) {
+                    q.1.clear();
+                }
                 grp == Some(*group) && *group != 0 && prio.is_some()
             }
             // The session is a constant (see `Builtin::Clone`) and mirroring sessions are
@@ -2019,7 +2046,10 @@ impl<'p> Tracer<'p> {
         }
         self.emitted.clear();
         match self.queue.pop_front() {
-            Some(q) => self.slots = q,
+            Some((q, cut)) => {
+                self.slots = q;
+                self.cut = cut;
+            }
             None => self.fail("egress pass without a queued instance"),
         }
     }
@@ -2027,7 +2057,7 @@ impl<'p> Tracer<'p> {
     /// An instance was queued for egress with the current PHV.
     pub fn enqueued(&mut self) {
         if self.failed.is_none() {
-            self.queue.push_back(self.slots.clone());
+            self.queue.push_back((self.slots.clone(), self.cut.clone()));
         }
     }
 
@@ -2041,7 +2071,8 @@ impl<'p> Tracer<'p> {
             koi_interp::CopyKind::IngressClone => self.initial.clone(),
             koi_interp::CopyKind::EgressClone => self.slots.clone(),
         };
-        self.copying = Some(std::mem::replace(&mut self.slots, from));
+        let cut = std::mem::take(&mut self.cut);
+        self.copying = Some((std::mem::replace(&mut self.slots, from), cut));
     }
 
     /// The clone's metadata is zeroed but for field list `fl`, taken from the packet it is
@@ -2050,7 +2081,7 @@ impl<'p> Tracer<'p> {
         if self.failed.is_some() {
             return;
         }
-        let Some(from) = &self.copying else {
+        let Some((from, _)) = &self.copying else {
             // Resubmission and recirculation: not compiled.
             self.fail("metadata reset outside a clone");
             return;
@@ -2079,8 +2110,9 @@ impl<'p> Tracer<'p> {
 
     /// The clone is made: back to the packet it was made from.
     pub fn copy_end(&mut self) {
-        if let Some(from) = self.copying.take() {
+        if let Some((from, cut)) = self.copying.take() {
             self.slots = from;
+            self.cut = cut;
         }
     }
 
@@ -2097,6 +2129,7 @@ impl<'p> Tracer<'p> {
                     port,
                     emitted,
                     slots: self.slots.clone(),
+                    cut: self.cut.clone(),
                 });
             }
             _ => self.fail("egress_spec not constant"),
@@ -2121,7 +2154,8 @@ impl<'p> Tracer<'p> {
                     port,
                     emitted,
                     slots,
-                } => Res::Send(port, self.out_prog(&emitted, &slots)?),
+                    cut,
+                } => Res::Send(port, self.out_prog(&emitted, &slots, cut)?),
             });
         }
         for op in &self.state {
@@ -2151,7 +2185,15 @@ impl<'p> Tracer<'p> {
     }
 
     /// How the packet that emitted `emitted` with final values `slots` is built.
-    fn out_prog(&self, emitted: &[HeaderId], slots: &[N]) -> Result<OutProg, &'static str> {
+    fn out_prog(
+        &self,
+        emitted: &[HeaderId],
+        slots: &[N],
+        cut: Vec<N>,
+    ) -> Result<OutProg, &'static str> {
+        if cut.iter().any(|n| self.reaches_opaque(*n)) {
+            return Err("opaque truncate length");
+        }
         let mut fields = Vec::new();
         for h in emitted {
             let hd = self.p.phv.headers.get(*h).ok_or("header")?;
@@ -2211,6 +2253,7 @@ impl<'p> Tracer<'p> {
             copy_input,
             out,
             payload_start: self.payload_start,
+            cut,
         })
     }
 
@@ -2352,6 +2395,9 @@ impl Program {
                     if let OutOp::Write { n, .. } = op {
                         *n = visit(*n, &self.nodes, &mut map, &mut nodes);
                     }
+                }
+                for n in &mut o.cut {
+                    *n = visit(*n, &self.nodes, &mut map, &mut nodes);
                 }
             }
         }
@@ -2497,6 +2543,11 @@ impl std::fmt::Display for Program {
                 }
             }
             writeln!(f, "out += pkt[{}..]", o.payload_start)?;
+            for n in &o.cut {
+                write!(f, "truncate ")?;
+                self.show(*n, f)?;
+                writeln!(f)?;
+            }
             writeln!(f, "output:{port}")?;
         }
         Ok(())

@@ -313,3 +313,99 @@ ubpf(P(), C(), D()) main;
         "{s:?}"
     );
 }
+
+/// v1model `truncate` with a length read from the packet (not a decision, so one megaflow
+/// serves every length) is compiled: the unicast copy is cut to the smallest length given,
+/// multicast replicas are not cut (they do not inherit it), an egress `truncate` cuts its own
+/// instance.
+#[test]
+fn truncate_is_compiled_per_instance() {
+    use koi_datapath::{PathTaken, Tier};
+    const PROG: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> n; bit<8> m; bit<8> eg; }
+struct headers { h_t h; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply {
+        truncate((bit<32>) hdr.h.n);
+        truncate((bit<32>) hdr.h.m);
+        if (hdr.h.eg == 1) {
+            sm.mcast_grp = 5;
+        } else {
+            sm.egress_spec = 2;
+        }
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply {
+        if (sm.egress_rid == 9) { truncate(4); }
+    }
+}
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+    let p = common::compile_str(PROG).unwrap_or_else(|e| panic!("{e}"));
+    let mut dp = Datapath::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut interp = Interpreter::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut sd = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    sd.pre.group_create(5).unwrap_or_else(|e| panic!("{e}"));
+    for (rid, port) in [(8, 3), (9, 4)] {
+        let node = sd
+            .pre
+            .node_create(rid, &[port], &[])
+            .unwrap_or_else(|e| panic!("{e}"));
+        sd.pre.associate(5, node).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let mut si = sd.clone();
+    let clock = ManualClock::new(0);
+    let payload = [0x10u8, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17];
+    let mut paths = Vec::new();
+    for eg in [0u8, 1] {
+        for (n, m) in [(5u8, 200u8), (200, 7), (2, 3), (0, 0)] {
+            let mut pkt = vec![n, m, eg];
+            pkt.extend_from_slice(&payload);
+            let want = interp
+                .process(&mut si, &pkt, 1, &clock)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let mut got = Vec::new();
+            let s = dp
+                .process_with(&mut sd, &pkt, 1, &clock, &mut |port, bytes| {
+                    got.push((port, bytes.to_vec()))
+                })
+                .unwrap_or_else(|e| panic!("{e}"));
+            let w: Vec<_> = want
+                .outputs
+                .iter()
+                .map(|o| (o.port, o.bytes.clone()))
+                .collect();
+            assert_eq!(got, w, "packet {pkt:?}");
+            let cut = usize::from(n.min(m)).min(pkt.len());
+            if eg == 0 {
+                assert_eq!(got, [(2, pkt[..cut].to_vec())]);
+            } else {
+                assert_eq!(got, [(3, pkt.clone()), (4, pkt[..4].to_vec())]);
+            }
+            paths.push(s.path);
+        }
+    }
+    let compiled =
+        |p: &PathTaken| matches!(p, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow));
+    assert_eq!((paths[0], paths[4]), (PathTaken::Slow, PathTaken::Slow));
+    assert!(
+        paths[1..4].iter().chain(&paths[5..]).all(compiled),
+        "{paths:?}"
+    );
+    let s = dp.stats();
+    assert_eq!(
+        (s.compiled, s.compile_mismatch, s.not_compiled),
+        (2, 0, 0),
+        "{s:?}"
+    );
+}
