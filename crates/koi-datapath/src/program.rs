@@ -59,7 +59,8 @@
 //! Checksums are recomputed over their fields, not updated incrementally: `update_checksum`
 //! defines the field as the checksum of the listed fields, which an RFC 1624 update equals
 //! only when the incoming checksum was right, so recomputing (20 bytes for IPv4) is the exact
-//! choice.
+//! choice. A program that updates a checksum incrementally itself (uBPF `csum_replace2` and
+//! `csum_replace4`, RFC 1624) gets exactly that update as an operation ([`Node::CsumReplace`]).
 
 use crate::fastparse::{Ex, FastParser, NONE, Parsed};
 use crate::flowkey::FlowKeyLayout;
@@ -115,6 +116,24 @@ pub enum Node {
         w: u32,
         fallback: N,
     },
+    /// uBPF `csum_replace2`/`csum_replace4` (`four`): checksum `csum` (16 bits) updated for
+    /// `old` replaced by `new`, RFC 1624 (16 bits).
+    CsumReplace {
+        csum: N,
+        old: N,
+        new: N,
+        four: bool,
+    },
+}
+
+/// The value of a [`Node::CsumReplace`], as the interpreter computes it.
+fn csum_replace(csum: u64, old: u64, new: u64, four: bool) -> u64 {
+    let c = csum as u16;
+    u64::from(if four {
+        koi_hash::ubpf::csum_replace4(c, old as u32, new as u32)
+    } else {
+        koi_hash::ubpf::csum_replace2(c, old as u16, new as u16)
+    })
 }
 
 /// A state update of a program.
@@ -544,6 +563,9 @@ impl Program {
                 Node::Hash { data, .. } => data.iter().all(|d| self.is_narrow(*d)),
                 Node::HashResult { hash, .. } => self.is_narrow(*hash),
                 Node::RegVal { fallback, .. } => self.is_narrow(*fallback),
+                Node::CsumReplace { csum, old, new, .. } => {
+                    self.is_narrow(*csum) && self.is_narrow(*old) && self.is_narrow(*new)
+                }
             }
     }
 
@@ -597,6 +619,12 @@ impl Program {
                 Some(Some(x)) => x.resize(*w).low_u64(),
                 _ => v(fallback),
             },
+            Node::CsumReplace {
+                csum,
+                old,
+                new,
+                four,
+            } => csum_replace(v(csum), v(old), v(new), *four),
         }
     }
 
@@ -636,6 +664,7 @@ impl Program {
                 },
                 Node::HashResult { hash, .. } => vec![*hash],
                 Node::RegVal { fallback, .. } => vec![*fallback],
+                Node::CsumReplace { csum, old, new, .. } => vec![*csum, *old, *new],
                 _ => Vec::new(),
             };
             for k in kids {
@@ -691,6 +720,17 @@ impl Program {
                 Some(Some(v)) => v.resize(*w).low_u64(),
                 _ => self.eval64(*fallback, pkt, port, s),
             },
+            Node::CsumReplace {
+                csum,
+                old,
+                new,
+                four,
+            } => {
+                let c = self.eval64(*csum, pkt, port, s);
+                let o = self.eval64(*old, pkt, port, s);
+                let n = self.eval64(*new, pkt, port, s);
+                csum_replace(c, o, n, *four)
+            }
         }
     }
 
@@ -741,6 +781,17 @@ impl Program {
                 Some(Some(v)) => v.resize(*w),
                 _ => self.eval(*fallback, pkt, port, s),
             },
+            Node::CsumReplace {
+                csum,
+                old,
+                new,
+                four,
+            } => {
+                let c = self.eval(*csum, pkt, port, s).low_u64();
+                let o = self.eval(*old, pkt, port, s).low_u64();
+                let n = self.eval(*new, pkt, port, s).low_u64();
+                Bits::from_u64(16, csum_replace(c, o, n, *four))
+            }
             Node::HashResult { hash, base, max, w } => {
                 let h = self.eval(*hash, pkt, port, s).low_u64();
                 Bits::from_u64(
@@ -1911,6 +1962,24 @@ impl<'p> Tracer<'p> {
                 };
                 self.write_place(dst, v, params, k)
             }
+            Builtin::CsumReplace {
+                dst,
+                csum,
+                old,
+                new,
+            } => {
+                let csum = self.expr(csum, params, k)?;
+                let old = self.expr(old, params, k)?;
+                let new = self.expr(new, params, k)?;
+                let four = self.width(old) == 32;
+                let n = self.add(Node::CsumReplace {
+                    csum,
+                    old,
+                    new,
+                    four,
+                });
+                self.write_place(dst, n, params, k)
+            }
             Builtin::Truncate { bytes } if !self.ubpf => {
                 let n = self.expr(bytes, params, k)?;
                 self.cut.push(n);
@@ -2269,6 +2338,9 @@ impl<'p> Tracer<'p> {
             Node::Hash { data, .. } => data.iter().any(|d| self.reaches_opaque(*d)),
             Node::HashResult { hash, .. } => self.reaches_opaque(*hash),
             Node::RegVal { fallback, .. } => self.reaches_opaque(*fallback),
+            Node::CsumReplace { csum, old, new, .. } => {
+                self.reaches_opaque(*csum) || self.reaches_opaque(*old) || self.reaches_opaque(*new)
+            }
         }
     }
 }
@@ -2281,6 +2353,20 @@ impl Program {
             Node::Port(_) => write!(f, "in_port"),
             Node::Opaque(_) => write!(f, "?"),
             Node::RegVal { t, .. } => write!(f, "read{t}"),
+            Node::CsumReplace {
+                csum,
+                old,
+                new,
+                four,
+            } => {
+                write!(f, "csum_replace{}(", if *four { 4 } else { 2 })?;
+                self.show(*csum, f)?;
+                write!(f, ", ")?;
+                self.show(*old, f)?;
+                write!(f, ", ")?;
+                self.show(*new, f)?;
+                write!(f, ")")
+            }
             Node::Un(op, a) => {
                 let s = match op {
                     UnOp::Not => "!",
@@ -2370,6 +2456,13 @@ impl Program {
                 }
                 Node::HashResult { hash, .. } => *hash = visit(*hash, old, map, nodes),
                 Node::RegVal { fallback, .. } => *fallback = visit(*fallback, old, map, nodes),
+                Node::CsumReplace {
+                    csum, old: o, new, ..
+                } => {
+                    *csum = visit(*csum, old, map, nodes);
+                    *o = visit(*o, old, map, nodes);
+                    *new = visit(*new, old, map, nodes);
+                }
                 _ => {}
             }
             nodes.push(node);
@@ -2582,6 +2675,7 @@ fn node_width(nodes: &[Node], n: N) -> u32 {
         Node::Cast(_, _) => 1,
         Node::Mux(_, a, _) => node_width(nodes, *a),
         Node::Hash { w, .. } | Node::HashResult { w, .. } | Node::RegVal { w, .. } => *w,
+        Node::CsumReplace { .. } => 16,
     }
 }
 
