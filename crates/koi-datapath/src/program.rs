@@ -1859,13 +1859,14 @@ impl<'p> Tracer<'p> {
                 with_payload: false,
             } => {
                 let c = self.expr(cond, params, k)?;
-                if !truth(&self.konst(c, k)?) {
+                let fixed = self.konst(c, k);
+                if fixed.as_ref().is_some_and(|b| !truth(b)) {
                     return Some(());
                 }
                 v1_algo(*algo)?;
                 let data = self.data(data, params, k)?;
-                let w = match checksum {
-                    Place::Slot(s) => self.p.phv.slots.get(*s)?.width,
+                let (slot, w) = match checksum {
+                    Place::Slot(s) => (*s, self.p.phv.slots.get(*s)?.width),
                     _ => return None,
                 };
                 let h = self.add(Node::Hash {
@@ -1873,6 +1874,16 @@ impl<'p> Tracer<'p> {
                     data,
                     w: w.min(64),
                 });
+                // A condition that varies within the megaflow (it decides nothing the mask
+                // covers): the field keeps its value when it is false.
+                let h = match fixed {
+                    Some(_) => h,
+                    None if w <= 64 => {
+                        let old = self.slots[slot.index() as usize];
+                        self.fold(Node::Mux(c, h, old), k)
+                    }
+                    None => return None,
+                };
                 self.write_place(checksum, h, params, k)
             }
             Builtin::VerifyChecksum {
@@ -1883,7 +1894,8 @@ impl<'p> Tracer<'p> {
                 with_payload: false,
             } => {
                 let c = self.expr(cond, params, k)?;
-                if !truth(&self.konst(c, k)?) {
+                let fixed = self.konst(c, k);
+                if fixed.as_ref().is_some_and(|b| !truth(b)) {
                     return Some(());
                 }
                 if let Expr::Slot(s) = checksum
@@ -1911,6 +1923,11 @@ impl<'p> Tracer<'p> {
                     k,
                 );
                 let bad = self.fold(Node::Bin(BinOp::Ne, h, field), k);
+                // A condition that varies within the megaflow: only a checked mismatch counts.
+                let bad = match fixed {
+                    Some(_) => bad,
+                    None => self.fold(Node::Bin(BinOp::And, c, bad), k),
+                };
                 let s = self.checksum_error?;
                 let prev = self.slots[s.index() as usize];
                 let one = self.constant(Bits::from_u64(self.p.phv.slots.get(s)?.width, 1));

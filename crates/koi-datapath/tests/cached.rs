@@ -484,3 +484,97 @@ ubpf(P(), C(), D()) main;
     );
     assert_eq!(dp.stats().compile_mismatch, 0);
 }
+
+/// `update_checksum` and `verify_checksum` whose condition reads a field no decision reads
+/// (so one megaflow holds packets where it is true and packets where it is false) are
+/// compiled: the checksum is written only where the condition holds, `checksum_error` set
+/// only where it holds and the checksum is wrong.
+#[test]
+fn checksums_with_varying_conditions_are_compiled() {
+    use koi_datapath::{PathTaken, Tier};
+    const PROG: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> flag; bit<8> a; bit<16> csum; bit<8> err; }
+struct headers { h_t h; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control V(inout headers hdr, inout meta_t m) {
+    apply {
+        verify_checksum(hdr.h.flag == 2, { hdr.h.a }, hdr.h.csum, HashAlgorithm.csum16);
+    }
+}
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply {
+        sm.egress_spec = 2;
+        hdr.h.err = (bit<8>) sm.checksum_error;
+        hdr.h.a = hdr.h.a + 1;
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) {
+    apply {
+        update_checksum(hdr.h.flag == 1, { hdr.h.a }, hdr.h.csum, HashAlgorithm.csum16);
+    }
+}
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+    let p = common::compile_str(PROG).unwrap_or_else(|e| panic!("{e}"));
+    let mut dp = Datapath::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut interp = Interpreter::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut sd = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut si = sd.clone();
+    let clock = ManualClock::new(0);
+    let mut paths = Vec::new();
+    let good = |a: u8| koi_hash::checksum::csum16(&[a]).to_be_bytes();
+    let cases = [
+        [0u8, 5, 0x12, 0x34, 0],
+        [1, 5, 0x12, 0x34, 0],
+        [2, 9, good(9)[0], good(9)[1], 0],
+        [2, 9, 0x00, 0x01, 0],
+        [1, 200, 0, 0, 0],
+        [0, 7, 0xff, 0xff, 0],
+    ];
+    for pkt in cases {
+        let want = interp
+            .process(&mut si, &pkt, 1, &clock)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut got = Vec::new();
+        let s = dp
+            .process_with(&mut sd, &pkt, 1, &clock, &mut |port, bytes| {
+                got.push((port, bytes.to_vec()))
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        let w: Vec<_> = want
+            .outputs
+            .iter()
+            .map(|o| (o.port, o.bytes.clone()))
+            .collect();
+        assert_eq!(got, w, "packet {pkt:?}");
+        let out = &got[0].1;
+        let a = pkt[1].wrapping_add(1);
+        match pkt[0] {
+            1 => assert_eq!(out[2..4], good(a), "{pkt:?}"),
+            _ => assert_eq!(out[2..4], pkt[2..4], "{pkt:?}"),
+        }
+        let bad = pkt[0] == 2 && pkt[2..4] != good(pkt[1]);
+        assert_eq!(out[4], u8::from(bad), "{pkt:?}");
+        paths.push(s.path);
+    }
+    assert_eq!(paths[0], PathTaken::Slow);
+    assert!(
+        paths[1..]
+            .iter()
+            .all(|p| matches!(p, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow))),
+        "{paths:?}"
+    );
+    let s = dp.stats();
+    assert_eq!(
+        (s.compiled, s.compile_mismatch, s.not_compiled),
+        (1, 0, 0),
+        "{s:?}"
+    );
+}
