@@ -1364,10 +1364,17 @@ impl<'p> Tracer<'p> {
                 stack,
                 index,
                 field,
-            } => match self.stack_slot(*stack, index, *field, params, k)? {
-                Ok(s) => self.slots[s.index() as usize],
-                Err(w) => self.constant(Bits::zero(w)),
-            },
+            } => {
+                let i = self.expr(index, params, k)?;
+                if self.konst(i, k).is_none() {
+                    // An index no decision fixed: a choice among the elements.
+                    return self.stack_read(*stack, i, *field, k);
+                }
+                match self.stack_slot(*stack, index, *field, params, k)? {
+                    Ok(s) => self.slots[s.index() as usize],
+                    Err(w) => self.constant(Bits::zero(w)),
+                }
+            }
             Expr::Unary(op, a) => {
                 let a = self.expr(a, params, k)?;
                 self.fold(Node::Un(*op, a), k)
@@ -1450,6 +1457,65 @@ impl<'p> Tracer<'p> {
         }
     }
 
+    /// Field `field` of element `i` (a value) of `stack`, as the interpreter reads it: the
+    /// element's field, or 0 past the end.
+    fn stack_read(&mut self, stack: StackId, i: N, field: u32, k: &Known<'_>) -> Option<N> {
+        let elems = self.p.phv.stacks.get(stack)?.elems.clone();
+        let first = self.p.phv.headers.get(*elems.first()?)?;
+        let w = self
+            .p
+            .phv
+            .slots
+            .get(*first.fields.get(field as usize)?)?
+            .width;
+        let wi = self.width(i);
+        let mut acc = self.constant(Bits::zero(w));
+        for (j, h) in elems.iter().enumerate().rev() {
+            if wi < 64 && (j as u64) >> wi != 0 {
+                continue; // the index cannot reach this element
+            }
+            let slot = *self.p.phv.headers.get(*h)?.fields.get(field as usize)?;
+            let jn = self.constant(Bits::from_u64(wi, j as u64));
+            let eq = self.fold(Node::Bin(BinOp::Eq, i, jn), k);
+            let v = self.slots[slot.index() as usize];
+            acc = self.fold(Node::Mux(eq, v, acc), k);
+        }
+        Some(acc)
+    }
+
+    /// Writes `v` into field `field` of element `i` (a value) of `stack`.
+    fn stack_write(&mut self, stack: StackId, i: N, field: u32, v: N, k: &Known<'_>) -> Option<()> {
+        let elems = self.p.phv.stacks.get(stack)?.elems.clone();
+        let wi = self.width(i);
+        for (j, h) in elems.iter().enumerate() {
+            if wi < 64 && (j as u64) >> wi != 0 {
+                continue;
+            }
+            let slot = *self.p.phv.headers.get(*h)?.fields.get(field as usize)?;
+            let w = self.p.phv.slots.get(slot)?.width;
+            let v = if self.width(v) != w {
+                self.fold(
+                    Node::Cast(
+                        Cast::Resize {
+                            width: w,
+                            signed: false,
+                        },
+                        v,
+                    ),
+                    k,
+                )
+            } else {
+                v
+            };
+            let jn = self.constant(Bits::from_u64(wi, j as u64));
+            let eq = self.fold(Node::Bin(BinOp::Eq, i, jn), k);
+            let old = self.slots[slot.index() as usize];
+            let m = self.fold(Node::Mux(eq, v, old), k);
+            self.slots[slot.index() as usize] = m;
+        }
+        Some(())
+    }
+
     fn write_place(&mut self, dst: &Place, v: N, params: &[Bits], k: &Known<'_>) -> Option<()> {
         let (slot, hi_lo) = match dst {
             Place::Slot(s) => (*s, None),
@@ -1458,10 +1524,18 @@ impl<'p> Tracer<'p> {
                 stack,
                 index,
                 field,
-            } => match self.stack_slot(*stack, index, *field, params, k)? {
-                Ok(s) => (s, None),
-                Err(_) => return Some(()),
-            },
+            } => {
+                let i = self.expr(index, params, k)?;
+                if self.konst(i, k).is_none() {
+                    // An index no decision fixed: every element keeps its value unless it
+                    // is the one indexed (none past the end).
+                    return self.stack_write(*stack, i, *field, v, k);
+                }
+                match self.stack_slot(*stack, index, *field, params, k)? {
+                    Ok(s) => (s, None),
+                    Err(_) => return Some(()),
+                }
+            }
         };
         let s = self.p.phv.slots.get(slot)?;
         let w = s.width;

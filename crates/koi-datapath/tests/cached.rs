@@ -578,3 +578,90 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
         "{s:?}"
     );
 }
+
+/// Header-stack elements read at an index taken from the packet (no decision reads it, so one
+/// megaflow holds every index, in range or past the end) are compiled; a write's index is a
+/// decision (the interpreter reports it), so each written element is its own megaflow.
+#[test]
+fn runtime_stack_indices_are_compiled() {
+    use koi_datapath::{PathTaken, Tier};
+    const PROG: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header i_t { bit<8> rd; bit<8> wr; bit<8> got; }
+header e_t { bit<8> v; }
+struct headers { i_t i; e_t[3] s; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.i);
+        pkt.extract(hdr.s.next);
+        pkt.extract(hdr.s.next);
+        pkt.extract(hdr.s.next);
+        transition accept;
+    }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply {
+        sm.egress_spec = 1;
+        hdr.i.got = hdr.s[hdr.i.rd].v;
+        hdr.s[hdr.i.wr].v = hdr.i.got + 0x10;
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.i); pkt.emit(hdr.s); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+    let p = common::compile_str(PROG).unwrap_or_else(|e| panic!("{e}"));
+    let mut dp = Datapath::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut interp = Interpreter::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut sd = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut si = sd.clone();
+    let clock = ManualClock::new(0);
+    let mut paths = Vec::new();
+    for (rd, wr) in [(0u8, 1u8), (2, 1), (1, 1), (7, 1), (0, 9), (2, 9), (200, 9)] {
+        let pkt = [rd, wr, 0, 0xa0, 0xa1, 0xa2, 0xff];
+        let want = interp
+            .process(&mut si, &pkt, 1, &clock)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut got = Vec::new();
+        let s = dp
+            .process_with(&mut sd, &pkt, 1, &clock, &mut |port, bytes| {
+                got.push((port, bytes.to_vec()))
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        let w: Vec<_> = want
+            .outputs
+            .iter()
+            .map(|o| (o.port, o.bytes.clone()))
+            .collect();
+        assert_eq!(got, w, "packet {pkt:?}");
+        let read = pkt
+            .get(3 + usize::from(rd))
+            .filter(|_| rd < 3)
+            .copied()
+            .unwrap_or(0);
+        let mut expect = pkt.to_vec();
+        expect[2] = read;
+        if wr < 3 {
+            expect[3 + usize::from(wr)] = read.wrapping_add(0x10);
+        }
+        assert_eq!(got, [(1, expect)], "packet {pkt:?}");
+        paths.push(s.path);
+    }
+    let compiled =
+        |p: &PathTaken| matches!(p, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow));
+    assert_eq!((paths[0], paths[4]), (PathTaken::Slow, PathTaken::Slow));
+    assert!(
+        paths[1..4].iter().chain(&paths[5..]).all(compiled),
+        "{paths:?}"
+    );
+    let s = dp.stats();
+    assert_eq!(
+        (s.compiled, s.compile_mismatch, s.not_compiled),
+        (2, 0, 0),
+        "{s:?}"
+    );
+}
