@@ -34,7 +34,8 @@
 //!    output headers assembled field by field (push and pop of headers), then the payload; and
 //!    its port, or a drop with its reason.
 //!
-//! uBPF programs are one pass (parser, pipeline, deparser) whose output leaves on
+//! uBPF programs are one pass (parser, pipeline, deparser; `hash` with lookup3 and the
+//! `csum_replace` updates modelled) whose output leaves on
 //! `output_port`, or is dropped when `mark_to_drop` left its flag set: the same model without
 //! the traffic manager.
 //!
@@ -463,6 +464,22 @@ impl Program {
         s: &mut Scratch,
         regs: Option<&[u64]>,
     ) -> u64 {
+        if algo == HashAlgo::Lookup3 {
+            let Node::Hash { data, .. } = &self.nodes[n as usize] else {
+                return 0;
+            };
+            let elems: Vec<koi_hash::ubpf::Element> = data
+                .iter()
+                .map(|d| koi_hash::ubpf::Element {
+                    value: match regs {
+                        Some(r) => r[*d as usize],
+                        None => self.eval64(*d, pkt, port, s),
+                    },
+                    width: self.widths[*d as usize],
+                })
+                .collect();
+            return u64::from(koi_hash::ubpf::hash(&elems).unwrap_or(0)) & mask64(w);
+        }
         let Some(Some(plan)) = self.plans.get(n as usize) else {
             return self.eval(n, pkt, port, s).low_u64();
         };
@@ -651,6 +668,11 @@ impl Program {
                 Node::Bin(_, a, b) => vec![*a, *b],
                 Node::Mux(c, a, b) => vec![*c, *a, *b],
                 // A planned hash reads packet ranges itself: only its computed pieces.
+                Node::Hash {
+                    algo: HashAlgo::Lookup3,
+                    data,
+                    ..
+                } => data.clone(),
                 Node::Hash { data, .. } => match self.plans.get(n as usize) {
                     Some(Some(plan)) => plan
                         .elems
@@ -763,6 +785,23 @@ impl Program {
                 } else {
                     self.eval(*a, pkt, port, s)
                 }
+            }
+            Node::Hash {
+                algo: HashAlgo::Lookup3,
+                data,
+                w,
+            } => {
+                let elems: Vec<koi_hash::ubpf::Element> = data
+                    .iter()
+                    .map(|d| {
+                        let v = self.eval(*d, pkt, port, s);
+                        koi_hash::ubpf::Element {
+                            value: v.low_u64(),
+                            width: v.width(),
+                        }
+                    })
+                    .collect();
+                Bits::from_u64(*w, u64::from(koi_hash::ubpf::hash(&elems).unwrap_or(0)))
             }
             Node::Hash { algo, data, w } => {
                 let mut bits = std::mem::take(&mut s.bits);
@@ -2016,6 +2055,24 @@ impl<'p> Tracer<'p> {
                 data,
                 max,
             } => {
+                if *algo == HashAlgo::Lookup3 {
+                    // uBPF's lookup3 over every argument's value and width (valid or not),
+                    // 32 bits into the destination.
+                    let mut elems = Vec::with_capacity(data.len());
+                    for d in data {
+                        let n = self.expr(d, params, k)?;
+                        if self.width(n) > 64 {
+                            return None;
+                        }
+                        elems.push(n);
+                    }
+                    let h = self.add(Node::Hash {
+                        algo: HashAlgo::Lookup3,
+                        data: elems,
+                        w: 32,
+                    });
+                    return self.write_place(dst, h, params, k);
+                }
                 v1_algo(*algo)?;
                 let w = match dst {
                     Place::Slot(s) => self.p.phv.slots.get(*s)?.width,

@@ -665,3 +665,76 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
         "{s:?}"
     );
 }
+
+/// uBPF's `hash(result, lookup3, data)` over packet fields is compiled: one megaflow serves
+/// every value, each hashed as the interpreter hashes it.
+#[test]
+fn ubpf_lookup3_hash_is_compiled() {
+    use koi_datapath::{PathTaken, Tier};
+    const UBPF: &str = r#"
+#include <core.p4>
+#define UBPF_MODEL_VERSION 20200515
+#include <ubpf_model.p4>
+header h_t { bit<16> p; bit<8> q; bit<32> h; }
+struct headers { h_t h; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata std) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control C(inout headers hdr, inout meta_t m, inout standard_metadata std) {
+    apply {
+        hash(hdr.h.h, HashAlgorithm.lookup3, { hdr.h.p, hdr.h.q });
+        std.output_port = 1;
+    }
+}
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
+ubpf(P(), C(), D()) main;
+"#;
+    let p = common::compile_str(UBPF).unwrap_or_else(|e| panic!("{e}"));
+    let mut dp = Datapath::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut interp = Interpreter::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut sd = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut si = sd.clone();
+    let clock = ManualClock::new(0);
+    let mut paths = Vec::new();
+    for (pv, q) in [(1u16, 2u8), (0xbeef, 0), (0, 0xff), (80, 6)] {
+        let mut pkt = pv.to_be_bytes().to_vec();
+        pkt.extend_from_slice(&[q, 0, 0, 0, 0, 0x55]);
+        let want = interp
+            .process(&mut si, &pkt, 1, &clock)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut got = Vec::new();
+        let s = dp
+            .process_with(&mut sd, &pkt, 1, &clock, &mut |port, bytes| {
+                got.push((port, bytes.to_vec()))
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        let w: Vec<_> = want
+            .outputs
+            .iter()
+            .map(|o| (o.port, o.bytes.clone()))
+            .collect();
+        assert_eq!(got, w, "packet {pkt:?}");
+        let h = koi_hash::ubpf::hash(&[
+            koi_hash::ubpf::Element {
+                value: u64::from(pv),
+                width: 16,
+            },
+            koi_hash::ubpf::Element {
+                value: u64::from(q),
+                width: 8,
+            },
+        ])
+        .unwrap_or_else(|| panic!("hash"));
+        assert_eq!(got[0].1[3..7], h.to_be_bytes(), "packet {pkt:?}");
+        paths.push(s.path);
+    }
+    assert_eq!(paths[0], PathTaken::Slow);
+    assert!(
+        paths[1..]
+            .iter()
+            .all(|p| matches!(p, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow))),
+        "{paths:?}"
+    );
+    assert_eq!(dp.stats().compile_mismatch, 0);
+}
