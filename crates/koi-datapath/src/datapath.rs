@@ -626,8 +626,14 @@ impl<'p> Datapath<'p> {
             reasons: &mut self.reasons,
             programs: &mut self.programs,
         };
+        let dropped = state.digests_dropped();
         let outcome = self.interp.run(state, packet, port, clock, &mut obs)?;
-        obs.finish(&outcome);
+        // The message the run sent, for the check of a compiled program (none if the queue
+        // was full: the program is then not checked and not installed).
+        let digest = (outcome.report.digests == 1 && state.digests_dropped() == dropped)
+            .then(|| state.last_digest().cloned())
+            .flatten();
+        obs.finish(&outcome, digest.as_ref());
         let path = if self.stats.misses != misses {
             PathTaken::Slow
         } else if self.stats.microflow_hits != hits.0 {
@@ -800,7 +806,7 @@ impl<'a> DpObserver<'a> {
 
     /// The run ended: check a replay used its whole recording, install a recorded run with
     /// its compiled program.
-    fn finish(self, outcome: &Outcome) {
+    fn finish(self, outcome: &Outcome, digest: Option<&koi_state::DigestMessage>) {
         let complete = outcome.report.aborted.is_none();
         let DpObserver {
             mode,
@@ -841,7 +847,7 @@ impl<'a> DpObserver<'a> {
                     Some(Ok((p, reads)))
                         if {
                             scratch.preset_reads(reads.clone());
-                            checks_out(&p, packet, port, outcome, scratch)
+                            checks_out(&p, packet, port, outcome, digest, scratch)
                         } =>
                     {
                         stats.compiled += 1;
@@ -897,10 +903,23 @@ fn intern(set: &mut Programs, p: Program) -> Arc<Program> {
 }
 
 /// Whether `p` run on the packet that made it gives the interpreter's outcome.
-fn checks_out(p: &Program, packet: &[u8], port: u64, outcome: &Outcome, s: &mut Scratch) -> bool {
+fn checks_out(
+    p: &Program,
+    packet: &[u8],
+    port: u64,
+    outcome: &Outcome,
+    digest: Option<&koi_state::DigestMessage>,
+    s: &mut Scratch,
+) -> bool {
     let r = &outcome.report;
-    if !r.logs.is_empty() || r.assert_failures != 0 || r.passes != 0 || r.digests != 0 {
+    if !r.logs.is_empty() || r.assert_failures != 0 || r.passes != 0 || r.digests > 1 {
         return false;
+    }
+    let sent = p.digests(packet, port, s);
+    match (r.digests, digest) {
+        (0, _) if sent.is_empty() => {}
+        (1, Some(d)) if sent.len() == 1 && sent[0] == *d => {}
+        _ => return false,
     }
     let (mut outputs, mut drops) = (Vec::new(), Vec::new());
     let mut buf = Vec::new();

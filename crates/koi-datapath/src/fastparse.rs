@@ -210,12 +210,11 @@ impl Load {
 
     #[inline(always)]
     fn value(&self, pkt: &[u8]) -> u64 {
-        match pkt.get(self.byte..self.byte + 8) {
-            Some(w) => {
-                let mut b = [0u8; 8];
-                b.copy_from_slice(w);
-                (u64::from_be_bytes(b) << self.shl) >> self.shr
-            }
+        match pkt
+            .get(self.byte..self.byte + 8)
+            .and_then(|w| <[u8; 8]>::try_from(w).ok())
+        {
+            Some(b) => (u64::from_be_bytes(b) << self.shl) >> self.shr,
             None => 0,
         }
     }

@@ -152,6 +152,14 @@ enum StateOp {
     Meter(ExternId, N, u32),
     /// A table hit executes its direct meter for the entry: the colour into read slot `t`.
     DirectMeter(TableId, u32, u32),
+    /// A digest message sent at the end of ingress: its receiver and each field's value
+    /// (name, value, width), computed when `digest` was called.
+    Digest {
+        digest: koi_ir::DigestId,
+        name: String,
+        receiver: N,
+        fields: Vec<(String, N, u32)>,
+    },
 }
 
 /// An output operation.
@@ -364,6 +372,11 @@ impl Program {
                         .map(|c| Bits::from_u64(64, c.code()));
                     scratch.set_read(*t, c);
                 }
+                StateOp::Digest { .. } => {
+                    if let Some(m) = self.digest_message(op, pkt, port, scratch) {
+                        state.push_digest(m);
+                    }
+                }
                 StateOp::RegWrite(r, n, v) => {
                     let idx = self.index(*n, pkt, port, scratch);
                     let v = if self.is_narrow(*v) {
@@ -380,6 +393,68 @@ impl Program {
                 }
             }
         }
+    }
+
+    /// The message of a [`StateOp::Digest`] for `pkt`.
+    fn digest_message(
+        &self,
+        op: &StateOp,
+        pkt: &[u8],
+        port: u64,
+        scratch: &mut Scratch,
+    ) -> Option<koi_state::DigestMessage> {
+        let StateOp::Digest {
+            digest,
+            name,
+            receiver,
+            fields,
+        } = op
+        else {
+            return None;
+        };
+        let receiver = if self.is_narrow(*receiver) {
+            self.eval64(*receiver, pkt, port, scratch)
+        } else {
+            self.eval(*receiver, pkt, port, scratch).low_u64()
+        };
+        let fields = fields
+            .iter()
+            .map(|(f, n, w)| {
+                let v = if self.is_narrow(*n) {
+                    Bits::from_u64(
+                        self.widths[*n as usize],
+                        self.eval64(*n, pkt, port, scratch),
+                    )
+                } else {
+                    self.eval(*n, pkt, port, scratch)
+                };
+                (f.clone(), v.resize(*w))
+            })
+            .collect();
+        Some(koi_state::DigestMessage {
+            digest: *digest,
+            name: name.clone(),
+            receiver,
+            fields,
+        })
+    }
+
+    /// The digest messages the program sends for `pkt` (without a state: the check at
+    /// installation).
+    pub fn digests(
+        &self,
+        pkt: &[u8],
+        port: u64,
+        scratch: &mut Scratch,
+    ) -> Vec<koi_state::DigestMessage> {
+        if self.wide {
+            scratch.vals.clear();
+            scratch.vals.resize(self.nodes.len(), None);
+        }
+        self.state
+            .iter()
+            .filter_map(|op| self.digest_message(op, pkt, port, scratch))
+            .collect()
     }
 
     /// An index operand's value (the interpreter's: saturated to `u64::MAX`).
@@ -1129,6 +1204,8 @@ pub struct Tracer<'p> {
     copying: Option<(Vec<N>, Vec<N>)>,
     /// The current instance's `truncate` lengths (v1model).
     cut: Vec<N>,
+    /// The last `digest` called in ingress: sent when ingress ends.
+    pending_digest: Option<StateOp>,
     /// Register reads: how many, the values the interpreter read (for the check at
     /// installation), and the read whose value the next extern report carries.
     reads: u32,
@@ -1182,6 +1259,7 @@ impl<'p> Tracer<'p> {
             queue: std::collections::VecDeque::new(),
             copying: None,
             cut: Vec::new(),
+            pending_digest: None,
             reads: 0,
             read_values: Vec::new(),
             pending_read: None,
@@ -2128,6 +2206,28 @@ impl<'p> Tracer<'p> {
                 });
                 self.write_place(dst, n, params, k)
             }
+            Builtin::Digest {
+                digest,
+                receiver,
+                data,
+            } => {
+                let dg = self.p.digests.get(*digest)?;
+                let fields_w = dg.fields.clone();
+                let name = dg.preamble.name.clone();
+                let receiver = self.expr(receiver, params, k)?;
+                let mut fields = Vec::with_capacity(fields_w.len());
+                for ((f, w), e) in fields_w.into_iter().zip(data) {
+                    let n = self.expr(e, params, k)?;
+                    fields.push((f, n, w));
+                }
+                self.pending_digest = Some(StateOp::Digest {
+                    digest: *digest,
+                    name,
+                    receiver,
+                    fields,
+                });
+                Some(())
+            }
             Builtin::Truncate { bytes } if !self.ubpf => {
                 let n = self.expr(bytes, params, k)?;
                 self.cut.push(n);
@@ -2240,6 +2340,13 @@ impl<'p> Tracer<'p> {
             TmEvent::Drop(DropReason::Egress) => spec == Some(self.drop_port),
             TmEvent::Drop(DropReason::NoReplicas) => grp.is_some_and(|g| g != 0),
             TmEvent::Drop(DropReason::PriorityOutOfRange) => prio.is_some(),
+            TmEvent::Digest { .. } => match self.pending_digest.take() {
+                Some(op) => {
+                    self.state.push(op);
+                    true
+                }
+                None => false,
+            },
             TmEvent::Drop(DropReason::Ubpf) => self.ubpf,
             _ => {
                 self.fail("traffic manager event");
@@ -2381,6 +2488,12 @@ impl<'p> Tracer<'p> {
                     self.reaches_opaque(*n)
                 }
                 StateOp::RegWrite(_, n, v) => self.reaches_opaque(*n) || self.reaches_opaque(*v),
+                StateOp::Digest {
+                    receiver, fields, ..
+                } => {
+                    self.reaches_opaque(*receiver)
+                        || fields.iter().any(|(_, n, _)| self.reaches_opaque(*n))
+                }
                 StateOp::TableHit(..) | StateOp::DirectMeter(..) => false,
             };
             if opaque {
@@ -2627,6 +2740,14 @@ impl Program {
                     *n = visit(*n, &self.nodes, &mut map, &mut nodes);
                     *v = visit(*v, &self.nodes, &mut map, &mut nodes);
                 }
+                StateOp::Digest {
+                    receiver, fields, ..
+                } => {
+                    *receiver = visit(*receiver, &self.nodes, &mut map, &mut nodes);
+                    for (_, n, _) in fields.iter_mut() {
+                        *n = visit(*n, &self.nodes, &mut map, &mut nodes);
+                    }
+                }
                 StateOp::TableHit(..) | StateOp::DirectMeter(..) => {}
             }
         }
@@ -2703,6 +2824,12 @@ impl Program {
                 StateOp::RegWrite(_, n, v) => {
                     wide |= !self.is_narrow(*n) || !self.is_narrow(*v);
                 }
+                StateOp::Digest {
+                    receiver, fields, ..
+                } => {
+                    wide |= !self.is_narrow(*receiver)
+                        || fields.iter().any(|(_, n, _)| !self.is_narrow(*n));
+                }
                 StateOp::TableHit(..) | StateOp::DirectMeter(..) => {}
             }
         }
@@ -2745,6 +2872,21 @@ impl std::fmt::Display for Program {
                     self.show(*n, f)?;
                     write!(f, "] = ")?;
                     self.show(*v, f)?;
+                    writeln!(f)?;
+                }
+                StateOp::Digest {
+                    name,
+                    receiver,
+                    fields,
+                    ..
+                } => {
+                    write!(f, "digest {name} to ")?;
+                    self.show(*receiver, f)?;
+                    write!(f, ":")?;
+                    for (field, n, _) in fields {
+                        write!(f, " {field}=")?;
+                        self.show(*n, f)?;
+                    }
                     writeln!(f)?;
                 }
             }

@@ -738,3 +738,68 @@ ubpf(P(), C(), D()) main;
     );
     assert_eq!(dp.stats().compile_mismatch, 0);
 }
+
+/// A learning switch's `digest` of unknown source addresses is compiled: the packets of a
+/// flow from an unknown source stay on the fast path and send the same messages as the
+/// interpreter, in the same order, with values (the EtherType here) the megaflow does not fix.
+#[test]
+fn digests_are_compiled() {
+    const PROG: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
+struct headers { eth_t eth; }
+struct learn_t { bit<48> src; bit<16> type; bit<9> port; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.eth); transition accept; }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    action learn() { digest<learn_t>(1, { hdr.eth.src, hdr.eth.type, sm.ingress_port }); }
+    action known() { }
+    table smac { key = { hdr.eth.src: exact; } actions = { learn; known; } default_action = learn(); }
+    apply { smac.apply(); sm.egress_spec = 2; }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.eth); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+    let p = common::compile_str(PROG).unwrap_or_else(|e| panic!("{e}"));
+    let mut dp = Datapath::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut interp = Interpreter::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut sd = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut si = sd.clone();
+    let clock = ManualClock::new(0);
+    let mut paths = Vec::new();
+    for (ty, port) in [(0x88b5_u16, 1u64), (0x0800, 1), (0x1234, 3), (0x86dd, 1)] {
+        let t = ty.to_be_bytes();
+        let mut pkt = vec![0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0x0c, t[0], t[1]];
+        pkt.extend_from_slice(b"data");
+        let want = interp
+            .process(&mut si, &pkt, port, &clock)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let got = dp
+            .process(&mut sd, &pkt, port, &clock)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(got.outputs, want.outputs);
+        let s = dp.stats();
+        paths.push((s.misses, s.compiled_hits));
+    }
+    let (a, b) = (si.take_digests(), sd.take_digests());
+    assert_eq!(a.len(), 4);
+    assert_eq!(a, b);
+    assert_eq!(b[2].fields[0].1, Bits::from_u64(48, 0x0200_0000_000c));
+    assert_eq!(b[2].fields[1].1, Bits::from_u64(16, 0x1234));
+    assert_eq!(b[3].fields[1].1, Bits::from_u64(16, 0x86dd));
+    assert_eq!(b[2].fields[2].1, Bits::from_u64(9, 3));
+    // One megaflow (the EtherType and the port are only data): one miss, then compiled.
+    assert_eq!(paths, [(1, 0), (1, 1), (1, 2), (1, 3)]);
+    let s = dp.stats();
+    assert_eq!(
+        (s.compiled, s.compile_mismatch, s.not_compiled),
+        (1, 0, 0),
+        "{s:?}"
+    );
+}

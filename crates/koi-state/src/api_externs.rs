@@ -493,6 +493,11 @@ impl State {
         self.digests.take()
     }
 
+    /// The newest digest message waiting, if any.
+    pub fn last_digest(&self) -> Option<&DigestMessage> {
+        self.digests.last()
+    }
+
     /// Digest messages dropped because the queue was full.
     pub fn digests_dropped(&self) -> u64 {
         self.digests.dropped

@@ -127,6 +127,11 @@ impl DigestQueue {
         }
     }
 
+    /// The newest waiting message.
+    pub fn last(&self) -> Option<&DigestMessage> {
+        self.queue.back()
+    }
+
     /// Takes every waiting message, oldest first.
     pub fn take(&mut self) -> Vec<DigestMessage> {
         self.queue.drain(..).collect()
