@@ -456,6 +456,7 @@ impl<'p> Datapath<'p> {
         let fast = self.fast_path(state, packet, port, clock, &mut |e| match e {
             Emitted::Packet(to, bytes) => sink(to, bytes),
             Emitted::Drop(why) => drops.push(why.clone()),
+            Emitted::Digest => {}
         });
         match fast {
             Fast::Done(tier) => Ok(Summary {
@@ -500,6 +501,7 @@ impl<'p> Datapath<'p> {
                 bytes: bytes.to_vec(),
             }),
             Emitted::Drop(why) => outcome.report.drops.push(why.clone()),
+            Emitted::Digest => outcome.report.digests += 1,
         });
         match fast {
             Fast::Done(_) => Ok(outcome),
@@ -929,6 +931,7 @@ fn checks_out(
             bytes: bytes.to_vec(),
         }),
         Emitted::Drop(why) => drops.push(why.clone()),
+        Emitted::Digest => {}
     });
     outputs == outcome.outputs && drops == r.drops
 }

@@ -21,7 +21,7 @@
 //!
 //! 1. state updates, in run order: direct counters and idle times of the entries hit, indexed
 //!    counters, register reads and writes, meters (indexed, and direct ones executed by a
-//!    table hit) (a value read or colour is kept for the expressions that use it:
+//!    table hit), the digest message ingress sends (its values as `digest` saw them) (a value read or colour is kept for the expressions that use it:
 //!    `v = r.read(i); r.write(i, v + 1); hdr.x = v + 1` is one read, one write and one output
 //!    field; a decision on a register value is state-dependent, so such runs are not cached);
 //! 2. per packet instance, in the interpreter's order (the traffic manager's queue: one for
@@ -180,6 +180,8 @@ enum OutOp {
 pub enum Emitted<'a> {
     Packet(u64, &'a [u8]),
     Drop(&'a DropReason),
+    /// A digest message was queued in the state.
+    Digest,
 }
 
 /// One packet instance's fate: sent on a port (with how its bytes are built) or dropped.
@@ -317,7 +319,9 @@ impl Program {
         // Without a state (the check at installation), the register reads are the ones the
         // interpreter made (`Scratch::preset_reads`).
         if let Some(state) = state {
-            self.update_state(pkt, port, state, now_ns, scratch);
+            for _ in 0..self.update_state(pkt, port, state, now_ns, scratch) {
+                emit(Emitted::Digest);
+            }
         }
         if !self.lin.is_empty() {
             self.eval_all(pkt, port, scratch);
@@ -340,7 +344,8 @@ impl Program {
         state: &mut State,
         now_ns: u64,
         scratch: &mut Scratch,
-    ) {
+    ) -> usize {
+        let mut digests = 0;
         for op in &self.state {
             match op {
                 StateOp::TableHit(t, i) => state.record_hit(*t, *i, pkt.len(), now_ns),
@@ -375,6 +380,7 @@ impl Program {
                 StateOp::Digest { .. } => {
                     if let Some(m) = self.digest_message(op, pkt, port, scratch) {
                         state.push_digest(m);
+                        digests += 1;
                     }
                 }
                 StateOp::RegWrite(r, n, v) => {
@@ -393,6 +399,7 @@ impl Program {
                 }
             }
         }
+        digests
     }
 
     /// The message of a [`StateOp::Digest`] for `pkt`.

@@ -784,6 +784,7 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
             .process(&mut sd, &pkt, port, &clock)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(got.outputs, want.outputs);
+        assert_eq!(got.report, want.report);
         let s = dp.stats();
         paths.push((s.misses, s.compiled_hits));
     }
