@@ -573,7 +573,7 @@ impl<'p> Datapath<'p> {
         prog.run(
             packet,
             port,
-            Some(state),
+            Some((state, self.interp.rng_mut())),
             now,
             &mut self.out,
             &mut self.scratch,

@@ -21,7 +21,8 @@
 //!
 //! 1. state updates, in run order: direct counters and idle times of the entries hit, indexed
 //!    counters, register reads and writes, meters (indexed, and direct ones executed by a
-//!    table hit), the digest message ingress sends (its values as `digest` saw them) (a value read or colour is kept for the expressions that use it:
+//!    table hit), `random` values (drawn per packet from the interpreter's generator), the
+//!    digest message ingress sends (its values as `digest` saw them) (a value read or colour is kept for the expressions that use it:
 //!    `v = r.read(i); r.write(i, v + 1); hdr.x = v + 1` is one read, one write and one output
 //!    field; a decision on a register value is state-dependent, so such runs are not cached);
 //! 2. per packet instance, in the interpreter's order (the traffic manager's queue: one for
@@ -40,8 +41,8 @@
 //! the traffic manager.
 //!
 //! The tracer gives up (the megaflow then replays its recording through the interpreter) on
-//! everything outside that model: resubmission, recirculation, digests, uBPF `truncate`,
-//! logs, random values, hashes whose inputs are not modelled, varbit headers, a value that
+//! everything outside that model: resubmission, recirculation, uBPF `truncate`, logs,
+//! hashes with the `random` algorithm, hashes whose inputs are not modelled, varbit headers, a value that
 //! the traffic manager reads (egress port, multicast group, priority, a clone's session) not
 //! being constant, or an opaque value reaching the output.
 //!
@@ -152,6 +153,8 @@ enum StateOp {
     Meter(ExternId, N, u32),
     /// A table hit executes its direct meter for the entry: the colour into read slot `t`.
     DirectMeter(TableId, u32, u32),
+    /// `random(lo, hi)`: a value drawn into read slot `t`.
+    Random { lo: N, hi: N, t: u32 },
     /// A digest message sent at the end of ingress: its receiver and each field's value
     /// (name, value, width), computed when `digest` was called.
     Digest {
@@ -306,7 +309,7 @@ impl Program {
         &self,
         pkt: &[u8],
         port: u64,
-        state: Option<&mut State>,
+        state: Option<(&mut State, &mut koi_interp::Rng)>,
         now_ns: u64,
         out: &mut Vec<u8>,
         scratch: &mut Scratch,
@@ -318,8 +321,8 @@ impl Program {
         }
         // Without a state (the check at installation), the register reads are the ones the
         // interpreter made (`Scratch::preset_reads`).
-        if let Some(state) = state {
-            for _ in 0..self.update_state(pkt, port, state, now_ns, scratch) {
+        if let Some((state, rng)) = state {
+            for _ in 0..self.update_state(pkt, port, state, rng, now_ns, scratch) {
                 emit(Emitted::Digest);
             }
         }
@@ -342,6 +345,7 @@ impl Program {
         pkt: &[u8],
         port: u64,
         state: &mut State,
+        rng: &mut koi_interp::Rng,
         now_ns: u64,
         scratch: &mut Scratch,
     ) -> usize {
@@ -376,6 +380,11 @@ impl Program {
                         .execute_direct_meter(*tb, *i, pkt.len(), now_ns)
                         .map(|c| Bits::from_u64(64, c.code()));
                     scratch.set_read(*t, c);
+                }
+                StateOp::Random { lo, hi, t } => {
+                    let lo = self.index(*lo, pkt, port, scratch);
+                    let hi = self.index(*hi, pkt, port, scratch);
+                    scratch.set_read(*t, Some(Bits::from_u64(64, rng.range(lo, hi))));
                 }
                 StateOp::Digest { .. } => {
                     if let Some(m) = self.digest_message(op, pkt, port, scratch) {
@@ -2213,6 +2222,18 @@ impl<'p> Tracer<'p> {
                 });
                 self.write_place(dst, n, params, k)
             }
+            Builtin::Random { dst, lo, hi } => {
+                // Drawn per packet by the program, from the interpreter's generator.
+                let lo = self.expr(lo, params, k)?;
+                let hi = self.expr(hi, params, k)?;
+                let (w, _) = self.place_value(dst, params, k)?;
+                let t = self.next_read();
+                self.state.push(StateOp::Random { lo, hi, t });
+                self.pending_read = Some(t);
+                let fallback = self.constant(Bits::zero(w));
+                let v = self.add(Node::RegVal { t, w, fallback });
+                self.write_place(dst, v, params, k)
+            }
             Builtin::Digest {
                 digest,
                 receiver,
@@ -2494,7 +2515,9 @@ impl<'p> Tracer<'p> {
                 StateOp::Count(_, n) | StateOp::RegRead(_, n, _) | StateOp::Meter(_, n, _) => {
                     self.reaches_opaque(*n)
                 }
-                StateOp::RegWrite(_, n, v) => self.reaches_opaque(*n) || self.reaches_opaque(*v),
+                StateOp::RegWrite(_, n, v) | StateOp::Random { lo: n, hi: v, .. } => {
+                    self.reaches_opaque(*n) || self.reaches_opaque(*v)
+                }
                 StateOp::Digest {
                     receiver, fields, ..
                 } => {
@@ -2743,7 +2766,7 @@ impl Program {
                 StateOp::Count(_, n) | StateOp::RegRead(_, n, _) | StateOp::Meter(_, n, _) => {
                     *n = visit(*n, &self.nodes, &mut map, &mut nodes)
                 }
-                StateOp::RegWrite(_, n, v) => {
+                StateOp::RegWrite(_, n, v) | StateOp::Random { lo: n, hi: v, .. } => {
                     *n = visit(*n, &self.nodes, &mut map, &mut nodes);
                     *v = visit(*v, &self.nodes, &mut map, &mut nodes);
                 }
@@ -2828,7 +2851,7 @@ impl Program {
                 StateOp::Count(_, n) | StateOp::RegRead(_, n, _) | StateOp::Meter(_, n, _) => {
                     wide |= !self.is_narrow(*n)
                 }
-                StateOp::RegWrite(_, n, v) => {
+                StateOp::RegWrite(_, n, v) | StateOp::Random { lo: n, hi: v, .. } => {
                     wide |= !self.is_narrow(*n) || !self.is_narrow(*v);
                 }
                 StateOp::Digest {
@@ -2880,6 +2903,13 @@ impl std::fmt::Display for Program {
                     write!(f, "] = ")?;
                     self.show(*v, f)?;
                     writeln!(f)?;
+                }
+                StateOp::Random { lo, hi, t } => {
+                    write!(f, "read{t} = random(")?;
+                    self.show(*lo, f)?;
+                    write!(f, ", ")?;
+                    self.show(*hi, f)?;
+                    writeln!(f, ")")?;
                 }
                 StateOp::Digest {
                     name,

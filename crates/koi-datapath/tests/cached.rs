@@ -804,3 +804,81 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
         "{s:?}"
     );
 }
+
+/// `random` values that only reach the packet (no decision reads them) are compiled: the
+/// program draws them per packet from the interpreter's generator, so the values are those
+/// the interpreter alone gives.
+#[test]
+fn random_values_are_drawn_per_packet_by_compiled_programs() {
+    use koi_datapath::{PathTaken, Tier};
+    const PROG: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> lo; bit<8> hi; bit<8> r; bit<16> s; }
+struct headers { h_t h; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply {
+        random(hdr.h.r, hdr.h.lo, hdr.h.hi);
+        random(hdr.h.s, (bit<16>) 1000, (bit<16>) 2000);
+        sm.egress_spec = 1;
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+    let p = common::compile_str(PROG).unwrap_or_else(|e| panic!("{e}"));
+    let mut dp = Datapath::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut interp = Interpreter::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut sd = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut si = sd.clone();
+    let clock = ManualClock::new(0);
+    let mut paths = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for i in 0..40u8 {
+        let (lo, hi) = (i, i.saturating_add(3 * i));
+        let pkt = [lo, hi, 0, 0, 0, 0xee];
+        let want = interp
+            .process(&mut si, &pkt, 1, &clock)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut got = Vec::new();
+        let s = dp
+            .process_with(&mut sd, &pkt, 1, &clock, &mut |port, bytes| {
+                got.push((port, bytes.to_vec()))
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        let w: Vec<_> = want
+            .outputs
+            .iter()
+            .map(|o| (o.port, o.bytes.clone()))
+            .collect();
+        assert_eq!(got, w, "packet {pkt:?}");
+        let out = &got[0].1;
+        assert!((lo..=hi).contains(&out[2]), "{out:?}");
+        let sv = u16::from_be_bytes([out[3], out[4]]);
+        assert!((1000..=2000).contains(&sv), "{out:?}");
+        seen.insert(sv);
+        paths.push(s.path);
+    }
+    // Really drawn per packet, not frozen into the program.
+    assert!(seen.len() > 30, "{seen:?}");
+    assert_eq!(paths[0], PathTaken::Slow);
+    assert!(
+        paths[1..]
+            .iter()
+            .all(|p| matches!(p, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow))),
+        "{paths:?}"
+    );
+    let s = dp.stats();
+    assert_eq!(
+        (s.compiled, s.compile_mismatch, s.not_compiled),
+        (1, 0, 0),
+        "{s:?}"
+    );
+}

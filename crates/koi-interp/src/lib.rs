@@ -105,6 +105,13 @@ impl<'p> Interpreter<'p> {
         &self.options
     }
 
+    /// The random number generator `random` and random hashes draw from: the cached
+    /// datapath's compiled programs draw from it too, so that a run gives the same values
+    /// whichever path a packet takes.
+    pub fn rng_mut(&mut self) -> &mut Rng {
+        &mut self.rng
+    }
+
     /// Processes one packet received on `port`, telling `obs` what happens.
     pub fn run<O: Observer>(
         &mut self,
