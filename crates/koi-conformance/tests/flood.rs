@@ -1,6 +1,8 @@
 //! A flood of new flows against the cached datapath (issue: consistency and bounds): one
 //! million packets through `examples/l2l3_acl.p4`, each to a different destination MAC (the
-//! switching table matches it exactly, so each is a new megaflow, as in a MAC flood),
+//! switching table matches it exactly and holds a few hundred learned addresses, too many to
+//! tell an unknown one from all of them by a few bits, so each is a new megaflow, as in a MAC
+//! flood),
 //! interleaved with a few established routed flows. The megaflow limit and the slow-path rate limit must hold memory
 //! under the configured bound and keep the established flows forwarded by their compiled
 //! programs throughout, while the flood's packets beyond the slow-path budget are dropped.
@@ -55,8 +57,17 @@ fn a_million_new_flows_stay_bounded_and_established_flows_keep_flowing() {
     let p = &compiled.pipeline;
     let mut state = State::new(p).expect("state");
     let entries = std::fs::read_to_string(root.join("examples/l2l3_acl.entries")).expect("entries");
-    for line in entries.lines() {
-        if let Some(c) = koi_control::command::parse(line).expect("command") {
+    // The baseline's entries, and 300 learned hosts on VLAN 100 (a switch's MAC table: with
+    // a handful of entries, a miss would need only a few bits of the address).
+    let learned = (0..300).map(|i| {
+        format!(
+            "table_add switching switch_to 06:00:00:00:{:02x}:{:02x} 100 => 1",
+            i >> 8,
+            i & 0xff
+        )
+    });
+    for line in entries.lines().map(str::to_string).chain(learned) {
+        if let Some(c) = koi_control::command::parse(&line).expect("command") {
             koi_state::cli::execute(&mut state, &c).expect("entry");
         }
     }

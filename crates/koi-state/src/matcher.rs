@@ -137,15 +137,60 @@ impl Matcher {
     ) -> Option<u32> {
         match self {
             Matcher::Exact(m) => {
+                let hit = m.get(keys).copied();
                 if let Some(masks) = masks {
+                    // A hit depends on every key bit; a miss only on one bit per entry that
+                    // tells the key from it (when there are few entries to compare).
                     *masks = keys.iter().map(|k| Bits::ones(k.width())).collect();
+                    if hit.is_none() && m.len() <= WITNESS_LIMIT {
+                        let mut w: Vec<Bits> = keys.iter().map(|k| Bits::zero(k.width())).collect();
+                        if m.keys().all(|e| add_witness(&mut w, keys, e, None)) {
+                            *masks = w;
+                        }
+                    }
                 }
-                m.get(keys).copied()
+                hit
             }
             Matcher::Lpm { field, by_len } => lookup_lpm(*field, by_len, keys, masks),
             Matcher::Scan(list) => lookup_scan(list, keys, patterns_of, masks),
         }
     }
+}
+
+/// At most this many entries are compared one by one for the witness bits of the entries a
+/// lookup did not hit; beyond, the mask is the whole key (exact) or the longest prefix (LPM).
+const WITNESS_LIMIT: usize = 64;
+
+/// ORs into `masks` one bit where `keys` differs from entry `entry` (its values, prefix
+/// values masked), comparing the LPM field `lpm.0` on its first `lpm.1` bits only: every key
+/// with that bit misses the entry too. False if there is none to give (a field wider than
+/// 128 bits, or no difference).
+fn add_witness(
+    masks: &mut [Bits],
+    keys: &[Bits],
+    entry: &[Bits],
+    lpm: Option<(usize, u32)>,
+) -> bool {
+    for (j, (k, e)) in keys.iter().zip(entry).enumerate() {
+        let w = k.width();
+        if w > 128 {
+            return false;
+        }
+        let care = match lpm {
+            Some((f, len)) if f == j => low_mask(w) & !low_mask(w - len.min(w)),
+            _ => low_mask(w),
+        };
+        let d = (k.low_u128() ^ e.low_u128()) & care;
+        if d != 0 {
+            let mut bit = Bits::zero(w);
+            bit.set_bit(127 - d.leading_zeros(), true);
+            if let Some(m) = masks.get_mut(j) {
+                *m = m.or(&bit);
+            }
+            return true;
+        }
+    }
+    false
 }
 
 fn lookup_lpm(
@@ -154,26 +199,55 @@ fn lookup_lpm(
     keys: &[Bits],
     masks: Option<&mut Vec<Bits>>,
 ) -> Option<u32> {
-    if let Some(masks) = masks {
-        let longest = by_len.keys().next().map_or(0, |r| r.0);
-        *masks = keys
-            .iter()
-            .enumerate()
-            .map(|(i, k)| match i == field {
-                true => Bits::prefix_mask(k.width(), longest),
-                false => Bits::ones(k.width()),
-            })
-            .collect();
-    }
-    let mut probe = keys.to_vec();
     let original = keys.get(field)?;
+    let mut probe = keys.to_vec();
+    let mut found = None;
     for (Reverse(len), m) in by_len {
         probe[field] = original.and(&Bits::prefix_mask(original.width(), *len));
         if let Some(i) = m.get(&probe) {
-            return Some(*i);
+            found = Some((*len, *i));
+            break;
         }
     }
-    None
+    if let Some(masks) = masks {
+        // The hit depends on its prefix and the other fields; each longer entry (all of them
+        // for a miss) only on one bit that tells the key from it, when there are few.
+        let longer: usize = by_len
+            .iter()
+            .take_while(|(Reverse(len), _)| found.is_none_or(|(l, _)| *len > l))
+            .map(|(_, m)| m.len())
+            .sum();
+        let mut w: Vec<Bits> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| match (found, i == field) {
+                (None, _) => Bits::zero(k.width()),
+                (Some((l, _)), true) => Bits::prefix_mask(k.width(), l),
+                (Some(_), false) => Bits::ones(k.width()),
+            })
+            .collect();
+        let precise = longer <= WITNESS_LIMIT
+            && by_len
+                .iter()
+                .take_while(|(Reverse(len), _)| found.is_none_or(|(l, _)| *len > l))
+                .all(|(Reverse(len), m)| {
+                    m.keys()
+                        .all(|e| add_witness(&mut w, keys, e, Some((field, *len))))
+                });
+        if !precise {
+            let longest = by_len.keys().next().map_or(0, |r| r.0);
+            w = keys
+                .iter()
+                .enumerate()
+                .map(|(i, k)| match i == field {
+                    true => Bits::prefix_mask(k.width(), longest),
+                    false => Bits::ones(k.width()),
+                })
+                .collect();
+        }
+        *masks = w;
+    }
+    found.map(|(_, i)| i)
 }
 
 fn lookup_scan<'a>(
@@ -351,6 +425,68 @@ mod tests {
         }
     }
 
+    proptest! {
+        /// Exact and LPM masks are sound: every key that agrees with the looked-up key on the
+        /// mask bits hits the same entry (or misses too). Keys and entries are drawn from few
+        /// values so that hits, misses and near misses all happen.
+        #[test]
+        fn exact_and_lpm_masks_are_sound(
+            lpm in any::<bool>(),
+            entries in proptest::collection::vec((0u8..16, 0u8..4, 0u32..=12), 0..80),
+            key in (0u8..16, 0u8..4),
+            others in proptest::collection::vec(any::<[u16; 2]>(), 1..16),
+        ) {
+            let kind = if lpm { LookupKind::Lpm } else { LookupKind::Exact };
+            let mut m = Matcher::new(kind, lpm.then_some(0));
+            // Field 0: 12 bits, spread values; field 1: 3 bits.
+            let spread = |v: u8| (u128::from(v) * 0x111) & 0xfff;
+            let mut seen = std::collections::HashSet::new();
+            for (i, (v, x, len)) in entries.iter().enumerate() {
+                let p0 = if lpm {
+                    Pattern::Prefix { value: b(12, spread(*v) & !low_mask(12 - len)), len: *len }
+                } else {
+                    Pattern::Exact(b(12, spread(*v)))
+                };
+                let ps = vec![p0, Pattern::Exact(b(3, u128::from(*x)))];
+                if seen.insert(format!("{ps:?}")) {
+                    m.insert(&ps, 0, i as u32);
+                }
+            }
+            let none = |_| None;
+            let k = [b(12, spread(key.0)), b(3, u128::from(key.1))];
+            let mut masks = Vec::new();
+            let hit = m.lookup(&k, none, Some(&mut masks));
+            for o in &others {
+                let q: Vec<Bits> = [12u32, 3]
+                    .iter()
+                    .enumerate()
+                    .map(|(f, &w)| {
+                        let mk = masks[f].low_u128();
+                        b(w, (k[f].low_u128() & mk) | (u128::from(o[f]) & !mk & low_mask(w)))
+                    })
+                    .collect();
+                prop_assert_eq!(m.lookup(&q, none, None), hit, "key {:?} masks {:?} other {:?}", k, masks, q);
+            }
+        }
+    }
+
+    #[test]
+    fn exact_misses_need_one_bit_per_entry() {
+        let mut m = Matcher::new(LookupKind::Exact, None);
+        m.insert(&[Pattern::Exact(b(16, 0x1234))], 0, 0);
+        m.insert(&[Pattern::Exact(b(16, 0x1200))], 0, 1);
+        let none = |_| None;
+        let mut masks = Vec::new();
+        assert_eq!(m.lookup(&[b(16, 0x9234)], none, Some(&mut masks)), None);
+        // Bit 15 tells 0x9234 from both entries.
+        assert_eq!(masks, [b(16, 0x8000)]);
+        assert_eq!(m.lookup(&[b(16, 0x1234)], none, Some(&mut masks)), Some(0));
+        assert_eq!(masks, [b(16, 0xffff)]);
+        let empty = Matcher::new(LookupKind::Exact, None);
+        assert_eq!(empty.lookup(&[b(16, 7)], none, Some(&mut masks)), None);
+        assert_eq!(masks, [b(16, 0)]);
+    }
+
     #[test]
     fn lpm_prefers_the_longest_prefix() {
         let mut m = Matcher::new(LookupKind::Lpm, Some(0));
@@ -371,7 +507,8 @@ mod tests {
             m.lookup(&[b(32, 0x0a02_0203)], none, Some(&mut masks)),
             Some(0)
         );
-        assert_eq!(masks, [b(32, 0xffff_ff00)]);
+        // The /8 hit and one bit telling the key from the /24 entry (bit 17: 0x02 vs 0x01).
+        assert_eq!(masks, [b(32, 0xff02_0000)]);
         assert_eq!(m.lookup(&[b(32, 0x0b00_0000)], none, None), None);
         assert_eq!(m.find_duplicate(&p24, 0, none), Some(1));
         m.remove(&p24, 1);
