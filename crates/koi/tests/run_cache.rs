@@ -243,9 +243,10 @@ fn cache_flags_no_microflow_and_no_cache() {
 
 #[test]
 fn misses_beyond_the_upcall_rate_are_dropped_and_counted() {
-    // examples/l2.p4 without entries: every destination MAC is its own flow, and the default
-    // action drops. 2000 misses fit the slow path's burst; at --upcall-rate 1 a handful more
-    // are let through while the rest are dropped unprocessed.
+    // examples/l2.p4 with 100 learned MACs (too many for a miss to be told apart by a few
+    // bits): every other destination MAC is its own flow, and the default action drops. 2000
+    // misses fit the slow path's burst; at --upcall-rate 1 a handful more are let through
+    // while the rest are dropped unprocessed.
     let total = 2100usize;
     let frames: Vec<Vec<u8>> = (0..total)
         .map(|i| {
@@ -256,6 +257,10 @@ fn misses_beyond_the_upcall_rate_are_dropped_and_counted() {
         .collect();
     let dir = tmpdir("run_cache", "limit");
     write_pcap(&dir.join("in.pcap"), &frames);
+    let learned: String = (0..100)
+        .map(|i| format!("table_add dmac forward 06:00:00:00:00:{i:02x} => 3\n"))
+        .collect();
+    std::fs::write(dir.join("learned.entries"), learned).expect("entries");
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("free port")
@@ -263,7 +268,8 @@ fn misses_beyond_the_upcall_rate_are_dropped_and_counted() {
     let addr = format!("127.0.0.1:{port}");
     let ports = [format!("1=pcap:{},", dir.join("in.pcap").display())];
     let extra = ["--upcall-rate", "1", "--metrics", &addr];
-    let sw = Switch::start(&dir, "l2.p4", None, &ports, &extra);
+    let entries = dir.join("learned.entries");
+    let sw = Switch::start(&dir, "l2.p4", Some(&entries), &ports, &extra);
     let sock = sw.sock.clone();
     let stat = |text: &str, key: &str| -> u64 {
         text.split_whitespace()
