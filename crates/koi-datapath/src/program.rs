@@ -3023,6 +3023,9 @@ fn fully_masked(k: &Known<'_>, slot: SlotId, width: u32) -> bool {
 
 /// A slot's value in a PHV byte image.
 fn phv_value(phv: &[u8], offset: u32, width: u32) -> Bits {
+    if width <= 64 && (offset + width).div_ceil(8) as usize <= phv.len() {
+        return Bits::from_u64(width, crate::fastparse::read_bits(phv, offset, width));
+    }
     Bits::read_bits(phv, offset as usize, width).unwrap_or_else(|_| Bits::zero(width))
 }
 
@@ -3086,6 +3089,16 @@ mod tests {
         }
 
         /// Writing a value into a buffer at any bit offset equals `Bits::write_bits`.
+        #[test]
+        fn phv_value_equals_read_bits(
+            phv in proptest::collection::vec(any::<u8>(), 0..24),
+            offset in 0u32..200,
+            width in 0u32..=130,
+        ) {
+            let want = Bits::read_bits(&phv, offset as usize, width).unwrap_or_else(|_| Bits::zero(width));
+            prop_assert_eq!(phv_value(&phv, offset, width), want);
+        }
+
         #[test]
         fn ones_sum_in_pieces_equals_csum16(
             data in proptest::collection::vec(any::<u8>(), 0..64),
