@@ -1616,6 +1616,18 @@ impl<'p> Tracer<'p> {
         Some(acc)
     }
 
+    /// `v` zero-extended or truncated to `w` bits.
+    fn resized(&mut self, v: N, w: u32, k: &Known<'_>) -> N {
+        if self.width(v) == w {
+            return v;
+        }
+        let c = Cast::Resize {
+            width: w,
+            signed: false,
+        };
+        self.fold(Node::Cast(c, v), k)
+    }
+
     /// Writes `v` into field `field` of element `i` (a value) of `stack`.
     fn stack_write(&mut self, stack: StackId, i: N, field: u32, v: N, k: &Known<'_>) -> Option<()> {
         let elems = self.p.phv.stacks.get(stack)?.elems.clone();
@@ -1626,20 +1638,7 @@ impl<'p> Tracer<'p> {
             }
             let slot = *self.p.phv.headers.get(*h)?.fields.get(field as usize)?;
             let w = self.p.phv.slots.get(slot)?.width;
-            let v = if self.width(v) != w {
-                self.fold(
-                    Node::Cast(
-                        Cast::Resize {
-                            width: w,
-                            signed: false,
-                        },
-                        v,
-                    ),
-                    k,
-                )
-            } else {
-                v
-            };
+            let v = self.resized(v, w, k);
             let jn = self.constant(Bits::from_u64(wi, j as u64));
             let eq = self.fold(Node::Bin(BinOp::Eq, i, jn), k);
             let old = self.slots[slot.index() as usize];
@@ -1673,22 +1672,7 @@ impl<'p> Tracer<'p> {
         let s = self.p.phv.slots.get(slot)?;
         let w = s.width;
         let v = match hi_lo {
-            None => {
-                if self.width(v) != w {
-                    self.fold(
-                        Node::Cast(
-                            Cast::Resize {
-                                width: w,
-                                signed: false,
-                            },
-                            v,
-                        ),
-                        k,
-                    )
-                } else {
-                    v
-                }
-            }
+            None => self.resized(v, w, k),
             Some((hi, lo)) => {
                 // old[w-1:hi+1] ++ v ++ old[lo-1:0]
                 let old = self.slots[slot.index() as usize];

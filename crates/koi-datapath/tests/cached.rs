@@ -163,26 +163,22 @@ fn the_next_packet_after_a_table_write_follows_the_new_entry() {
 /// the compiled program, with the interpreter's outputs, in its order.
 #[test]
 fn clones_are_compiled_and_give_the_interpreters_outputs() {
-    use koi_datapath::{PathTaken, Tier};
     use koi_state::MirrorTarget;
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/stf/v1model/clone-i2e-e2e.p4");
-    let p = common::compile_file(&path, None).unwrap_or_else(|e| panic!("{e}"));
-    let mut dp = Datapath::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut interp = Interpreter::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut sd = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    sd.mirroring_add(5, MirrorTarget::Port(2))
-        .unwrap_or_else(|e| panic!("{e}"));
-    sd.pre.group_create(7).unwrap_or_else(|e| panic!("{e}"));
-    let node = sd
-        .pre
-        .node_create(3, &[3, 4], &[])
-        .unwrap_or_else(|e| panic!("{e}"));
-    sd.pre.associate(7, node).unwrap_or_else(|e| panic!("{e}"));
-    sd.mirroring_add(6, MirrorTarget::Group(7))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut si = sd.clone();
-    let clock = ManualClock::new(0);
+    let p = common::compile_file(&file, None).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = common::Twin::new(&p, |sd| {
+        sd.mirroring_add(5, MirrorTarget::Port(2))
+            .unwrap_or_else(|e| panic!("{e}"));
+        sd.pre.group_create(7).unwrap_or_else(|e| panic!("{e}"));
+        let node = sd
+            .pre
+            .node_create(3, &[3, 4], &[])
+            .unwrap_or_else(|e| panic!("{e}"));
+        sd.pre.associate(7, node).unwrap_or_else(|e| panic!("{e}"));
+        sd.mirroring_add(6, MirrorTarget::Group(7))
+            .unwrap_or_else(|e| panic!("{e}"));
+    });
     let mut paths = Vec::new();
     for (i, payload) in [&b"\xca\xfe"[..], b"", b"a longer payload", b"q"]
         .iter()
@@ -190,22 +186,8 @@ fn clones_are_compiled_and_give_the_interpreters_outputs() {
     {
         let mut pkt = vec![0u8, 0, 0, 0, 0, 0, i as u8, 0];
         pkt.extend_from_slice(payload);
-        let a = interp
-            .process(&mut si, &pkt, 0, &clock)
-            .unwrap_or_else(|e| panic!("{e}"));
-        let mut got = Vec::new();
-        let s = dp
-            .process_with(&mut sd, &pkt, 0, &clock, &mut |port, bytes| {
-                got.push((port, bytes.to_vec()))
-            })
-            .unwrap_or_else(|e| panic!("{e}"));
-        paths.push(s.path);
-        let want: Vec<_> = a
-            .outputs
-            .iter()
-            .map(|o| (o.port, o.bytes.clone()))
-            .collect();
-        assert_eq!(got, want, "packet {i}");
+        let (got, path) = twin.send(&pkt, 0);
+        paths.push(path);
         // In queue order: the I2E clone (queued at the end of ingress, before the original),
         // the original, then the original's two E2E copies (ports 3 and 4).
         let ports: Vec<u64> = got.iter().map(|(p, _)| *p).collect();
@@ -216,14 +198,8 @@ fn clones_are_compiled_and_give_the_interpreters_outputs() {
         // The E2E copies keep meta.x (field list) and have egress_rid 3.
         assert_eq!(got[2].1[..6], [2, 3, 3, 0xaa, 0xe0, 0x55]);
     }
-    assert_eq!(paths[0], PathTaken::Slow);
-    for p in &paths[1..] {
-        assert!(
-            matches!(p, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow)),
-            "{paths:?}"
-        );
-    }
-    let s = dp.stats();
+    common::assert_compiled_except(&paths, &[0]);
+    let s = twin.dp.stats();
     assert_eq!(
         (s.compiled, s.compile_mismatch, s.not_compiled),
         (1, 0, 0),
@@ -236,7 +212,6 @@ fn clones_are_compiled_and_give_the_interpreters_outputs() {
 /// interpreter's outputs and drops.
 #[test]
 fn ubpf_programs_are_compiled() {
-    use koi_datapath::{PathTaken, Tier};
     const UBPF: &str = r#"
 #include <core.p4>
 #define UBPF_MODEL_VERSION 20200515
@@ -261,52 +236,26 @@ control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
 ubpf(P(), C(), D()) main;
 "#;
     let p = common::compile_str(UBPF).unwrap_or_else(|e| panic!("{e}"));
-    let mut dp = Datapath::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut interp = Interpreter::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut sd = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut si = sd.clone();
-    let clock = ManualClock::new(0);
+    let mut twin = common::Twin::new(&p, |_| {});
     let mut paths = Vec::new();
     for b in [3u8, 0] {
         for a in [10u8, 20, 30] {
             let pkt = [a, b, 0xca, 0xfe];
-            let want = interp
-                .process(&mut si, &pkt, 1, &clock)
-                .unwrap_or_else(|e| panic!("{e}"));
-            let mut got = Vec::new();
-            let s = dp
-                .process_with(&mut sd, &pkt, 1, &clock, &mut |port, bytes| {
-                    got.push((port, bytes.to_vec()))
-                })
-                .unwrap_or_else(|e| panic!("{e}"));
-            let w: Vec<_> = want
-                .outputs
-                .iter()
-                .map(|o| (o.port, o.bytes.clone()))
-                .collect();
-            assert_eq!(got, w, "packet {pkt:?}");
-            assert_eq!(s.drops, want.report.drops, "packet {pkt:?}");
+            let (got, path) = twin.send(&pkt, 1);
             if b == 3 {
                 assert_eq!(got, [(3, vec![a - 1, 3, 0xca, 0xfe])]);
             } else {
                 assert!(
-                    got.is_empty() && s.drops.len() == 1,
+                    got.is_empty() && twin.drops.len() == 1,
                     "{got:?} {:?}",
-                    s.drops
+                    twin.drops
                 );
             }
-            paths.push(s.path);
+            paths.push(path);
         }
     }
-    let compiled =
-        |p: &PathTaken| matches!(p, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow));
-    assert_eq!(paths[0], PathTaken::Slow);
-    assert_eq!(paths[3], PathTaken::Slow);
-    assert!(
-        paths[1..3].iter().chain(&paths[4..]).all(compiled),
-        "{paths:?}"
-    );
-    let s = dp.stats();
+    common::assert_compiled_except(&paths, &[0, 3]);
+    let s = twin.dp.stats();
     assert_eq!(
         (s.compiled, s.compile_mismatch, s.not_compiled),
         (2, 0, 0),
@@ -320,7 +269,6 @@ ubpf(P(), C(), D()) main;
 /// instance.
 #[test]
 fn truncate_is_compiled_per_instance() {
-    use koi_datapath::{PathTaken, Tier};
     const PROG: &str = r#"
 #include <core.p4>
 #include <v1model.p4>
@@ -352,57 +300,34 @@ control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
 V1Switch(P(), V(), I(), E(), C(), D()) main;
 "#;
     let p = common::compile_str(PROG).unwrap_or_else(|e| panic!("{e}"));
-    let mut dp = Datapath::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut interp = Interpreter::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut sd = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    sd.pre.group_create(5).unwrap_or_else(|e| panic!("{e}"));
-    for (rid, port) in [(8, 3), (9, 4)] {
-        let node = sd
-            .pre
-            .node_create(rid, &[port], &[])
-            .unwrap_or_else(|e| panic!("{e}"));
-        sd.pre.associate(5, node).unwrap_or_else(|e| panic!("{e}"));
-    }
-    let mut si = sd.clone();
-    let clock = ManualClock::new(0);
+    let mut twin = common::Twin::new(&p, |sd| {
+        sd.pre.group_create(5).unwrap_or_else(|e| panic!("{e}"));
+        for (rid, port) in [(8, 3), (9, 4)] {
+            let node = sd
+                .pre
+                .node_create(rid, &[port], &[])
+                .unwrap_or_else(|e| panic!("{e}"));
+            sd.pre.associate(5, node).unwrap_or_else(|e| panic!("{e}"));
+        }
+    });
     let payload = [0x10u8, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17];
     let mut paths = Vec::new();
     for eg in [0u8, 1] {
         for (n, m) in [(5u8, 200u8), (200, 7), (2, 3), (0, 0)] {
             let mut pkt = vec![n, m, eg];
             pkt.extend_from_slice(&payload);
-            let want = interp
-                .process(&mut si, &pkt, 1, &clock)
-                .unwrap_or_else(|e| panic!("{e}"));
-            let mut got = Vec::new();
-            let s = dp
-                .process_with(&mut sd, &pkt, 1, &clock, &mut |port, bytes| {
-                    got.push((port, bytes.to_vec()))
-                })
-                .unwrap_or_else(|e| panic!("{e}"));
-            let w: Vec<_> = want
-                .outputs
-                .iter()
-                .map(|o| (o.port, o.bytes.clone()))
-                .collect();
-            assert_eq!(got, w, "packet {pkt:?}");
+            let (got, path) = twin.send(&pkt, 1);
             let cut = usize::from(n.min(m)).min(pkt.len());
             if eg == 0 {
                 assert_eq!(got, [(2, pkt[..cut].to_vec())]);
             } else {
                 assert_eq!(got, [(3, pkt.clone()), (4, pkt[..4].to_vec())]);
             }
-            paths.push(s.path);
+            paths.push(path);
         }
     }
-    let compiled =
-        |p: &PathTaken| matches!(p, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow));
-    assert_eq!((paths[0], paths[4]), (PathTaken::Slow, PathTaken::Slow));
-    assert!(
-        paths[1..4].iter().chain(&paths[5..]).all(compiled),
-        "{paths:?}"
-    );
-    let s = dp.stats();
+    common::assert_compiled_except(&paths, &[0, 4]);
+    let s = twin.dp.stats();
     assert_eq!(
         (s.compiled, s.compile_mismatch, s.not_compiled),
         (2, 0, 0),
@@ -415,7 +340,6 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
 /// each updated exactly as the interpreter does.
 #[test]
 fn ubpf_incremental_checksum_is_compiled() {
-    use koi_datapath::{PathTaken, Tier};
     const UBPF: &str = r#"
 #include <core.p4>
 #define UBPF_MODEL_VERSION 20200515
@@ -438,11 +362,7 @@ control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.ip); } }
 ubpf(P(), C(), D()) main;
 "#;
     let p = common::compile_str(UBPF).unwrap_or_else(|e| panic!("{e}"));
-    let mut dp = Datapath::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut interp = Interpreter::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut sd = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut si = sd.clone();
-    let clock = ManualClock::new(0);
+    let mut twin = common::Twin::new(&p, |_| {});
     let mut paths = Vec::new();
     for (ttl, proto, csum) in [
         (64u8, 6u8, 0x1234u16),
@@ -452,37 +372,17 @@ ubpf(P(), C(), D()) main;
     ] {
         let c = csum.to_be_bytes();
         let pkt = [ttl, proto, c[0], c[1], 0xee];
-        let want = interp
-            .process(&mut si, &pkt, 1, &clock)
-            .unwrap_or_else(|e| panic!("{e}"));
-        let mut got = Vec::new();
-        let s = dp
-            .process_with(&mut sd, &pkt, 1, &clock, &mut |port, bytes| {
-                got.push((port, bytes.to_vec()))
-            })
-            .unwrap_or_else(|e| panic!("{e}"));
-        let w: Vec<_> = want
-            .outputs
-            .iter()
-            .map(|o| (o.port, o.bytes.clone()))
-            .collect();
-        assert_eq!(got, w, "packet {pkt:?}");
+        let (got, path) = twin.send(&pkt, 1);
         let new = koi_hash::ubpf::csum_replace2(
             csum,
             u16::from_be_bytes([ttl, proto]),
             u16::from_be_bytes([ttl.wrapping_sub(1), proto]),
         );
         assert_eq!(got[0].1[2..4], new.to_be_bytes());
-        paths.push(s.path);
+        paths.push(path);
     }
-    assert_eq!(paths[0], PathTaken::Slow);
-    assert!(
-        paths[1..]
-            .iter()
-            .all(|p| matches!(p, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow))),
-        "{paths:?}"
-    );
-    assert_eq!(dp.stats().compile_mismatch, 0);
+    common::assert_compiled_except(&paths, &[0]);
+    assert_eq!(twin.dp.stats().compile_mismatch, 0);
 }
 
 /// `update_checksum` and `verify_checksum` whose condition reads a field no decision reads
@@ -491,7 +391,6 @@ ubpf(P(), C(), D()) main;
 /// only where it holds and the checksum is wrong.
 #[test]
 fn checksums_with_varying_conditions_are_compiled() {
-    use koi_datapath::{PathTaken, Tier};
     const PROG: &str = r#"
 #include <core.p4>
 #include <v1model.p4>
@@ -523,11 +422,7 @@ control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
 V1Switch(P(), V(), I(), E(), C(), D()) main;
 "#;
     let p = common::compile_str(PROG).unwrap_or_else(|e| panic!("{e}"));
-    let mut dp = Datapath::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut interp = Interpreter::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut sd = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut si = sd.clone();
-    let clock = ManualClock::new(0);
+    let mut twin = common::Twin::new(&p, |_| {});
     let mut paths = Vec::new();
     let good = |a: u8| koi_hash::checksum::csum16(&[a]).to_be_bytes();
     let cases = [
@@ -539,21 +434,7 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
         [0, 7, 0xff, 0xff, 0],
     ];
     for pkt in cases {
-        let want = interp
-            .process(&mut si, &pkt, 1, &clock)
-            .unwrap_or_else(|e| panic!("{e}"));
-        let mut got = Vec::new();
-        let s = dp
-            .process_with(&mut sd, &pkt, 1, &clock, &mut |port, bytes| {
-                got.push((port, bytes.to_vec()))
-            })
-            .unwrap_or_else(|e| panic!("{e}"));
-        let w: Vec<_> = want
-            .outputs
-            .iter()
-            .map(|o| (o.port, o.bytes.clone()))
-            .collect();
-        assert_eq!(got, w, "packet {pkt:?}");
+        let (got, path) = twin.send(&pkt, 1);
         let out = &got[0].1;
         let a = pkt[1].wrapping_add(1);
         match pkt[0] {
@@ -562,16 +443,10 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
         }
         let bad = pkt[0] == 2 && pkt[2..4] != good(pkt[1]);
         assert_eq!(out[4], u8::from(bad), "{pkt:?}");
-        paths.push(s.path);
+        paths.push(path);
     }
-    assert_eq!(paths[0], PathTaken::Slow);
-    assert!(
-        paths[1..]
-            .iter()
-            .all(|p| matches!(p, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow))),
-        "{paths:?}"
-    );
-    let s = dp.stats();
+    common::assert_compiled_except(&paths, &[0]);
+    let s = twin.dp.stats();
     assert_eq!(
         (s.compiled, s.compile_mismatch, s.not_compiled),
         (1, 0, 0),
@@ -584,7 +459,6 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
 /// decision (the interpreter reports it), so each written element is its own megaflow.
 #[test]
 fn runtime_stack_indices_are_compiled() {
-    use koi_datapath::{PathTaken, Tier};
     const PROG: &str = r#"
 #include <core.p4>
 #include <v1model.p4>
@@ -615,29 +489,11 @@ control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.i); pkt.emit(hd
 V1Switch(P(), V(), I(), E(), C(), D()) main;
 "#;
     let p = common::compile_str(PROG).unwrap_or_else(|e| panic!("{e}"));
-    let mut dp = Datapath::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut interp = Interpreter::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut sd = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut si = sd.clone();
-    let clock = ManualClock::new(0);
+    let mut twin = common::Twin::new(&p, |_| {});
     let mut paths = Vec::new();
     for (rd, wr) in [(0u8, 1u8), (2, 1), (1, 1), (7, 1), (0, 9), (2, 9), (200, 9)] {
         let pkt = [rd, wr, 0, 0xa0, 0xa1, 0xa2, 0xff];
-        let want = interp
-            .process(&mut si, &pkt, 1, &clock)
-            .unwrap_or_else(|e| panic!("{e}"));
-        let mut got = Vec::new();
-        let s = dp
-            .process_with(&mut sd, &pkt, 1, &clock, &mut |port, bytes| {
-                got.push((port, bytes.to_vec()))
-            })
-            .unwrap_or_else(|e| panic!("{e}"));
-        let w: Vec<_> = want
-            .outputs
-            .iter()
-            .map(|o| (o.port, o.bytes.clone()))
-            .collect();
-        assert_eq!(got, w, "packet {pkt:?}");
+        let (got, path) = twin.send(&pkt, 1);
         let read = pkt
             .get(3 + usize::from(rd))
             .filter(|_| rd < 3)
@@ -649,16 +505,10 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
             expect[3 + usize::from(wr)] = read.wrapping_add(0x10);
         }
         assert_eq!(got, [(1, expect)], "packet {pkt:?}");
-        paths.push(s.path);
+        paths.push(path);
     }
-    let compiled =
-        |p: &PathTaken| matches!(p, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow));
-    assert_eq!((paths[0], paths[4]), (PathTaken::Slow, PathTaken::Slow));
-    assert!(
-        paths[1..4].iter().chain(&paths[5..]).all(compiled),
-        "{paths:?}"
-    );
-    let s = dp.stats();
+    common::assert_compiled_except(&paths, &[0, 4]);
+    let s = twin.dp.stats();
     assert_eq!(
         (s.compiled, s.compile_mismatch, s.not_compiled),
         (2, 0, 0),
@@ -670,7 +520,6 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
 /// every value, each hashed as the interpreter hashes it.
 #[test]
 fn ubpf_lookup3_hash_is_compiled() {
-    use koi_datapath::{PathTaken, Tier};
     const UBPF: &str = r#"
 #include <core.p4>
 #define UBPF_MODEL_VERSION 20200515
@@ -691,30 +540,12 @@ control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
 ubpf(P(), C(), D()) main;
 "#;
     let p = common::compile_str(UBPF).unwrap_or_else(|e| panic!("{e}"));
-    let mut dp = Datapath::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut interp = Interpreter::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut sd = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut si = sd.clone();
-    let clock = ManualClock::new(0);
+    let mut twin = common::Twin::new(&p, |_| {});
     let mut paths = Vec::new();
     for (pv, q) in [(1u16, 2u8), (0xbeef, 0), (0, 0xff), (80, 6)] {
         let mut pkt = pv.to_be_bytes().to_vec();
         pkt.extend_from_slice(&[q, 0, 0, 0, 0, 0x55]);
-        let want = interp
-            .process(&mut si, &pkt, 1, &clock)
-            .unwrap_or_else(|e| panic!("{e}"));
-        let mut got = Vec::new();
-        let s = dp
-            .process_with(&mut sd, &pkt, 1, &clock, &mut |port, bytes| {
-                got.push((port, bytes.to_vec()))
-            })
-            .unwrap_or_else(|e| panic!("{e}"));
-        let w: Vec<_> = want
-            .outputs
-            .iter()
-            .map(|o| (o.port, o.bytes.clone()))
-            .collect();
-        assert_eq!(got, w, "packet {pkt:?}");
+        let (got, path) = twin.send(&pkt, 1);
         let h = koi_hash::ubpf::hash(&[
             koi_hash::ubpf::Element {
                 value: u64::from(pv),
@@ -727,16 +558,10 @@ ubpf(P(), C(), D()) main;
         ])
         .unwrap_or_else(|| panic!("hash"));
         assert_eq!(got[0].1[3..7], h.to_be_bytes(), "packet {pkt:?}");
-        paths.push(s.path);
+        paths.push(path);
     }
-    assert_eq!(paths[0], PathTaken::Slow);
-    assert!(
-        paths[1..]
-            .iter()
-            .all(|p| matches!(p, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow))),
-        "{paths:?}"
-    );
-    assert_eq!(dp.stats().compile_mismatch, 0);
+    common::assert_compiled_except(&paths, &[0]);
+    assert_eq!(twin.dp.stats().compile_mismatch, 0);
 }
 
 /// A learning switch's `digest` of unknown source addresses is compiled: the packets of a
@@ -767,28 +592,26 @@ control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.eth); } }
 V1Switch(P(), V(), I(), E(), C(), D()) main;
 "#;
     let p = common::compile_str(PROG).unwrap_or_else(|e| panic!("{e}"));
-    let mut dp = Datapath::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut interp = Interpreter::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut sd = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut si = sd.clone();
-    let clock = ManualClock::new(0);
+    let mut twin = common::Twin::new(&p, |_| {});
     let mut paths = Vec::new();
     for (ty, port) in [(0x88b5_u16, 1u64), (0x0800, 1), (0x1234, 3), (0x86dd, 1)] {
         let t = ty.to_be_bytes();
         let mut pkt = vec![0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0x0c, t[0], t[1]];
         pkt.extend_from_slice(b"data");
-        let want = interp
-            .process(&mut si, &pkt, port, &clock)
+        let want = twin
+            .interp
+            .process(&mut twin.si, &pkt, port, &twin.clock)
             .unwrap_or_else(|e| panic!("{e}"));
-        let got = dp
-            .process(&mut sd, &pkt, port, &clock)
+        let got = twin
+            .dp
+            .process(&mut twin.sd, &pkt, port, &twin.clock)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(got.outputs, want.outputs);
         assert_eq!(got.report, want.report);
-        let s = dp.stats();
+        let s = twin.dp.stats();
         paths.push((s.misses, s.compiled_hits));
     }
-    let (a, b) = (si.take_digests(), sd.take_digests());
+    let (a, b) = (twin.si.take_digests(), twin.sd.take_digests());
     assert_eq!(a.len(), 4);
     assert_eq!(a, b);
     assert_eq!(b[2].fields[0].1, Bits::from_u64(48, 0x0200_0000_000c));
@@ -797,7 +620,7 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
     assert_eq!(b[2].fields[2].1, Bits::from_u64(9, 3));
     // One megaflow (the EtherType and the port are only data): one miss, then compiled.
     assert_eq!(paths, [(1, 0), (1, 1), (1, 2), (1, 3)]);
-    let s = dp.stats();
+    let s = twin.dp.stats();
     assert_eq!(
         (s.compiled, s.compile_mismatch, s.not_compiled),
         (1, 0, 0),
@@ -810,7 +633,6 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
 /// the interpreter alone gives.
 #[test]
 fn random_values_are_drawn_per_packet_by_compiled_programs() {
-    use koi_datapath::{PathTaken, Tier};
     const PROG: &str = r#"
 #include <core.p4>
 #include <v1model.p4>
@@ -834,48 +656,24 @@ control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
 V1Switch(P(), V(), I(), E(), C(), D()) main;
 "#;
     let p = common::compile_str(PROG).unwrap_or_else(|e| panic!("{e}"));
-    let mut dp = Datapath::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut interp = Interpreter::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut sd = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
-    let mut si = sd.clone();
-    let clock = ManualClock::new(0);
+    let mut twin = common::Twin::new(&p, |_| {});
     let mut paths = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for i in 0..40u8 {
         let (lo, hi) = (i, i.saturating_add(3 * i));
         let pkt = [lo, hi, 0, 0, 0, 0xee];
-        let want = interp
-            .process(&mut si, &pkt, 1, &clock)
-            .unwrap_or_else(|e| panic!("{e}"));
-        let mut got = Vec::new();
-        let s = dp
-            .process_with(&mut sd, &pkt, 1, &clock, &mut |port, bytes| {
-                got.push((port, bytes.to_vec()))
-            })
-            .unwrap_or_else(|e| panic!("{e}"));
-        let w: Vec<_> = want
-            .outputs
-            .iter()
-            .map(|o| (o.port, o.bytes.clone()))
-            .collect();
-        assert_eq!(got, w, "packet {pkt:?}");
+        let (got, path) = twin.send(&pkt, 1);
         let out = &got[0].1;
         assert!((lo..=hi).contains(&out[2]), "{out:?}");
         let sv = u16::from_be_bytes([out[3], out[4]]);
         assert!((1000..=2000).contains(&sv), "{out:?}");
         seen.insert(sv);
-        paths.push(s.path);
+        paths.push(path);
     }
     // Really drawn per packet, not frozen into the program.
     assert!(seen.len() > 30, "{seen:?}");
-    assert_eq!(paths[0], PathTaken::Slow);
-    assert!(
-        paths[1..]
-            .iter()
-            .all(|p| matches!(p, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow))),
-        "{paths:?}"
-    );
-    let s = dp.stats();
+    common::assert_compiled_except(&paths, &[0]);
+    let s = twin.dp.stats();
     assert_eq!(
         (s.compiled, s.compile_mismatch, s.not_compiled),
         (1, 0, 0),

@@ -36,3 +36,77 @@ pub fn compile_file(path: &Path, include: Option<&Path>) -> Result<Pipeline, Str
     };
     compile_with(&src, opts)
 }
+
+/// The interpreter alone and the cached datapath side by side, each with its own copy of the
+/// same state, for tests that compare them packet by packet.
+pub struct Twin<'p> {
+    pub dp: koi_datapath::Datapath<'p>,
+    pub interp: koi_interp::Interpreter<'p>,
+    /// The datapath's state and the interpreter's.
+    pub sd: koi_state::State,
+    pub si: koi_state::State,
+    pub clock: koi_state::ManualClock,
+    /// The drops of the last packet sent.
+    pub drops: Vec<koi_interp::DropReason>,
+}
+
+impl<'p> Twin<'p> {
+    /// Both over `p`, with the state `setup` configures.
+    pub fn new(p: &'p Pipeline, setup: impl FnOnce(&mut koi_state::State)) -> Twin<'p> {
+        let mut sd = koi_state::State::new(p).unwrap_or_else(|e| panic!("{e}"));
+        setup(&mut sd);
+        Twin {
+            dp: koi_datapath::Datapath::new(p).unwrap_or_else(|e| panic!("{e}")),
+            interp: koi_interp::Interpreter::new(p).unwrap_or_else(|e| panic!("{e}")),
+            si: sd.clone(),
+            sd,
+            clock: koi_state::ManualClock::new(0),
+            drops: Vec::new(),
+        }
+    }
+
+    /// Sends `pkt` on `port` through both; asserts they give the same outputs, in order, and
+    /// the same drops. Returns the outputs and the path the datapath took.
+    pub fn send(
+        &mut self,
+        pkt: &[u8],
+        port: u64,
+    ) -> (Vec<(u64, Vec<u8>)>, koi_datapath::PathTaken) {
+        let want = self
+            .interp
+            .process(&mut self.si, pkt, port, &self.clock)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut got = Vec::new();
+        let s = self
+            .dp
+            .process_with(&mut self.sd, pkt, port, &self.clock, &mut |to, bytes| {
+                got.push((to, bytes.to_vec()))
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        let w: Vec<_> = want
+            .outputs
+            .iter()
+            .map(|o| (o.port, o.bytes.clone()))
+            .collect();
+        assert_eq!(got, w, "packet {pkt:?}");
+        assert_eq!(s.drops, want.report.drops, "packet {pkt:?}");
+        self.drops = s.drops;
+        (got, s.path)
+    }
+}
+
+/// Asserts that the packets at `slow` took the slow path and every other one ran a compiled
+/// program (a microflow or megaflow hit).
+pub fn assert_compiled_except(paths: &[koi_datapath::PathTaken], slow: &[usize]) {
+    use koi_datapath::{PathTaken, Tier};
+    for (i, p) in paths.iter().enumerate() {
+        if slow.contains(&i) {
+            assert_eq!(*p, PathTaken::Slow, "packet {i}: {paths:?}");
+        } else {
+            assert!(
+                matches!(p, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow)),
+                "packet {i}: {paths:?}"
+            );
+        }
+    }
+}
