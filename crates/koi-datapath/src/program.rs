@@ -218,6 +218,8 @@ pub struct Program {
     wide: bool,
     /// For narrow `Hash` nodes: the data as packet ranges and computed values.
     plans: Vec<Option<HashPlan>>,
+    /// Per node: [`Program::is_narrow`].
+    narrow: Vec<bool>,
     /// The nodes the outputs use, children first, each evaluated once per packet into
     /// [`Scratch`] ([`Program::eval_all`]); empty when some value is wide (then each write
     /// evaluates its expression on its own).
@@ -394,14 +396,7 @@ impl Program {
                 }
                 StateOp::RegWrite(r, n, v) => {
                     let idx = self.index(*n, pkt, port, scratch);
-                    let v = if self.is_narrow(*v) {
-                        Bits::from_u64(
-                            self.widths[*v as usize],
-                            self.eval64(*v, pkt, port, scratch),
-                        )
-                    } else {
-                        self.eval(*v, pkt, port, scratch)
-                    };
+                    let v = self.value(*v, pkt, port, scratch);
                     if let Some(a) = state.register_mut(*r) {
                         a.set(idx, &v);
                     }
@@ -435,17 +430,7 @@ impl Program {
         };
         let fields = fields
             .iter()
-            .map(|(f, n, w)| {
-                let v = if self.is_narrow(*n) {
-                    Bits::from_u64(
-                        self.widths[*n as usize],
-                        self.eval64(*n, pkt, port, scratch),
-                    )
-                } else {
-                    self.eval(*n, pkt, port, scratch)
-                };
-                (f.clone(), v.resize(*w))
-            })
+            .map(|(f, n, w)| (f.clone(), self.value(*n, pkt, port, scratch).resize(*w)))
             .collect();
         Some(koi_state::DigestMessage {
             digest: *digest,
@@ -471,6 +456,15 @@ impl Program {
             .iter()
             .filter_map(|op| self.digest_message(op, pkt, port, scratch))
             .collect()
+    }
+
+    /// Node `n`'s value as bits, through the `u64` evaluator when it is narrow.
+    fn value(&self, n: N, pkt: &[u8], port: u64, scratch: &mut Scratch) -> Bits {
+        if self.is_narrow(n) {
+            Bits::from_u64(self.widths[n as usize], self.eval64(n, pkt, port, scratch))
+        } else {
+            self.eval(n, pkt, port, scratch)
+        }
     }
 
     /// An index operand's value (the interpreter's: saturated to `u64::MAX`).
@@ -658,8 +652,17 @@ impl Program {
         koi_hash::v1model::truncate(h, w)
     }
 
-    /// Whether node `n` and everything below it are at most 64 bits wide.
+    /// Whether node `n` and everything below it are at most 64 bits wide (computed once per
+    /// program: [`Program::narrow`]).
+    #[inline]
     fn is_narrow(&self, n: N) -> bool {
+        match self.narrow.get(n as usize) {
+            Some(b) => *b,
+            None => self.narrow_below(n),
+        }
+    }
+
+    fn narrow_below(&self, n: N) -> bool {
         self.widths[n as usize] <= 64
             && match &self.nodes[n as usize] {
                 Node::Const(_) | Node::Pkt { .. } | Node::Port(_) | Node::Opaque(_) => true,
@@ -2518,6 +2521,7 @@ impl<'p> Tracer<'p> {
         let mut p = Program {
             nodes: self.nodes,
             widths: Vec::new(),
+            narrow: Vec::new(),
             lin: Vec::new(),
             wide: false,
             plans: Vec::new(),
@@ -2780,6 +2784,7 @@ impl Program {
         self.widths = (0..nodes.len() as N)
             .map(|n| node_width(&nodes, n))
             .collect();
+        self.narrow.clear();
         self.plans = nodes
             .iter()
             .map(|node| match node {
@@ -2817,6 +2822,9 @@ impl Program {
             })
             .collect();
         self.nodes = nodes;
+        self.narrow = (0..self.nodes.len() as N)
+            .map(|n| self.narrow_below(n))
+            .collect();
         let mut wide = false;
         let mut results = std::mem::take(&mut self.results);
         for r in &mut results {
