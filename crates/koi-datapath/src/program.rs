@@ -317,10 +317,7 @@ impl Program {
         scratch: &mut Scratch,
         emit: &mut dyn FnMut(Emitted<'_>),
     ) {
-        if self.wide {
-            scratch.vals.clear();
-            scratch.vals.resize(self.nodes.len(), None);
-        }
+        self.fresh_values(scratch);
         // Without a state (the check at installation), the register reads are the ones the
         // interpreter made (`Scratch::preset_reads`).
         if let Some((state, rng)) = state {
@@ -448,10 +445,7 @@ impl Program {
         port: u64,
         scratch: &mut Scratch,
     ) -> Vec<koi_state::DigestMessage> {
-        if self.wide {
-            scratch.vals.clear();
-            scratch.vals.resize(self.nodes.len(), None);
-        }
+        self.fresh_values(scratch);
         self.state
             .iter()
             .filter_map(|op| self.digest_message(op, pkt, port, scratch))
@@ -464,6 +458,14 @@ impl Program {
             Bits::from_u64(self.widths[n as usize], self.eval64(n, pkt, port, scratch))
         } else {
             self.eval(n, pkt, port, scratch)
+        }
+    }
+
+    /// Forgets the wide values [`Program::eval`] kept from the previous packet.
+    fn fresh_values(&self, scratch: &mut Scratch) {
+        if self.wide {
+            scratch.vals.clear();
+            scratch.vals.resize(self.nodes.len(), None);
         }
     }
 
@@ -570,7 +572,7 @@ impl Program {
         };
         if plan.aligned && algo == HashAlgo::Csum16 {
             // The Internet checksum summed piece by piece, without assembling the data.
-            let mut sum = OnesSum::default();
+            let mut sum = koi_hash::checksum::Csum16::default();
             for e in &plan.elems {
                 match *e {
                     Elem::Pkt { off, len } => {
@@ -1080,44 +1082,6 @@ fn write_bits64(buf: &mut [u8], at: u32, w: u32, v: u64) {
     win = (win & !m) | ((u128::from(v & mask64(w))) << low);
     for (i, b) in span.iter_mut().enumerate() {
         *b = (win >> (8 * (n - 1 - i))) as u8;
-    }
-}
-
-/// The ones'-complement sum of 16-bit big-endian words of a byte string fed in pieces; an
-/// odd final byte is padded with a zero after it. [`OnesSum::finish`] equals
-/// `koi_hash::checksum::csum16` of the whole string.
-#[derive(Default)]
-struct OnesSum {
-    sum: u64,
-    odd: bool,
-}
-
-impl OnesSum {
-    #[inline]
-    fn feed(&mut self, mut b: &[u8]) {
-        if self.odd
-            && let Some((&x, rest)) = b.split_first()
-        {
-            self.sum += u64::from(x);
-            self.odd = false;
-            b = rest;
-        }
-        let mut words = b.chunks_exact(2);
-        for c in &mut words {
-            self.sum += u64::from(u16::from_be_bytes([c[0], c[1]]));
-        }
-        if let [x] = words.remainder() {
-            self.sum += u64::from(*x) << 8;
-            self.odd = true;
-        }
-    }
-
-    fn finish(self) -> u16 {
-        let mut s = self.sum;
-        while s >> 16 != 0 {
-            s = (s & 0xffff) + (s >> 16);
-        }
-        !(s as u16)
     }
 }
 
@@ -1679,20 +1643,7 @@ impl<'p> Tracer<'p> {
             Some((hi, lo)) => {
                 // old[w-1:hi+1] ++ v ++ old[lo-1:0]
                 let old = self.slots[slot.index() as usize];
-                let mut acc = if self.width(v) != hi - lo + 1 {
-                    self.fold(
-                        Node::Cast(
-                            Cast::Resize {
-                                width: hi - lo + 1,
-                                signed: false,
-                            },
-                            v,
-                        ),
-                        k,
-                    )
-                } else {
-                    v
-                };
+                let mut acc = self.resized(v, hi - lo + 1, k);
                 if hi + 1 < w {
                     let top = self.fold(Node::Slice(old, w - 1, hi + 1), k);
                     acc = self.fold(Node::Bin(BinOp::Concat, top, acc), k);
@@ -2178,16 +2129,7 @@ impl<'p> Tracer<'p> {
                             w: w.min(64),
                         })
                     }
-                    None => self.fold(
-                        Node::Cast(
-                            Cast::Resize {
-                                width: w,
-                                signed: false,
-                            },
-                            h,
-                        ),
-                        k,
-                    ),
+                    None => self.resized(h, w, k),
                 };
                 self.write_place(dst, v, params, k)
             }
@@ -3080,7 +3022,7 @@ mod tests {
             prop_assert_eq!(arith64(op, x, y, wa, wb), bits.low_u64(), "{:?} {} {}", op, wa, wb);
         }
 
-        /// Writing a value into a buffer at any bit offset equals `Bits::write_bits`.
+        /// A narrow slot read from a PHV image equals `Bits::read_bits`.
         #[test]
         fn phv_value_equals_read_bits(
             phv in proptest::collection::vec(any::<u8>(), 0..24),
@@ -3091,22 +3033,7 @@ mod tests {
             prop_assert_eq!(phv_value(&phv, offset, width), want);
         }
 
-        #[test]
-        fn ones_sum_in_pieces_equals_csum16(
-            data in proptest::collection::vec(any::<u8>(), 0..64),
-            cuts in proptest::collection::vec(0usize..64, 0..6),
-        ) {
-            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(data.len())).collect();
-            cuts.sort_unstable();
-            let mut sum = OnesSum::default();
-            let mut at = 0;
-            for c in cuts.into_iter().chain([data.len()]) {
-                sum.feed(&data[at..c]);
-                at = c;
-            }
-            prop_assert_eq!(sum.finish(), koi_hash::checksum::csum16(&data));
-        }
-
+        /// Writing a value into a buffer at any bit offset equals `Bits::write_bits`.
         #[test]
         fn write_bits64_equals_bits(at in 0u32..40, w in 1u32..=64, v in any::<u64>(), fill in any::<u8>()) {
             let mut a = vec![fill; 16];

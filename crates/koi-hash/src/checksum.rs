@@ -53,6 +53,41 @@ fn sum_words(bytes: &[u8]) -> u64 {
     acc
 }
 
+/// The Internet checksum of a byte string given in pieces (the fields of a header, say),
+/// without assembling it: [`Csum16::finish`] equals [`csum16`] of the concatenation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Csum16 {
+    sum: u64,
+    /// The pieces so far had an odd length: the next byte is the low half of a word.
+    odd: bool,
+}
+
+impl Csum16 {
+    /// Appends `bytes`.
+    #[inline]
+    pub fn feed(&mut self, mut bytes: &[u8]) {
+        if self.odd {
+            let Some((&x, rest)) = bytes.split_first() else {
+                return;
+            };
+            self.sum += u64::from(x);
+            bytes = rest;
+        }
+        // An odd tail is padded with a zero byte after it, as the next piece's first byte
+        // then fills in.
+        self.sum += sum_words(bytes);
+        self.odd = bytes.len() % 2 == 1;
+        if self.sum >= 1 << 62 {
+            self.sum = u64::from(fold(self.sum));
+        }
+    }
+
+    /// The checksum of everything fed.
+    pub fn finish(self) -> u16 {
+        !fold(self.sum)
+    }
+}
+
 /// BMv2's `csum16` / `cksum16`: the Internet checksum of `bytes`, `!ones_complement_sum`.
 pub fn csum16(bytes: &[u8]) -> u16 {
     !ones_complement_sum(bytes)
@@ -250,6 +285,22 @@ mod tests {
         use proptest::prelude::*;
 
         proptest! {
+            #[test]
+            fn csum16_in_pieces_equals_csum16(
+                data in proptest::collection::vec(any::<u8>(), 0..64),
+                cuts in proptest::collection::vec(0usize..64, 0..6),
+            ) {
+                let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(data.len())).collect();
+                cuts.sort_unstable();
+                let mut sum = Csum16::default();
+                let mut at = 0;
+                for c in cuts.into_iter().chain([data.len()]) {
+                    sum.feed(&data[at..c]);
+                    at = c;
+                }
+                prop_assert_eq!(sum.finish(), csum16(&data));
+            }
+
             #[test]
             fn csum16_equals_bmv2_literal(data in proptest::collection::vec(any::<u8>(), 0..80)) {
                 prop_assert_eq!(csum16(&data), bmv2_cksum16(&data));
