@@ -2368,16 +2368,9 @@ impl<'p> Tracer<'p> {
             return;
         };
         let from = from.clone();
-        // The slots the reset zeroes: metadata, locals, temporaries (and their varbit
-        // lengths), as the interpreter's metadata ranges.
         let p = self.p;
-        let is_meta = |k| matches!(k, SlotKind::Metadata | SlotKind::Local | SlotKind::Temp);
         for (id, slot) in p.phv.slots.iter() {
-            let meta = match slot.kind {
-                SlotKind::VarbitLength(of) => p.phv.slots.get(of).is_some_and(|o| is_meta(o.kind)),
-                k => is_meta(k),
-            };
-            if meta {
+            if koi_interp::prepared::reset_by_copies(p, slot) {
                 self.set_slot_const(id, Bits::zero(slot.width));
             }
         }

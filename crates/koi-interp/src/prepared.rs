@@ -117,16 +117,21 @@ fn blocks(p: &Pipeline) -> Result<Blocks, InterpError> {
     })
 }
 
-/// Merges the bit ranges of metadata, locals and temporaries.
-fn meta_ranges(p: &Pipeline) -> Vec<(u32, u32)> {
+/// Whether a copy of a packet (clone, resubmission, recirculation) zeroes slot `s` (before
+/// its field list is copied): metadata, locals and temporaries, and their varbit lengths.
+pub fn reset_by_copies(p: &Pipeline, s: &koi_ir::Slot) -> bool {
     let is_meta = |k: SlotKind| matches!(k, SlotKind::Metadata | SlotKind::Local | SlotKind::Temp);
+    match s.kind {
+        SlotKind::VarbitLength(of) => p.phv.slots.get(of).is_some_and(|o| is_meta(o.kind)),
+        k => is_meta(k),
+    }
+}
+
+/// Merges the bit ranges of the slots [`reset_by_copies`].
+fn meta_ranges(p: &Pipeline) -> Vec<(u32, u32)> {
     let mut r: Vec<(u32, u32)> = Vec::new();
     for s in p.phv.slots.values() {
-        let meta = match s.kind {
-            SlotKind::VarbitLength(of) => p.phv.slots.get(of).is_some_and(|o| is_meta(o.kind)),
-            k => is_meta(k),
-        };
-        if !meta || s.width == 0 {
+        if !reset_by_copies(p, s) || s.width == 0 {
             continue;
         }
         match r.last_mut() {
