@@ -1560,27 +1560,45 @@ impl<'p> Tracer<'p> {
     /// Field `field` of element `i` (a value) of `stack`, as the interpreter reads it: the
     /// element's field, or 0 past the end.
     fn stack_read(&mut self, stack: StackId, i: N, field: u32, k: &Known<'_>) -> Option<N> {
-        let elems = self.p.phv.stacks.get(stack)?.elems.clone();
-        let first = self.p.phv.headers.get(*elems.first()?)?;
+        let elems = self.stack_elems(stack, i, field, k)?;
+        let st = self.p.phv.stacks.get(stack)?;
+        let first = self.p.phv.headers.get(*st.elems.first()?)?;
         let w = self
             .p
             .phv
             .slots
             .get(*first.fields.get(field as usize)?)?
             .width;
-        let wi = self.width(i);
         let mut acc = self.constant(Bits::zero(w));
-        for (j, h) in elems.iter().enumerate().rev() {
-            if wi < 64 && (j as u64) >> wi != 0 {
-                continue; // the index cannot reach this element
-            }
-            let slot = *self.p.phv.headers.get(*h)?.fields.get(field as usize)?;
-            let jn = self.constant(Bits::from_u64(wi, j as u64));
-            let eq = self.fold(Node::Bin(BinOp::Eq, i, jn), k);
+        for (eq, slot) in elems.into_iter().rev() {
             let v = self.slots[slot.index() as usize];
             acc = self.fold(Node::Mux(eq, v, acc), k);
         }
         Some(acc)
+    }
+
+    /// For each element of `stack` index `i` (a value) can reach: the condition that `i` is
+    /// its index, and the slot of its field `field`.
+    fn stack_elems(
+        &mut self,
+        stack: StackId,
+        i: N,
+        field: u32,
+        k: &Known<'_>,
+    ) -> Option<Vec<(N, SlotId)>> {
+        let elems = self.p.phv.stacks.get(stack)?.elems.clone();
+        let wi = self.width(i);
+        let mut out = Vec::with_capacity(elems.len());
+        for (j, h) in elems.iter().enumerate() {
+            if wi < 64 && (j as u64) >> wi != 0 {
+                break; // the index cannot reach this element, nor the ones after it
+            }
+            let slot = *self.p.phv.headers.get(*h)?.fields.get(field as usize)?;
+            let jn = self.constant(Bits::from_u64(wi, j as u64));
+            let eq = self.fold(Node::Bin(BinOp::Eq, i, jn), k);
+            out.push((eq, slot));
+        }
+        Some(out)
     }
 
     /// `v` zero-extended or truncated to `w` bits.
@@ -1597,17 +1615,9 @@ impl<'p> Tracer<'p> {
 
     /// Writes `v` into field `field` of element `i` (a value) of `stack`.
     fn stack_write(&mut self, stack: StackId, i: N, field: u32, v: N, k: &Known<'_>) -> Option<()> {
-        let elems = self.p.phv.stacks.get(stack)?.elems.clone();
-        let wi = self.width(i);
-        for (j, h) in elems.iter().enumerate() {
-            if wi < 64 && (j as u64) >> wi != 0 {
-                continue;
-            }
-            let slot = *self.p.phv.headers.get(*h)?.fields.get(field as usize)?;
+        for (eq, slot) in self.stack_elems(stack, i, field, k)? {
             let w = self.p.phv.slots.get(slot)?.width;
             let v = self.resized(v, w, k);
-            let jn = self.constant(Bits::from_u64(wi, j as u64));
-            let eq = self.fold(Node::Bin(BinOp::Eq, i, jn), k);
             let old = self.slots[slot.index() as usize];
             let m = self.fold(Node::Mux(eq, v, old), k);
             self.slots[slot.index() as usize] = m;
