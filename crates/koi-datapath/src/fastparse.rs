@@ -935,9 +935,7 @@ impl Template {
 
     #[inline]
     fn fill(&self, pkt: &[u8], port: u64, key: &mut [u64]) {
-        for (k, b) in key.iter_mut().zip(&self.key_base) {
-            *k = *b;
-        }
+        key.copy_from_slice(&self.key_base[..key.len()]);
         for l in &self.loads {
             if let Some(w) = key.get_mut(l.word) {
                 *w |= l.value(pkt) << l.kshl;
