@@ -2,11 +2,13 @@
 //! STF's control-plane statements, then every packet of the STF twice (the second pass mostly
 //! hits megaflows), through the cached datapath and through the interpreter alone: each
 //! packet's outcome (outputs, drops, digests, report) and the final state (registers,
-//! counters, meters, table hit counters, digests) must be identical. Without the corpus the
-//! test says so and passes.
+//! counters, meters, table hit counters, digests) must be identical. The datapath compiles
+//! every program to native code on its first hit (`jit_after: Some(1)`), so the second pass
+//! also compares the JIT's code with the interpreter. Without the corpus the test says so and
+//! passes.
 
 use koi_conformance::compile;
-use koi_datapath::{Datapath, DatapathStats};
+use koi_datapath::{Datapath, DatapathConfig, DatapathStats};
 use koi_interp::Interpreter;
 use koi_state::ManualClock;
 use koi_stf::Stmt;
@@ -45,7 +47,12 @@ fn differential(
     let Ok((state, _)) = koi_conformance::stf::prepare(p, &lines) else {
         return Ok(None);
     };
-    let (Ok(mut interp), Ok(mut dp)) = (Interpreter::new(p), Datapath::new(p)) else {
+    let config = DatapathConfig {
+        jit_after: Some(1),
+        ..DatapathConfig::default()
+    };
+    let dp = Datapath::with_config(p, koi_interp::Options::default(), config);
+    let (Ok(mut interp), Ok(mut dp)) = (Interpreter::new(p), dp) else {
         return Ok(None);
     };
     let (mut si, mut sd) = (state.clone(), state);
@@ -114,10 +121,13 @@ fn compare_all(
                 total.not_compiled += s.not_compiled;
                 total.compile_mismatch += s.compile_mismatch;
                 total.fast_parse_mismatch += s.fast_parse_mismatch;
-                if s.compile_mismatch + s.fast_parse_mismatch > 0 {
+                total.jit_compiled += s.jit_compiled;
+                total.jit_not_compiled += s.jit_not_compiled;
+                total.jit_mismatch += s.jit_mismatch;
+                if s.compile_mismatch + s.fast_parse_mismatch + s.jit_mismatch > 0 {
                     failures.push(format!(
-                        "{}: {} compiled programs differed from the interpreter, {} fast-parser keys differed",
-                        c.name, s.compile_mismatch, s.fast_parse_mismatch
+                        "{}: {} compiled programs differed from the interpreter, {} fast-parser keys differed, {} native programs differed",
+                        c.name, s.compile_mismatch, s.fast_parse_mismatch, s.jit_mismatch
                     ));
                 }
             }
@@ -150,6 +160,13 @@ fn cached_datapath_equals_interpreter_on_the_corpus() {
     assert!(ran > 100, "only {ran} programs ran");
     // The cache is really used: the second pass of most programs hits.
     assert!(total.microflow_hits + total.megaflow_hits > total.misses / 2);
+    // And the JIT: most hot programs get native code.
+    assert!(
+        total.jit_compiled > total.jit_not_compiled,
+        "{} programs compiled natively, {} not",
+        total.jit_compiled,
+        total.jit_not_compiled
+    );
 }
 
 #[test]

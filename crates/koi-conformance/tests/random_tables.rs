@@ -783,6 +783,8 @@ impl Ran {
         t.not_compiled += x.not_compiled;
         t.compile_mismatch += x.compile_mismatch;
         t.fast_parse_mismatch += x.fast_parse_mismatch;
+        t.jit_compiled += x.jit_compiled;
+        t.jit_mismatch += x.jit_mismatch;
     }
 }
 
@@ -848,6 +850,8 @@ fn run_round(
         } else {
             65_536
         },
+        // Native code from the first, second or third hit of a program, or none.
+        jit_after: (!rng.chance(1, 4)).then(|| 1 + rng.index(3) as u32),
         ..DatapathConfig::default()
     };
     let (Ok(mut interp), Ok(mut dp)) = (
@@ -975,12 +979,12 @@ fn run_round(
         ));
     }
     ran.stats = dp.stats();
-    if ran.stats.compile_mismatch + ran.stats.fast_parse_mismatch > 0 {
+    if ran.stats.compile_mismatch + ran.stats.fast_parse_mismatch + ran.stats.jit_mismatch > 0 {
         return Err(fail(
             &log,
             format!(
-                "{} compiled programs differed from the interpreter, {} fast-parser keys differed",
-                ran.stats.compile_mismatch, ran.stats.fast_parse_mismatch
+                "{} compiled programs differed from the interpreter, {} fast-parser keys differed, {} native programs differed",
+                ran.stats.compile_mismatch, ran.stats.fast_parse_mismatch, ran.stats.jit_mismatch
             ),
         ));
     }
@@ -1136,7 +1140,11 @@ fn random_packets_and_entries_give_the_same_results_with_and_without_caches() {
     assert!(ran >= 4.min(subjects.len()), "only {ran} programs ran");
     assert!(total.entries > 0, "no random entry was accepted");
     assert!(total.writes > 0, "no table write between packets");
-    assert_eq!(st.compile_mismatch + st.fast_parse_mismatch, 0);
+    assert_eq!(
+        st.compile_mismatch + st.fast_parse_mismatch + st.jit_mismatch,
+        0
+    );
+    assert!(st.jit_compiled > 0, "no program got native code");
     assert!(
         st.compiled_hits + st.microflow_hits + st.megaflow_hits > 0,
         "the caches never hit"

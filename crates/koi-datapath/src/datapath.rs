@@ -63,7 +63,7 @@
 
 use crate::fastparse::{FastParser, Parsed, Templates};
 use crate::flowkey::{Coverage, FlowKeyLayout};
-use crate::program::{Emitted, Known, Program, Scratch, Tracer};
+use crate::program::{Emitted, Jit, JitEvent, Known, Program, Scratch, Tracer};
 use crate::stages::stages;
 pub use koi_cache::Tier;
 use koi_cache::{ClassifierConfig, FlowCache, MicroflowConfig};
@@ -179,6 +179,14 @@ pub struct DatapathStats {
     /// Slow-path packets whose fast-parser key differed from the interpreter's (a bug if
     /// ever nonzero; such runs are not compiled).
     pub fast_parse_mismatch: u64,
+    /// Hot programs given native code ([`DatapathConfig::jit_after`]).
+    pub jit_compiled: u64,
+    /// Hot programs left interpreted: something without a native lowering, or the limit of
+    /// programs with code reached.
+    pub jit_not_compiled: u64,
+    /// Native code whose output differed from the interpreter's on the packet at hand (left
+    /// interpreted; a bug if ever nonzero).
+    pub jit_mismatch: u64,
 }
 
 /// A cycle counter for profiling (the binary passes `koi_ports::tsc`, which reads the CPU's
@@ -205,7 +213,16 @@ pub struct DatapathConfig {
     pub profile: Option<CycleCounter>,
     /// Hash seed of the caches; `None` draws a random one.
     pub seed: Option<u64>,
+    /// Compile an action program to native code once it has run this many times on cache
+    /// hits; `None`: never.
+    pub jit_after: Option<u32>,
+    /// Programs with native code at a time (each holds at least a page of code).
+    pub jit_limit: usize,
 }
+
+/// Hits before a program is compiled to native code by default: compiling takes some tens of
+/// microseconds, a few thousand packets' worth, so only programs that keep being hit are.
+pub const JIT_AFTER: u32 = 256;
 
 impl Default for DatapathConfig {
     fn default() -> Self {
@@ -217,6 +234,8 @@ impl Default for DatapathConfig {
             upcall_burst: 1000,
             profile: None,
             seed: None,
+            jit_after: Some(JIT_AFTER),
+            jit_limit: 1024,
         }
     }
 }
@@ -266,6 +285,8 @@ pub struct CacheInfo {
     pub max_megaflows: usize,
     /// Megaflows with a compiled action program.
     pub compiled: usize,
+    /// Megaflows whose program has native code ([`DatapathConfig::jit_after`]).
+    pub native: usize,
     pub subtables: usize,
     /// Occupied microflow entries (0 without the tier).
     pub microflows: usize,
@@ -296,6 +317,7 @@ pub struct Datapath<'p> {
     /// in fields the program copies share a program, which stays in the CPU caches.
     programs: Programs,
     templates: Templates,
+    jit: Jit,
 }
 
 /// The set of shared programs (hashed with foldhash: programs are compared whole).
@@ -358,6 +380,7 @@ impl<'p> Datapath<'p> {
             .map(FastParser::new_parsed)
             .unwrap_or_default();
         let tokens = u128::from(config.upcall_burst) * 1_000_000_000;
+        let jit = Jit::new(config.jit_after, config.jit_limit);
         Ok(Datapath {
             pipeline,
             interp,
@@ -375,6 +398,7 @@ impl<'p> Datapath<'p> {
             reasons: BTreeMap::new(),
             programs: Programs::default(),
             templates: Templates::default(),
+            jit,
         })
     }
 
@@ -429,6 +453,10 @@ impl<'p> Datapath<'p> {
             megaflows: c.len(),
             max_megaflows: c.limit(),
             compiled: c.iter().filter(|(_, m)| m.is_compiled()).count(),
+            native: c
+                .iter()
+                .filter(|(_, m)| m.program.as_ref().is_some_and(|p| p.is_native()))
+                .count(),
             subtables: c.subtable_count(),
             microflows: self.cache.microflow().map_or(0, |m| m.occupied()),
             microflow_capacity: self.cache.microflow().map_or(0, |m| m.capacity()),
@@ -567,6 +595,12 @@ impl<'p> Datapath<'p> {
         else {
             return Fast::Interp { miss: false };
         };
+        match self.jit.consider(prog, packet, port) {
+            JitEvent::None => {}
+            JitEvent::Compiled => self.stats.jit_compiled += 1,
+            JitEvent::NotCompiled => self.stats.jit_not_compiled += 1,
+            JitEvent::Mismatch => self.stats.jit_mismatch += 1,
+        }
         // As the interpreter does: the state learns the time of every packet.
         let now = clock.now_ns();
         state.set_now_ns(now);
@@ -892,6 +926,8 @@ impl<'a> DpObserver<'a> {
 
 /// The shared copy of program `p`. Programs no megaflow uses any more are dropped when the
 /// set has grown to twice what was live at the last sweep.
+// A program's only interior mutability is its JIT cell, which its hash and equality ignore.
+#[allow(clippy::mutable_key_type)]
 fn intern(set: &mut Programs, p: Program) -> Arc<Program> {
     if let Some(a) = set.get(&p) {
         return Arc::clone(a);

@@ -95,7 +95,7 @@
 //!   megaflow. The mask and the masked key form the megaflow; the run, followed symbolically,
 //!   becomes its action program ([`datapath`] has the whole sequence).
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 pub mod datapath;
 pub mod fastparse;

@@ -63,6 +63,14 @@
 //! only when the incoming checksum was right, so recomputing (20 bytes for IPv4) is the exact
 //! choice. A program that updates a checksum incrementally itself (uBPF `csum_replace2` and
 //! `csum_replace4`, RFC 1624) gets exactly that update as an operation ([`Node::CsumReplace`]).
+//!
+//! # Running a program
+//!
+//! [`Program::run`] interprets the program: state updates, then each output, its values
+//! evaluated once per packet, children first. A table hit is an operation only when the
+//! table has a direct counter or idle timeout ([`State::hit_recorded`]); otherwise it
+//! changes no state. Once a program has run [`Jit`]'s threshold of times, its output writes
+//! become native code ([`jit`]), checked against this interpreter before use.
 
 use crate::fastparse::{Ex, FastParser, NONE, Parsed};
 use crate::flowkey::FlowKeyLayout;
@@ -75,6 +83,9 @@ use koi_ir::{
     HeaderRef, Pipeline, Place, SlotId, SlotKind, StackId, Stmt, TableId, Ty, UnOp, Value,
 };
 use koi_state::State;
+
+mod jit;
+pub use jit::{Jit, JitEvent};
 
 type N = u32;
 
@@ -227,6 +238,8 @@ pub struct Program {
     state: Vec<StateOp>,
     /// The instances' fates in the interpreter's order (several for multicast).
     results: Vec<Res>,
+    /// Native code, once the program is hot ([`Jit`]).
+    jit: jit::JitCell,
 }
 
 /// One piece of a hash's data.
@@ -290,6 +303,11 @@ impl Program {
             .count()
     }
 
+    /// Whether the program runs as native code ([`Jit`]).
+    pub fn is_native(&self) -> bool {
+        self.jit.get().is_some()
+    }
+
     /// Operations run per packet (state updates and output writes), for reports.
     pub fn ops(&self) -> usize {
         self.state.len()
@@ -325,18 +343,58 @@ impl Program {
                 emit(Emitted::Digest);
             }
         }
-        if !self.lin.is_empty() {
-            self.eval_all(pkt, port, scratch);
-        }
-        for r in &self.results {
+        let code = self.jit.get().filter(|c| pkt.len() >= c.need);
+        self.emit_results(pkt, port, code, out, scratch, emit);
+    }
+
+    /// Builds each output packet (with `code` where it has a function) and hands it, and
+    /// each drop, to `emit`.
+    fn emit_results(
+        &self,
+        pkt: &[u8],
+        port: u64,
+        code: Option<&jit::Compiled>,
+        out: &mut Vec<u8>,
+        scratch: &mut Scratch,
+        emit: &mut dyn FnMut(Emitted<'_>),
+    ) {
+        let mut evaluated = false;
+        for (i, r) in self.results.iter().enumerate() {
             match r {
                 Res::Send(to, o) => {
-                    self.output(o, pkt, port, out, scratch);
+                    let f = code.filter(|c| c.out(i).is_some()).map(|c| (c, i));
+                    if f.is_none() && !evaluated && !self.lin.is_empty() {
+                        self.eval_all(pkt, port, scratch);
+                        evaluated = true;
+                    }
+                    self.output(o, pkt, port, f, out, scratch);
                     emit(Emitted::Packet(*to, out));
                 }
                 Res::Drop(why) => emit(Emitted::Drop(why)),
             }
         }
+    }
+
+    /// Whether `code` gives the interpreter's outputs for `pkt` (at least `code.need` bytes).
+    fn jit_checks_out(&self, code: &jit::Compiled, pkt: &[u8], port: u64) -> bool {
+        let mut s = Scratch::default();
+        let mut out = Vec::new();
+        let mut got = Vec::new();
+        self.fresh_values(&mut s);
+        self.emit_results(pkt, port, None, &mut out, &mut s, &mut |e| {
+            if let Emitted::Packet(to, b) = e {
+                got.push((to, b.to_vec()));
+            }
+        });
+        let mut i = 0;
+        let mut same = true;
+        self.emit_results(pkt, port, Some(code), &mut out, &mut s, &mut |e| {
+            if let Emitted::Packet(to, b) = e {
+                same &= got.get(i).is_some_and(|(t, x)| *t == to && x[..] == *b);
+                i += 1;
+            }
+        });
+        same && i == got.len()
     }
 
     fn update_state(
@@ -480,7 +538,16 @@ impl Program {
         }
     }
 
-    fn output(&self, o: &OutProg, pkt: &[u8], port: u64, out: &mut Vec<u8>, scratch: &mut Scratch) {
+    /// Builds output `o` in `out`, its header writes done by `f` when given.
+    fn output(
+        &self,
+        o: &OutProg,
+        pkt: &[u8],
+        port: u64,
+        f: Option<(&jit::Compiled, usize)>,
+        out: &mut Vec<u8>,
+        scratch: &mut Scratch,
+    ) {
         out.clear();
         // The output headers have the input's layout: one copy of the whole packet, then the
         // writes (the payload is already in place).
@@ -494,7 +561,11 @@ impl Program {
         if !whole {
             out.resize(o.prefix_bytes, 0);
         }
-        for op in &o.out {
+        let done = f.is_some_and(|(c, i)| c.call(i, pkt, port, out, o.prefix_bytes));
+        if !done && f.is_some() && !self.lin.is_empty() {
+            self.eval_all(pkt, port, scratch);
+        }
+        for op in o.out.iter().filter(|_| !done) {
             match op {
                 OutOp::Copy { src, dst, len } => copy_bits(pkt, *src, out, *dst, *len),
                 OutOp::Const { dst, value } => {
@@ -2262,7 +2333,9 @@ impl<'p> Tracer<'p> {
             self.meter_colors.retain(|(e, _)| *e != m);
         }
         if let Some(i) = hit {
-            self.state.push(StateOp::TableHit(t, i));
+            if State::hit_recorded(table) {
+                self.state.push(StateOp::TableHit(t, i));
+            }
             if let Some(m) = meter {
                 let slot = self.next_read();
                 self.state.push(StateOp::DirectMeter(t, i, slot));
@@ -2472,6 +2545,7 @@ impl<'p> Tracer<'p> {
             plans: Vec::new(),
             state: self.state,
             results,
+            jit: jit::JitCell::default(),
         };
         p.compact();
         Ok((p, reads))

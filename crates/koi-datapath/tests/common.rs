@@ -55,8 +55,15 @@ impl<'p> Twin<'p> {
     pub fn new(p: &'p Pipeline, setup: impl FnOnce(&mut koi_state::State)) -> Twin<'p> {
         let mut sd = koi_state::State::new(p).unwrap_or_else(|e| panic!("{e}"));
         setup(&mut sd);
+        // Programs get native code from their first hit, so every test through a twin also
+        // compares the JIT's code with the interpreter.
+        let config = koi_datapath::DatapathConfig {
+            jit_after: Some(1),
+            ..koi_datapath::DatapathConfig::default()
+        };
         Twin {
-            dp: koi_datapath::Datapath::new(p).unwrap_or_else(|e| panic!("{e}")),
+            dp: koi_datapath::Datapath::with_config(p, koi_interp::Options::default(), config)
+                .unwrap_or_else(|e| panic!("{e}")),
             interp: koi_interp::Interpreter::new(p).unwrap_or_else(|e| panic!("{e}")),
             si: sd.clone(),
             sd,
@@ -90,6 +97,7 @@ impl<'p> Twin<'p> {
             .collect();
         assert_eq!(got, w, "packet {pkt:?}");
         assert_eq!(s.drops, want.report.drops, "packet {pkt:?}");
+        assert_eq!(self.dp.stats().jit_mismatch, 0, "native code differed");
         self.drops = s.drops;
         (got, s.path)
     }

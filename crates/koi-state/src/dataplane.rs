@@ -46,20 +46,30 @@ impl State {
     }
 
     /// Records a hit of entry `index` of table `t` by a packet of `bytes` bytes (its length
-    /// when it entered the parser): the direct counter counts it and its idle time restarts.
+    /// when it entered the parser): the direct counter counts it and, in a table with
+    /// `support_timeout`, its idle time restarts. A hit in a table with neither changes
+    /// nothing ([`State::hit_recorded`]).
     pub fn record_hit(&mut self, t: TableId, index: u32, bytes: usize, now_ns: u64) {
-        let counted = self
-            .table_by_id(t)
-            .is_some_and(|tb| tb.schema.direct_counter.is_some());
-        if let Some(e) = self
-            .table_by_id_mut(t)
-            .and_then(|tb| tb.entry_at_mut(index))
-        {
+        let Some(tb) = self.table_by_id_mut(t) else {
+            return;
+        };
+        let (counted, timed) = (
+            tb.schema.direct_counter.is_some(),
+            tb.schema.support_timeout,
+        );
+        if let Some(e) = tb.entry_at_mut(index) {
             if counted {
                 e.counter.count(bytes);
             }
-            e.last_hit_ns = now_ns;
+            if timed {
+                e.last_hit_ns = now_ns;
+            }
         }
+    }
+
+    /// Whether [`State::record_hit`] changes anything for table `t`'s hits.
+    pub fn hit_recorded(t: &koi_ir::Table) -> bool {
+        t.direct_counter.is_some() || t.support_timeout
     }
 
     /// Executes the direct meter of entry `index` of table `t`; `None` if the table has none.

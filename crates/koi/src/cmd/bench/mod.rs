@@ -61,6 +61,9 @@ pub struct BenchArgs {
     /// Turn the microflow (exact-match) cache off: every hit is a megaflow lookup.
     #[arg(long)]
     pub no_microflow: bool,
+    /// Keep every action program interpreted (no native code for hot programs).
+    #[arg(long)]
+    pub no_jit: bool,
     /// Do not measure cycles per stage (saves the datapath's counter reads; the overall
     /// cycles per packet are still measured).
     #[arg(long)]
@@ -146,6 +149,11 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
         profile: (!a.no_profile).then_some(koi_ports::tsc as koi_datapath::CycleCounter),
         microflow: !a.no_microflow,
         max_megaflows: a.max_megaflows.max(1),
+        jit_after: if a.no_jit {
+            None
+        } else {
+            DatapathConfig::default().jit_after
+        },
         ..Default::default()
     };
     let mut dp = Datapath::with_config(p, koi_interp::Options::default(), config)
@@ -242,6 +250,7 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
         port: a.port,
         core,
         microflow: !a.no_microflow,
+        jit: !a.no_jit,
         profile: !a.no_profile,
         seconds_asked: a.seconds,
         warmup: report::WarmupInputs {

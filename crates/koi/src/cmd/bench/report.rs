@@ -46,6 +46,7 @@ pub struct Inputs<'a> {
     pub port: u64,
     pub core: Option<usize>,
     pub microflow: bool,
+    pub jit: bool,
     pub profile: bool,
     pub seconds_asked: f64,
     pub warmup: WarmupInputs,
@@ -146,6 +147,8 @@ pub struct Cache {
     pub max_megaflows: usize,
     /// Megaflows with a compiled action program.
     pub compiled: usize,
+    /// Megaflows whose program runs as native code.
+    pub native: usize,
     /// Classifier subtables (distinct masks).
     pub subtables: usize,
     pub microflows: usize,
@@ -187,6 +190,8 @@ pub struct Report {
     /// The CPU the run was pinned to (`null`: not pinned).
     pub core: Option<usize>,
     pub microflow: bool,
+    /// Whether hot action programs were compiled to native code (not `--no-jit`).
+    pub jit: bool,
     /// Whether the datapath was asked to count cycles per stage (not `--no-profile`).
     pub profile: bool,
     /// `--seconds` as asked.
@@ -251,6 +256,7 @@ impl Report {
             port: i.port,
             core: i.core,
             microflow: i.microflow,
+            jit: i.jit,
             profile: i.profile,
             seconds_asked: i.seconds_asked,
             warmup: Warmup {
@@ -292,6 +298,7 @@ impl Report {
                 megaflows: info.megaflows,
                 max_megaflows: info.max_megaflows,
                 compiled: info.compiled,
+                native: info.native,
                 subtables: info.subtables,
                 microflows: info.microflows,
                 microflow_capacity: info.microflow_capacity,
@@ -321,7 +328,7 @@ impl Report {
         let mut o = String::new();
         let _ = writeln!(
             o,
-            "koi bench {}{}: {what} on port {}, {}, microflow cache {}",
+            "koi bench {}{}: {what} on port {}, {}, microflow cache {}, JIT {}",
             self.program,
             self.entries
                 .as_ref()
@@ -330,6 +337,7 @@ impl Report {
             self.core
                 .map_or("not pinned".to_string(), |c| format!("pinned to CPU {c}")),
             if self.microflow { "on" } else { "off" },
+            if self.jit { "on" } else { "off" },
         );
         let w = &self.warmup;
         let _ = writeln!(
@@ -389,10 +397,11 @@ impl Report {
         let c = &self.cache;
         let _ = writeln!(
             o,
-            "caches      {} megaflows (limit {}, {} compiled) in {} subtables; {} microflows of {}; {} bytes ({} when empty), {} bytes/megaflow",
+            "caches      {} megaflows (limit {}, {} compiled, {} native) in {} subtables; {} microflows of {}; {} bytes ({} when empty), {} bytes/megaflow",
             c.megaflows,
             c.max_megaflows,
             c.compiled,
+            c.native,
             c.subtables,
             c.microflows,
             c.microflow_capacity,

@@ -1,0 +1,905 @@
+//! Native code for hot action programs (Cranelift JIT).
+//!
+//! A compiled [`Program`] is interpreted node by node: a `match` per node and per output
+//! operation, operand widths looked up, values kept in a scratch array. Once a program has
+//! run [`Jit::after`] times (it is shared by every megaflow with the same program, so hot
+//! means hot traffic), its output writes are compiled to machine code: for each packet the
+//! program sends, one function `fn(pkt, port, out)` that loads the packet fields it needs
+//! with byte-swapped loads, computes the values in registers (selects for conditions, the
+//! Internet checksum as a sum of 16-bit words), and stores them into the output headers.
+//! Copying the packet, state updates, the payload and `truncate` stay in Rust
+//! ([`Program::run`]).
+//!
+//! What the functions do is exactly what [`Program::run`]'s interpreter does, with two
+//! guards that make that true:
+//! - a program is compiled only if every node and operation its outputs use has a lowering
+//!   here (other programs keep the interpreter: hashes other than `csum16`, register values,
+//!   saturating signed arithmetic, fields spanning more than 8 bytes, wide values);
+//! - a function reads only packet bytes below [`Compiled::need`] and writes only output
+//!   bytes below the output's header length; the caller checks the packet's length first
+//!   (shorter packets take the interpreter, which reads missing bytes as zero).
+//!
+//! After compiling, the datapath runs both on the packet at hand and keeps the code only if
+//! the outputs are identical ([`Program::jit_checks_out`]).
+//!
+//! Memory: each program's code has its own Cranelift module, freed when the last megaflow
+//! using the program goes; at most [`Jit::limit`] programs have code at a time.
+
+// The JIT's calls into generated code and its memory management are unsafe (each block says
+// why it is sound); nothing else in the datapath is.
+#![allow(unsafe_code)]
+
+use super::{Elem, HashPlan, N, Node, OutOp, OutProg, Program, Res, mask64};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{I8, I16, I32, I64};
+use cranelift_codegen::ir::{AbiParam, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{Linkage, Module};
+use koi_ir::{BinOp, Bits, Cast, HashAlgo, UnOp};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The code of one output: writes the output headers of `out` from `pkt` and the ingress
+/// port. `out` has at least the output's header bytes; `pkt` at least [`Compiled::need`].
+type OutFn = unsafe extern "C" fn(pkt: *const u8, port: u64, out: *mut u8);
+
+/// A program's native code.
+pub(super) struct Compiled {
+    /// Per result of the program (in order): the function of a sent packet.
+    outs: Vec<Option<OutFn>>,
+    /// Per result: the output bytes its function may write.
+    out_lens: Vec<usize>,
+    /// Packet bytes the functions read.
+    pub(super) need: usize,
+    _code: Code,
+}
+
+impl Compiled {
+    /// The function of result `i`, if it has one.
+    #[inline]
+    pub(super) fn out(&self, i: usize) -> Option<OutFn> {
+        self.outs.get(i).copied().flatten()
+    }
+
+    /// Runs result `i`'s function on `pkt` (from `port`) into `out`, whose first `out_len`
+    /// bytes are the output headers of the result's packet. `false` (nothing done) if there
+    /// is no function or a buffer is shorter than the code assumes.
+    #[inline]
+    pub(super) fn call(
+        &self,
+        i: usize,
+        pkt: &[u8],
+        port: u64,
+        out: &mut [u8],
+        out_len: usize,
+    ) -> bool {
+        let (Some(f), Some(len)) = (self.out(i), self.out_lens.get(i)) else {
+            return false;
+        };
+        if pkt.len() < self.need || out.len() < out_len || out_len < *len {
+            return false;
+        }
+        // SAFETY: `f` was compiled for result `i` of this program; it reads packet bytes
+        // below `self.need` and writes output bytes below `len` (see `Lower::need` and
+        // `Lower::out_len`), both checked above to be within the buffers; the buffers do
+        // not overlap (`out` is borrowed mutably).
+        unsafe { f(pkt.as_ptr(), port, out.as_mut_ptr()) };
+        true
+    }
+}
+
+/// Owns the module holding a program's code and frees it on drop.
+struct Code {
+    module: Mutex<Option<JITModule>>,
+    live: Arc<AtomicUsize>,
+}
+
+impl Drop for Code {
+    fn drop(&mut self) {
+        let module = match self.module.get_mut() {
+            Ok(m) => m.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if let Some(m) = module {
+            // SAFETY: the only pointers into this module's code are the `OutFn`s of the
+            // `Compiled` that owns this `Code`, which is being dropped with it.
+            unsafe { m.free_memory() };
+        }
+        self.live.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A program's JIT state: how often it ran and, once compiled, its code (`None` if it cannot
+/// be compiled or its code did not check out). Ignored by comparisons and hashes.
+#[derive(Default)]
+pub(super) struct JitCell {
+    runs: AtomicU32,
+    code: OnceLock<Option<Compiled>>,
+}
+
+impl JitCell {
+    /// The program's code, once compiled.
+    #[inline]
+    pub(super) fn get(&self) -> Option<&Compiled> {
+        self.code.get().and_then(Option::as_ref)
+    }
+}
+
+impl Clone for JitCell {
+    fn clone(&self) -> Self {
+        JitCell::default()
+    }
+}
+
+impl PartialEq for JitCell {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for JitCell {}
+
+impl std::hash::Hash for JitCell {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
+impl std::fmt::Debug for JitCell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = match self.code.get() {
+            None => "pending",
+            Some(None) => "interpreted",
+            Some(Some(_)) => "compiled",
+        };
+        write!(f, "JitCell({state})")
+    }
+}
+
+/// What [`Jit::consider`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JitEvent {
+    /// Nothing (not hot yet, already decided, or the JIT is off).
+    None,
+    /// The program was compiled and its code checked out.
+    Compiled,
+    /// The program has something without a lowering, or the limit was reached.
+    NotCompiled,
+    /// The code's output differed from the interpreter's (a bug; the program stays
+    /// interpreted).
+    Mismatch,
+}
+
+/// The JIT of one datapath.
+pub struct Jit {
+    isa: Option<OwnedTargetIsa>,
+    /// Runs before a program is compiled.
+    after: u32,
+    /// Programs with code at a time.
+    limit: usize,
+    live: Arc<AtomicUsize>,
+    fctx: FunctionBuilderContext,
+}
+
+impl std::fmt::Debug for Jit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Jit")
+            .field("enabled", &self.isa.is_some())
+            .field("after", &self.after)
+            .field("limit", &self.limit)
+            .field("live", &self.live.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl Jit {
+    /// A JIT that compiles programs after `after` runs, at most `limit` at a time; `None`
+    /// (or a host Cranelift does not support): never.
+    pub fn new(after: Option<u32>, limit: usize) -> Jit {
+        let isa = after.and_then(|_| host_isa());
+        Jit {
+            isa,
+            after: after.unwrap_or(u32::MAX),
+            limit,
+            live: Arc::new(AtomicUsize::new(0)),
+            fctx: FunctionBuilderContext::new(),
+        }
+    }
+
+    /// Whether programs get compiled.
+    pub fn enabled(&self) -> bool {
+        self.isa.is_some()
+    }
+
+    /// Programs that have code now.
+    pub fn live(&self) -> usize {
+        self.live.load(Ordering::Relaxed)
+    }
+
+    /// Counts a run of `p` (about to run on `pkt` from `port`); compiles it when it has
+    /// become hot, and keeps the code if it gives the interpreter's output on `pkt`.
+    #[inline]
+    pub fn consider(&mut self, p: &Program, pkt: &[u8], port: u64) -> JitEvent {
+        if self.isa.is_none() || p.jit.code.get().is_some() {
+            return JitEvent::None;
+        }
+        // Not an atomic increment: the count only has to grow (one thread runs a datapath).
+        let runs = p.jit.runs.load(Ordering::Relaxed).saturating_add(1);
+        p.jit.runs.store(runs, Ordering::Relaxed);
+        if runs < self.after {
+            return JitEvent::None;
+        }
+        self.compile_checked(p, pkt, port)
+    }
+
+    #[inline(never)]
+    fn compile_checked(&mut self, p: &Program, pkt: &[u8], port: u64) -> JitEvent {
+        if self.live() >= self.limit {
+            return JitEvent::NotCompiled;
+        }
+        let Some(c) = self.compile(p) else {
+            let _ = p.jit.code.set(None);
+            return JitEvent::NotCompiled;
+        };
+        if pkt.len() >= c.need && !p.jit_checks_out(&c, pkt, port) {
+            let _ = p.jit.code.set(None);
+            return JitEvent::Mismatch;
+        }
+        let _ = p.jit.code.set(Some(c));
+        JitEvent::Compiled
+    }
+
+    /// `p`'s code, if every output can be lowered.
+    fn compile(&mut self, p: &Program) -> Option<Compiled> {
+        if p.results.iter().all(|r| !matches!(r, Res::Send(..))) {
+            return None;
+        }
+        let isa = self.isa.clone()?;
+        let mut module = JITModule::new(JITBuilder::with_isa(
+            isa,
+            cranelift_module::default_libcall_names(),
+        ));
+        let mut need = 0usize;
+        let mut ids = Vec::new();
+        let mut out_lens = Vec::new();
+        for (i, r) in p.results.iter().enumerate() {
+            let Res::Send(_, o) = r else {
+                ids.push(None);
+                out_lens.push(0);
+                continue;
+            };
+            out_lens.push(o.prefix_bytes);
+            let mut ctx = module.make_context();
+            let ptr = module.target_config().pointer_type();
+            ctx.func.signature.params.push(AbiParam::new(ptr));
+            ctx.func.signature.params.push(AbiParam::new(I64));
+            ctx.func.signature.params.push(AbiParam::new(ptr));
+            let mut b = FunctionBuilder::new(&mut ctx.func, &mut self.fctx);
+            let block = b.create_block();
+            b.append_block_params_for_function_params(block);
+            b.switch_to_block(block);
+            b.seal_block(block);
+            let params = b.block_params(block).to_vec();
+            let mut low = Lower {
+                p,
+                b,
+                pkt: params[0],
+                port: params[1],
+                out: params[2],
+                vals: HashMap::new(),
+                need: 0,
+                out_len: o.prefix_bytes,
+            };
+            let ok = low.output(o).is_some();
+            need = need.max(low.need);
+            let Lower { mut b, .. } = low;
+            b.ins().return_(&[]);
+            b.finalize(module.target_config());
+            if !ok {
+                return None;
+            }
+            let id = module
+                .declare_function(&format!("out{i}"), Linkage::Local, &ctx.func.signature)
+                .ok()?;
+            module.define_function(id, &mut ctx).ok()?;
+            module.clear_context(&mut ctx);
+            ids.push(Some(id));
+        }
+        module.finalize_definitions().ok()?;
+        let outs = ids
+            .iter()
+            .map(|id| {
+                id.map(|id| {
+                    let code = module.get_finalized_function(id);
+                    // SAFETY: `code` is a finalized function of `module` whose signature is
+                    // (pointer, i64, pointer) with the platform's default C calling
+                    // convention, which is `OutFn`'s.
+                    unsafe { std::mem::transmute::<*const u8, OutFn>(code) }
+                })
+            })
+            .collect();
+        self.live.fetch_add(1, Ordering::Relaxed);
+        Some(Compiled {
+            outs,
+            out_lens,
+            need,
+            _code: Code {
+                module: Mutex::new(Some(module)),
+                live: Arc::clone(&self.live),
+            },
+        })
+    }
+}
+
+/// The host's instruction set with speed optimisations, if Cranelift supports it.
+fn host_isa() -> Option<OwnedTargetIsa> {
+    let mut flags = settings::builder();
+    flags.set("opt_level", "speed").ok()?;
+    flags.set("is_pic", "false").ok()?;
+    flags.set("use_colocated_libcalls", "false").ok()?;
+    cranelift_native::builder()
+        .ok()?
+        .finish(settings::Flags::new(flags))
+        .ok()
+}
+
+/// Lowers one output of a program into a function body.
+struct Lower<'a, 'f> {
+    p: &'a Program,
+    b: FunctionBuilder<'f>,
+    pkt: Value,
+    port: Value,
+    out: Value,
+    /// Node values computed so far (all in the one block, so they dominate what follows).
+    vals: HashMap<N, Value>,
+    /// Packet bytes read so far.
+    need: usize,
+    /// Output bytes that may be written.
+    out_len: usize,
+}
+
+/// Loads and stores of fields: unaligned, and never trapping (the bounds are checked).
+fn flags() -> MemFlagsData {
+    MemFlagsData::new().with_notrap()
+}
+
+impl Lower<'_, '_> {
+    fn k(&mut self, v: u64) -> Value {
+        self.b.ins().iconst(I64, v as i64)
+    }
+
+    fn and_mask(&mut self, v: Value, w: u32) -> Value {
+        if w >= 64 {
+            return v;
+        }
+        let m = self.k(mask64(w));
+        self.b.ins().band(v, m)
+    }
+
+    fn bool64(&mut self, cc: IntCC, x: Value, y: Value) -> Value {
+        let c = self.b.ins().icmp(cc, x, y);
+        self.b.ins().uextend(I64, c)
+    }
+
+    fn nonzero(&mut self, x: Value) -> Value {
+        let z = self.k(0);
+        self.bool64(IntCC::NotEqual, x, z)
+    }
+
+    /// `x` (`w` bits) sign-extended to 64 bits.
+    fn sext(&mut self, x: Value, w: u32) -> Value {
+        match w {
+            0 => self.k(0),
+            64.. => x,
+            _ => {
+                let s = self.k(u64::from(64 - w));
+                let up = self.b.ins().ishl(x, s);
+                self.b.ins().sshr(up, s)
+            }
+        }
+    }
+
+    /// The `n` bytes at `base + at`, big-endian, as a 64-bit value (`n` at most 8).
+    fn load_be(&mut self, base: Value, at: usize, n: usize) -> Value {
+        let mut acc: Option<Value> = None;
+        let mut done = 0;
+        while done < n {
+            let c = chunk(n - done);
+            let ty = int_type(c);
+            let raw = self.b.ins().load(ty, flags(), base, (at + done) as i32);
+            let v = if c == 1 { raw } else { self.b.ins().bswap(raw) };
+            let v = if ty == I64 {
+                v
+            } else {
+                self.b.ins().uextend(I64, v)
+            };
+            acc = Some(match acc {
+                None => v,
+                Some(a) => {
+                    let s = self.k(8 * c as u64);
+                    let a = self.b.ins().ishl(a, s);
+                    self.b.ins().bor(a, v)
+                }
+            });
+            done += c;
+        }
+        acc.unwrap_or_else(|| self.k(0))
+    }
+
+    /// Stores the low `8 n` bits of `v` at `out + at`, big-endian (`n` at most 8).
+    fn store_be(&mut self, v: Value, at: usize, n: usize) {
+        let mut done = 0;
+        while done < n {
+            let c = chunk(n - done);
+            let rest = n - done - c;
+            let part = if rest == 0 {
+                v
+            } else {
+                let s = self.k(8 * rest as u64);
+                self.b.ins().ushr(v, s)
+            };
+            let ty = int_type(c);
+            let part = if ty == I64 {
+                part
+            } else {
+                self.b.ins().ireduce(ty, part)
+            };
+            let part = if c == 1 {
+                part
+            } else {
+                self.b.ins().bswap(part)
+            };
+            self.b
+                .ins()
+                .store(flags(), part, self.out, (at + done) as i32);
+            done += c;
+        }
+    }
+
+    /// `w` bits of the packet at bit `off` (as `read_bits`).
+    fn read_pkt(&mut self, off: u32, w: u32) -> Option<Value> {
+        if w == 0 {
+            return Some(self.k(0));
+        }
+        let first = (off / 8) as usize;
+        let shift = off % 8;
+        let n = (shift + w).div_ceil(8) as usize;
+        if n > 8 {
+            return None;
+        }
+        self.need = self.need.max(first + n);
+        let raw = self.load_be(self.pkt, first, n);
+        let low = n as u32 * 8 - shift - w;
+        let v = if low == 0 {
+            raw
+        } else {
+            let s = self.k(u64::from(low));
+            self.b.ins().ushr(raw, s)
+        };
+        Some(self.and_mask(v, w))
+    }
+
+    /// Writes the low `w` bits of `v` at output bit `at` (as `write_bits64`).
+    fn write_bits(&mut self, at: u32, w: u32, v: Value) -> Option<()> {
+        if w == 0 {
+            return Some(());
+        }
+        let first = (at / 8) as usize;
+        let shift = at % 8;
+        let n = (shift + w).div_ceil(8) as usize;
+        if n > 8 || first + n > self.out_len {
+            return None;
+        }
+        if shift == 0 && w.is_multiple_of(8) {
+            self.store_be(v, first, n);
+            return Some(());
+        }
+        // Read-modify-write of the bytes the field spans.
+        let win = self.load_be(self.out, first, n);
+        let low = n as u32 * 8 - shift - w;
+        let m = mask64(w) << low;
+        let keep = self.k(!m & mask64(n as u32 * 8));
+        let kept = self.b.ins().band(win, keep);
+        let v = self.and_mask(v, w);
+        let s = self.k(u64::from(low));
+        let placed = self.b.ins().ishl(v, s);
+        let win = self.b.ins().bor(kept, placed);
+        self.store_be(win, first, n);
+        Some(())
+    }
+
+    /// Writes the output's header operations.
+    fn output(&mut self, o: &OutProg) -> Option<()> {
+        for op in &o.out {
+            match op {
+                OutOp::Copy { src, dst, len } => {
+                    let mut done = 0;
+                    while done < *len {
+                        // Whole 8-byte pieces when both sides are byte-aligned.
+                        let aligned = (src + done) % 8 == 0 && (dst + done) % 8 == 0;
+                        let n = (len - done).min(if aligned { 64 } else { 56 });
+                        let v = self.read_pkt(src + done, n)?;
+                        self.write_bits(dst + done, n, v)?;
+                        done += n;
+                    }
+                }
+                OutOp::Const { dst, value } => self.write_const(*dst, value)?,
+                OutOp::Bytes { dst, bytes } => {
+                    if dst + bytes.len() > self.out_len {
+                        return None;
+                    }
+                    let mut at = 0;
+                    while at < bytes.len() {
+                        let n = (bytes.len() - at).min(8);
+                        let v = bytes[at..at + n]
+                            .iter()
+                            .fold(0u64, |a, b| (a << 8) | u64::from(*b));
+                        let v = self.k(v);
+                        self.store_be(v, dst + at, n);
+                        at += n;
+                    }
+                }
+                OutOp::Write { dst, n, narrow } => {
+                    if !narrow {
+                        return None;
+                    }
+                    let v = self.node(*n)?;
+                    let w = self.p.widths[*n as usize];
+                    self.write_bits(*dst, w, v)?;
+                }
+            }
+        }
+        Some(())
+    }
+
+    /// A constant of any width, written in pieces of at most 56 bits, most significant first.
+    fn write_const(&mut self, dst: u32, value: &Bits) -> Option<()> {
+        let w = value.width();
+        let mut done = 0;
+        while done < w {
+            let n = (w - done).min(56);
+            // Bits [w - done - n, w - done) of the value.
+            let lo = w - done - n;
+            let v = bits_at(value, lo, n);
+            let v = self.k(v);
+            self.write_bits(dst + done, n, v)?;
+            done += n;
+        }
+        Some(())
+    }
+
+    /// Node `n`'s value (computed once).
+    fn node(&mut self, n: N) -> Option<Value> {
+        if let Some(v) = self.vals.get(&n) {
+            return Some(*v);
+        }
+        let p = self.p;
+        if !p.is_narrow(n) {
+            return None;
+        }
+        let w = p.widths[n as usize];
+        let v = match &p.nodes[n as usize] {
+            Node::Const(b) => self.k(b.low_u64()),
+            Node::Pkt { off, w, .. } => self.read_pkt(*off, *w)?,
+            Node::Port(w) => {
+                let port = self.port;
+                self.and_mask(port, *w)
+            }
+            Node::Opaque(_) => self.k(0),
+            Node::Un(op, a) => {
+                let x = self.node(*a)?;
+                match op {
+                    UnOp::Not => {
+                        let z = self.k(0);
+                        self.bool64(IntCC::Equal, x, z)
+                    }
+                    UnOp::BitNot => {
+                        let v = self.b.ins().bnot(x);
+                        self.and_mask(v, w)
+                    }
+                    UnOp::Neg => {
+                        let v = self.b.ins().ineg(x);
+                        self.and_mask(v, w)
+                    }
+                }
+            }
+            Node::Bin(op, a, c) => {
+                let (wa, wb) = (p.widths[*a as usize], p.widths[*c as usize]);
+                let x = self.node(*a)?;
+                let y = self.node(*c)?;
+                self.bin(*op, x, y, wa, wb)?
+            }
+            Node::Slice(a, hi, lo) => {
+                let x = self.node(*a)?;
+                let v = if *lo == 0 {
+                    x
+                } else {
+                    let s = self.k(u64::from(*lo));
+                    self.b.ins().ushr(x, s)
+                };
+                self.and_mask(v, hi - lo + 1)
+            }
+            Node::Cast(c, a) => {
+                let wa = p.widths[*a as usize];
+                let x = self.node(*a)?;
+                match c {
+                    Cast::Resize { width, signed } => {
+                        if *signed && *width > wa && wa > 0 {
+                            let s = self.sext(x, wa);
+                            self.and_mask(s, *width)
+                        } else {
+                            self.and_mask(x, *width)
+                        }
+                    }
+                    Cast::ToBool | Cast::FromBool => self.nonzero(x),
+                }
+            }
+            Node::Mux(c, a, e) => {
+                let c = self.node(*c)?;
+                let x = self.node(*a)?;
+                let y = self.node(*e)?;
+                self.b.ins().select(c, x, y)
+            }
+            Node::Hash {
+                algo: HashAlgo::Csum16,
+                w,
+                ..
+            } => {
+                let plan = p.plans.get(n as usize)?.as_ref()?;
+                let h = self.csum16(plan)?;
+                self.and_mask(h, *w)
+            }
+            Node::HashResult { hash, base, max, w } => {
+                let h = self.node(*hash)?;
+                let max = if *max == 0 { 1 } else { *max };
+                let r = if max == 1 {
+                    self.k(0)
+                } else {
+                    let m = self.k(max);
+                    self.b.ins().urem(h, m)
+                };
+                let base = self.k(*base);
+                let v = self.b.ins().iadd(r, base);
+                self.and_mask(v, (*w).min(64))
+            }
+            Node::Hash { .. } | Node::RegVal { .. } | Node::CsumReplace { .. } => return None,
+        };
+        self.vals.insert(n, v);
+        Some(v)
+    }
+
+    /// The interpreter's binary operator `op` (as `arith64`), or `None` without a lowering.
+    fn bin(&mut self, op: BinOp, x: Value, y: Value, wa: u32, wb: u32) -> Option<Value> {
+        use BinOp::*;
+        let v = match op {
+            Add => {
+                let v = self.b.ins().iadd(x, y);
+                self.and_mask(v, wa)
+            }
+            Sub => {
+                let v = self.b.ins().isub(x, y);
+                self.and_mask(v, wa)
+            }
+            Mul => {
+                let v = self.b.ins().imul(x, y);
+                self.and_mask(v, wa)
+            }
+            Div | Mod => {
+                let z = self.k(0);
+                let one = self.k(1);
+                let is_zero = self.b.ins().icmp(IntCC::Equal, y, z);
+                let d = self.b.ins().select(is_zero, one, y);
+                let q = if op == Div {
+                    self.b.ins().udiv(x, d)
+                } else {
+                    self.b.ins().urem(x, d)
+                };
+                self.b.ins().select(is_zero, z, q)
+            }
+            AddSatU => {
+                let m = self.k(mask64(wa));
+                let (s, over) = self.b.ins().uadd_overflow(x, y);
+                let min = self.b.ins().umin(s, m);
+                self.b.ins().select(over, m, min)
+            }
+            SubSatU => {
+                let z = self.k(0);
+                let d = self.b.ins().isub(x, y);
+                let ge = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, x, y);
+                self.b.ins().select(ge, d, z)
+            }
+            AddSatS | SubSatS => return None,
+            BitAnd => self.b.ins().band(x, y),
+            BitOr => self.b.ins().bor(x, y),
+            BitXor => self.b.ins().bxor(x, y),
+            Shl | ShrU => {
+                let z = self.k(0);
+                let lim = self.k(u64::from(wa));
+                let big = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, y, lim);
+                let v = if op == Shl {
+                    let v = self.b.ins().ishl(x, y);
+                    self.and_mask(v, wa)
+                } else {
+                    self.b.ins().ushr(x, y)
+                };
+                self.b.ins().select(big, z, v)
+            }
+            ShrS => {
+                if wa == 0 {
+                    return Some(self.k(0));
+                }
+                let sx = self.sext(x, wa);
+                let lim = self.k(63);
+                let amt = self.b.ins().umin(y, lim);
+                let v = self.b.ins().sshr(sx, amt);
+                self.and_mask(v, wa)
+            }
+            Concat => {
+                if wb >= 64 {
+                    y
+                } else {
+                    let s = self.k(u64::from(wb));
+                    let hi = self.b.ins().ishl(x, s);
+                    self.b.ins().bor(hi, y)
+                }
+            }
+            Eq => self.bool64(IntCC::Equal, x, y),
+            Ne => self.bool64(IntCC::NotEqual, x, y),
+            LtU => self.bool64(IntCC::UnsignedLessThan, x, y),
+            LeU => self.bool64(IntCC::UnsignedLessThanOrEqual, x, y),
+            GtU => self.bool64(IntCC::UnsignedGreaterThan, x, y),
+            GeU => self.bool64(IntCC::UnsignedGreaterThanOrEqual, x, y),
+            LtS | LeS | GtS | GeS => {
+                let sx = self.sext(x, wa);
+                let sy = self.sext(y, wb);
+                let cc = match op {
+                    LtS => IntCC::SignedLessThan,
+                    LeS => IntCC::SignedLessThanOrEqual,
+                    GtS => IntCC::SignedGreaterThan,
+                    _ => IntCC::SignedGreaterThanOrEqual,
+                };
+                self.bool64(cc, sx, sy)
+            }
+            And | Or => {
+                let a = self.nonzero(x);
+                let c = self.nonzero(y);
+                if op == And {
+                    self.b.ins().band(a, c)
+                } else {
+                    self.b.ins().bor(a, c)
+                }
+            }
+        };
+        Some(v)
+    }
+
+    /// The Internet checksum (`csum16`) of a hash plan: its bits cut into big-endian 16-bit
+    /// words (the last one padded with zeros), summed, folded, inverted.
+    fn csum16(&mut self, plan: &HashPlan) -> Option<Value> {
+        let mut acc = Words::default();
+        for e in &plan.elems {
+            match *e {
+                Elem::Pkt { off, len } => {
+                    let mut done = 0;
+                    while done < len {
+                        let at = off + done;
+                        if acc.fill == 0 && at % 8 == 0 && len - done >= 16 {
+                            // A whole word straight from the packet.
+                            let first = (at / 8) as usize;
+                            self.need = self.need.max(first + 2);
+                            let w = self.load_be(self.pkt, first, 2);
+                            acc.sum = Some(match acc.sum {
+                                None => w,
+                                Some(s) => self.b.ins().iadd(s, w),
+                            });
+                            done += 16;
+                            continue;
+                        }
+                        let n = (len - done).min(16 - acc.fill);
+                        let v = self.read_pkt(at, n)?;
+                        self.feed(&mut acc, v, n);
+                        done += n;
+                    }
+                }
+                Elem::Node(d) => {
+                    let v = self.node(d)?;
+                    let w = self.p.widths[d as usize];
+                    self.feed(&mut acc, v, w);
+                }
+            }
+        }
+        if let Some(w) = acc.word.take() {
+            acc.sum = Some(match acc.sum {
+                None => w,
+                Some(s) => self.b.ins().iadd(s, w),
+            });
+        }
+        let mut sum = acc.sum.unwrap_or_else(|| self.k(0));
+        // Three folds leave 16 bits of any sum of fewer than 2^32 words.
+        for _ in 0..3 {
+            let lo = self.and_mask(sum, 16);
+            let s = self.k(16);
+            let hi = self.b.ins().ushr(sum, s);
+            sum = self.b.ins().iadd(lo, hi);
+        }
+        let inv = self.b.ins().bnot(sum);
+        Some(self.and_mask(inv, 16))
+    }
+
+    /// Appends the `w` bits of `v` (most significant first) to the checksum's words.
+    fn feed(&mut self, acc: &mut Words, v: Value, mut w: u32) {
+        while w > 0 {
+            let t = w.min(16 - acc.fill);
+            let part = if w > t {
+                let s = self.k(u64::from(w - t));
+                self.b.ins().ushr(v, s)
+            } else {
+                v
+            };
+            let part = self.and_mask(part, t);
+            let up = 16 - acc.fill - t;
+            let part = if up > 0 {
+                let s = self.k(u64::from(up));
+                self.b.ins().ishl(part, s)
+            } else {
+                part
+            };
+            acc.word = Some(match acc.word {
+                None => part,
+                Some(x) => self.b.ins().bor(x, part),
+            });
+            acc.fill += t;
+            w -= t;
+            if acc.fill == 16 {
+                let word = acc.word.take().unwrap_or(part);
+                acc.sum = Some(match acc.sum {
+                    None => word,
+                    Some(s) => self.b.ins().iadd(s, word),
+                });
+                acc.fill = 0;
+            }
+        }
+    }
+}
+
+/// A checksum's words so far: their sum, and the word being filled (`fill` bits).
+#[derive(Default)]
+struct Words {
+    sum: Option<Value>,
+    word: Option<Value>,
+    fill: u32,
+}
+
+/// The largest load or store size (bytes) for `n` remaining bytes.
+fn chunk(n: usize) -> usize {
+    match n {
+        8.. => 8,
+        4..=7 => 4,
+        2..=3 => 2,
+        _ => 1,
+    }
+}
+
+fn int_type(bytes: usize) -> Type {
+    match bytes {
+        8 => I64,
+        4 => I32,
+        2 => I16,
+        _ => I8,
+    }
+}
+
+/// Bits `[lo, lo + n)` of `b` (`n` at most 64).
+fn bits_at(b: &Bits, lo: u32, n: u32) -> u64 {
+    let limbs = b.limbs();
+    let (i, s) = ((lo / 64) as usize, lo % 64);
+    let low = limbs.get(i).copied().unwrap_or(0) >> s;
+    let high = if s == 0 {
+        0
+    } else {
+        limbs.get(i + 1).copied().unwrap_or(0) << (64 - s)
+    };
+    (low | high) & mask64(n)
+}
