@@ -122,6 +122,7 @@ fn compare_all(
                 total.compile_mismatch += s.compile_mismatch;
                 total.fast_parse_mismatch += s.fast_parse_mismatch;
                 total.jit_compiled += s.jit_compiled;
+                total.jit_templates += s.jit_templates;
                 total.jit_not_compiled += s.jit_not_compiled;
                 total.jit_mismatch += s.jit_mismatch;
                 if s.compile_mismatch + s.fast_parse_mismatch + s.jit_mismatch > 0 {
@@ -166,6 +167,10 @@ fn cached_datapath_equals_interpreter_on_the_corpus() {
         "{} programs compiled natively, {} not",
         total.jit_compiled,
         total.jit_not_compiled
+    );
+    assert!(
+        total.jit_templates > 0,
+        "no parse-path template got native code"
     );
 }
 

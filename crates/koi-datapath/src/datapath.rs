@@ -181,11 +181,14 @@ pub struct DatapathStats {
     pub fast_parse_mismatch: u64,
     /// Hot programs given native code ([`DatapathConfig::jit_after`]).
     pub jit_compiled: u64,
+    /// Hot parse-path templates given native code.
+    pub jit_templates: u64,
     /// Hot programs left interpreted: something without a native lowering, or the limit of
     /// programs with code reached.
     pub jit_not_compiled: u64,
-    /// Native code whose output differed from the interpreter's on the packet at hand (left
-    /// interpreted; a bug if ever nonzero).
+    /// Native code whose output differed from the interpreter's on the packet at hand, or
+    /// whose flow key differed from its parse-path template's (left without code; a bug if
+    /// ever nonzero).
     pub jit_mismatch: u64,
 }
 
@@ -573,7 +576,13 @@ impl<'p> Datapath<'p> {
         let Some(fast) = &self.fast else {
             return Fast::Interp { miss: false };
         };
-        if !fast.key(packet, port, &mut self.templates, &mut self.fast_key) {
+        if !fast.key(
+            packet,
+            port,
+            &mut self.templates,
+            &mut self.jit,
+            &mut self.fast_key,
+        ) {
             return Fast::Interp { miss: false };
         }
         let t1 = prof.map_or(0, |f| f());
@@ -694,7 +703,10 @@ impl<'p> Datapath<'p> {
 
     /// The counters.
     pub fn stats(&self) -> DatapathStats {
-        self.stats
+        let mut s = self.stats;
+        s.jit_mismatch += self.templates.native_mismatch;
+        s.jit_templates = self.templates.native;
+        s
     }
 
     /// Megaflows installed now.

@@ -16,8 +16,17 @@
 //! error behaviour. When it answers `true`, the header offsets and the key are exactly what
 //! the interpreter's parse and [`crate::FlowKeyLayout::extract`] give (the datapath checks
 //! this on every slow-path packet: [`crate::DatapathStats::fast_parse_mismatch`]).
+//!
+//! Most packets do not walk the state graph: each parse path seen becomes a **template**
+//! (the `select` bits that chose it, and the key extraction resolved to packet offsets), and
+//! a packet matching a template's bits gets its key from the template. A template that keeps
+//! matching gets native code doing both at once ([`jit`]).
 
 use crate::flowkey::FlowKeyLayout;
+use crate::native::Jit;
+use std::sync::Arc;
+
+mod jit;
 use koi_ir::entity::EntityId;
 use koi_ir::{
     BinOp, Cast, Expr, HeaderRef, Keyset, Pattern, Pipeline, Place, Role, SlotId, SlotKind, Stmt,
@@ -238,6 +247,10 @@ struct Template {
     copies: Vec<Copy>,
     port_ops: Vec<(u32, u32, u32)>,
     len_ops: Vec<(u32, u32, u32)>,
+    /// Packets matched (counted until the template has native code).
+    matched: u32,
+    /// Native code doing [`Template::matches`] and [`Template::fill`] at once, once hot.
+    code: Option<Arc<jit::TemplateCode>>,
 }
 
 /// The parse-path templates of one datapath, most recently used first.
@@ -248,6 +261,10 @@ pub struct Templates {
     /// Packets whose key came from a template, and from a full parse.
     pub hits: u64,
     pub parses: u64,
+    /// Templates given native code, and codes whose key differed from the template's on
+    /// the packet at hand (left without code; a bug if ever nonzero).
+    pub native: u64,
+    pub native_mismatch: u64,
 }
 
 /// At most this many templates are kept.
@@ -678,11 +695,36 @@ impl FastParser {
     /// The flow key of `pkt` (as [`FastParser::parse`] computes it), through the parse-path
     /// templates when one fits, else by a full parse that then becomes a template. `false`:
     /// the packet needs the interpreter's parser.
-    pub fn key(&self, pkt: &[u8], port: u64, t: &mut Templates, key: &mut [u64]) -> bool {
+    pub fn key(
+        &self,
+        pkt: &[u8],
+        port: u64,
+        t: &mut Templates,
+        jit: &mut Jit,
+        key: &mut [u64],
+    ) -> bool {
         let n = self.words.min(key.len());
         for i in 0..t.list.len() {
-            if t.list[i].matches(pkt, port) {
-                t.list[i].fill(pkt, port, &mut key[..n]);
+            let tpl = &mut t.list[i];
+            let mut compiled = None;
+            let hit = match tpl.code.as_ref().and_then(|c| c.run(pkt, port, key)) {
+                Some(hit) => hit,
+                None if tpl.matches(pkt, port) => {
+                    tpl.fill(pkt, port, &mut key[..n]);
+                    tpl.matched = tpl.matched.saturating_add(1);
+                    if tpl.matched == jit.after && jit.enabled() {
+                        compiled = Some(self.compile_template(tpl, jit, pkt, port, &key[..n]));
+                    }
+                    true
+                }
+                None => false,
+            };
+            match compiled {
+                Some(Some(true)) => t.native += 1,
+                Some(Some(false)) => t.native_mismatch += 1,
+                _ => {}
+            }
+            if hit {
                 if cfg!(debug_assertions) {
                     // The invariant templates rest on: the same key as a full parse.
                     let mut p = self.new_parsed();
@@ -711,6 +753,27 @@ impl FastParser {
         }
         t.scratch = Some(parsed);
         ok
+    }
+
+    /// Gives `tpl` native code if it can have some and the code computes `key` (the
+    /// template's key) for `pkt`: `Some(true)`; `Some(false)`: the code's key differed;
+    /// `None`: no code.
+    #[inline(never)]
+    fn compile_template(
+        &self,
+        tpl: &mut Template,
+        jit: &mut Jit,
+        pkt: &[u8],
+        port: u64,
+        key: &[u64],
+    ) -> Option<bool> {
+        let code = jit::compile(jit, tpl, self.words)?;
+        let mut k = vec![0; self.words];
+        if code.run(pkt, port, &mut k) != Some(true) || k[..key.len()] != *key {
+            return Some(false);
+        }
+        tpl.code = Some(Arc::new(code));
+        Some(true)
     }
 
     /// The template of the path `p` took, if it can have one.
@@ -852,6 +915,8 @@ impl FastParser {
             copies: rest,
             port_ops,
             len_ops,
+            matched: 0,
+            code: None,
         })
     }
 

@@ -100,6 +100,7 @@
 pub mod datapath;
 pub mod fastparse;
 pub mod flowkey;
+pub mod native;
 pub mod program;
 pub mod stages;
 

@@ -85,7 +85,8 @@ use koi_ir::{
 use koi_state::State;
 
 mod jit;
-pub use jit::{Jit, JitEvent};
+pub use crate::native::Jit;
+pub use jit::JitEvent;
 
 type N = u32;
 

@@ -114,3 +114,72 @@ fn native_code_gives_the_interpreters_outputs() {
     assert_eq!(st.jit_not_compiled, 0, "{st:?}");
     assert!(st.compiled_hits > 200, "{st:?}");
 }
+
+/// Two parse paths (a tag selected by EtherType, then a port-dependent extra header) and a
+/// length-dependent key: packets alternate between the paths, so each path's template gets
+/// native code and must refuse the other path's packets.
+const PATHS: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
+header tag_t { bit<3> pcp; bit<1> cfi; bit<12> vid; bit<16> type; }
+header x_t { bit<8> v; }
+struct headers { eth_t eth; tag_t tag; x_t x; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.eth);
+        transition select(hdr.eth.type) { 0x8100: tag; default: more; }
+    }
+    state tag { pkt.extract(hdr.tag); transition more; }
+    state more {
+        transition select(sm.ingress_port) { 2: x; default: accept; }
+    }
+    state x { pkt.extract(hdr.x); transition accept; }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply {
+        if (hdr.tag.isValid()) {
+            sm.egress_spec = (bit<9>) hdr.tag.vid[3:0];
+            hdr.tag.pcp = hdr.tag.pcp + 1;
+        } else if (hdr.x.isValid()) {
+            sm.egress_spec = (bit<9>) hdr.x.v[2:0];
+        } else {
+            sm.egress_spec = (bit<9>) hdr.eth.dst[3:0];
+        }
+        hdr.eth.src = hdr.eth.src + (bit<48>) sm.packet_length;
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) {
+    apply { pkt.emit(hdr.eth); pkt.emit(hdr.tag); pkt.emit(hdr.x); }
+}
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+#[test]
+fn native_templates_keep_to_their_parse_path() {
+    let p = common::compile_str(PATHS).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = common::Twin::new(&p, |_| {});
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for i in 0..400 {
+        let mut pkt = bytes(&mut seed, 20 + i % 7);
+        // Tagged, untagged (with the extra header on port 2), and a short tagged packet that
+        // no template may accept.
+        match i % 3 {
+            0 => pkt[12..14].copy_from_slice(&[0x81, 0x00]),
+            1 => pkt[12..14].copy_from_slice(&[0x08, 0x00]),
+            _ => {
+                pkt[12..14].copy_from_slice(&[0x81, 0x00]);
+                pkt.truncate(16);
+            }
+        }
+        let port = if i % 5 == 0 { 2 } else { 1 };
+        twin.send(&pkt, port);
+    }
+    let st = twin.dp.stats();
+    assert!(st.jit_templates >= 2, "{st:?}");
+    assert_eq!(st.jit_mismatch, 0, "{st:?}");
+}

@@ -2,7 +2,7 @@
 //!
 //! A compiled [`Program`] is interpreted node by node: a `match` per node and per output
 //! operation, operand widths looked up, values kept in a scratch array. Once a program has
-//! run [`Jit::after`] times (it is shared by every megaflow with the same program, so hot
+//! run [`Jit`]'s threshold of times (it is shared by every megaflow with the same program, so hot
 //! means hot traffic), its output writes are compiled to machine code: for each packet the
 //! program sends, one function `fn(pkt, port, out)` that loads the packet fields it needs
 //! with byte-swapped loads, computes the values in registers (selects for conditions, the
@@ -23,25 +23,22 @@
 //! the outputs are identical ([`Program::jit_checks_out`]).
 //!
 //! Memory: each program's code has its own Cranelift module, freed when the last megaflow
-//! using the program goes; at most [`Jit::limit`] programs have code at a time.
+//! using the program goes; at most [`Jit::limit`] modules have code at a time.
 
-// The JIT's calls into generated code and its memory management are unsafe (each block says
-// why it is sound); nothing else in the datapath is.
+// Calling generated code is unsafe (each block says why it is sound).
 #![allow(unsafe_code)]
 
 use super::{Elem, HashPlan, N, Node, OutOp, OutProg, Program, Res, mask64};
+use crate::native::{self, Code, Jit};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I8, I16, I32, I64};
-use cranelift_codegen::ir::{AbiParam, InstBuilder, MemFlagsData, Type, Value};
-use cranelift_codegen::isa::OwnedTargetIsa;
-use cranelift_codegen::settings::{self, Configurable};
-use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_codegen::ir::types::I64;
+use cranelift_codegen::ir::{AbiParam, InstBuilder, Value};
+use cranelift_frontend::FunctionBuilder;
 use cranelift_module::{Linkage, Module};
 use koi_ir::{BinOp, Bits, Cast, HashAlgo, UnOp};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The code of one output: writes the output headers of `out` from `pkt` and the ingress
 /// port. `out` has at least the output's header bytes; `pkt` at least [`Compiled::need`].
@@ -89,27 +86,6 @@ impl Compiled {
         // not overlap (`out` is borrowed mutably).
         unsafe { f(pkt.as_ptr(), port, out.as_mut_ptr()) };
         true
-    }
-}
-
-/// Owns the module holding a program's code and frees it on drop.
-struct Code {
-    module: Mutex<Option<JITModule>>,
-    live: Arc<AtomicUsize>,
-}
-
-impl Drop for Code {
-    fn drop(&mut self) {
-        let module = match self.module.get_mut() {
-            Ok(m) => m.take(),
-            Err(poisoned) => poisoned.into_inner().take(),
-        };
-        if let Some(m) = module {
-            // SAFETY: the only pointers into this module's code are the `OutFn`s of the
-            // `Compiled` that owns this `Code`, which is being dropped with it.
-            unsafe { m.free_memory() };
-        }
-        self.live.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -172,52 +148,7 @@ pub enum JitEvent {
     Mismatch,
 }
 
-/// The JIT of one datapath.
-pub struct Jit {
-    isa: Option<OwnedTargetIsa>,
-    /// Runs before a program is compiled.
-    after: u32,
-    /// Programs with code at a time.
-    limit: usize,
-    live: Arc<AtomicUsize>,
-    fctx: FunctionBuilderContext,
-}
-
-impl std::fmt::Debug for Jit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Jit")
-            .field("enabled", &self.isa.is_some())
-            .field("after", &self.after)
-            .field("limit", &self.limit)
-            .field("live", &self.live.load(Ordering::Relaxed))
-            .finish()
-    }
-}
-
 impl Jit {
-    /// A JIT that compiles programs after `after` runs, at most `limit` at a time; `None`
-    /// (or a host Cranelift does not support): never.
-    pub fn new(after: Option<u32>, limit: usize) -> Jit {
-        let isa = after.and_then(|_| host_isa());
-        Jit {
-            isa,
-            after: after.unwrap_or(u32::MAX),
-            limit,
-            live: Arc::new(AtomicUsize::new(0)),
-            fctx: FunctionBuilderContext::new(),
-        }
-    }
-
-    /// Whether programs get compiled.
-    pub fn enabled(&self) -> bool {
-        self.isa.is_some()
-    }
-
-    /// Programs that have code now.
-    pub fn live(&self) -> usize {
-        self.live.load(Ordering::Relaxed)
-    }
-
     /// Counts a run of `p` (about to run on `pkt` from `port`); compiles it when it has
     /// become hot, and keeps the code if it gives the interpreter's output on `pkt`.
     #[inline]
@@ -236,9 +167,6 @@ impl Jit {
 
     #[inline(never)]
     fn compile_checked(&mut self, p: &Program, pkt: &[u8], port: u64) -> JitEvent {
-        if self.live() >= self.limit {
-            return JitEvent::NotCompiled;
-        }
         let Some(c) = self.compile(p) else {
             let _ = p.jit.code.set(None);
             return JitEvent::NotCompiled;
@@ -256,11 +184,7 @@ impl Jit {
         if p.results.iter().all(|r| !matches!(r, Res::Send(..))) {
             return None;
         }
-        let isa = self.isa.clone()?;
-        let mut module = JITModule::new(JITBuilder::with_isa(
-            isa,
-            cranelift_module::default_libcall_names(),
-        ));
+        let mut module = self.module()?;
         let mut need = 0usize;
         let mut ids = Vec::new();
         let mut out_lens = Vec::new();
@@ -320,29 +244,13 @@ impl Jit {
                 })
             })
             .collect();
-        self.live.fetch_add(1, Ordering::Relaxed);
         Some(Compiled {
             outs,
             out_lens,
             need,
-            _code: Code {
-                module: Mutex::new(Some(module)),
-                live: Arc::clone(&self.live),
-            },
+            _code: self.keep(module),
         })
     }
-}
-
-/// The host's instruction set with speed optimisations, if Cranelift supports it.
-fn host_isa() -> Option<OwnedTargetIsa> {
-    let mut flags = settings::builder();
-    flags.set("opt_level", "speed").ok()?;
-    flags.set("is_pic", "false").ok()?;
-    flags.set("use_colocated_libcalls", "false").ok()?;
-    cranelift_native::builder()
-        .ok()?
-        .finish(settings::Flags::new(flags))
-        .ok()
 }
 
 /// Lowers one output of a program into a function body.
@@ -360,14 +268,9 @@ struct Lower<'a, 'f> {
     out_len: usize,
 }
 
-/// Loads and stores of fields: unaligned, and never trapping (the bounds are checked).
-fn flags() -> MemFlagsData {
-    MemFlagsData::new().with_notrap()
-}
-
 impl Lower<'_, '_> {
     fn k(&mut self, v: u64) -> Value {
-        self.b.ins().iconst(I64, v as i64)
+        native::k(&mut self.b, v)
     }
 
     fn and_mask(&mut self, v: Value, w: u32) -> Value {
@@ -401,61 +304,12 @@ impl Lower<'_, '_> {
         }
     }
 
-    /// The `n` bytes at `base + at`, big-endian, as a 64-bit value (`n` at most 8).
     fn load_be(&mut self, base: Value, at: usize, n: usize) -> Value {
-        let mut acc: Option<Value> = None;
-        let mut done = 0;
-        while done < n {
-            let c = chunk(n - done);
-            let ty = int_type(c);
-            let raw = self.b.ins().load(ty, flags(), base, (at + done) as i32);
-            let v = if c == 1 { raw } else { self.b.ins().bswap(raw) };
-            let v = if ty == I64 {
-                v
-            } else {
-                self.b.ins().uextend(I64, v)
-            };
-            acc = Some(match acc {
-                None => v,
-                Some(a) => {
-                    let s = self.k(8 * c as u64);
-                    let a = self.b.ins().ishl(a, s);
-                    self.b.ins().bor(a, v)
-                }
-            });
-            done += c;
-        }
-        acc.unwrap_or_else(|| self.k(0))
+        native::load_be(&mut self.b, base, at, n)
     }
 
-    /// Stores the low `8 n` bits of `v` at `out + at`, big-endian (`n` at most 8).
     fn store_be(&mut self, v: Value, at: usize, n: usize) {
-        let mut done = 0;
-        while done < n {
-            let c = chunk(n - done);
-            let rest = n - done - c;
-            let part = if rest == 0 {
-                v
-            } else {
-                let s = self.k(8 * rest as u64);
-                self.b.ins().ushr(v, s)
-            };
-            let ty = int_type(c);
-            let part = if ty == I64 {
-                part
-            } else {
-                self.b.ins().ireduce(ty, part)
-            };
-            let part = if c == 1 {
-                part
-            } else {
-                self.b.ins().bswap(part)
-            };
-            self.b
-                .ins()
-                .store(flags(), part, self.out, (at + done) as i32);
-            done += c;
-        }
+        native::store_be(&mut self.b, v, self.out, at, n)
     }
 
     /// `w` bits of the packet at bit `off` (as `read_bits`).
@@ -870,25 +724,6 @@ struct Words {
     sum: Option<Value>,
     word: Option<Value>,
     fill: u32,
-}
-
-/// The largest load or store size (bytes) for `n` remaining bytes.
-fn chunk(n: usize) -> usize {
-    match n {
-        8.. => 8,
-        4..=7 => 4,
-        2..=3 => 2,
-        _ => 1,
-    }
-}
-
-fn int_type(bytes: usize) -> Type {
-    match bytes {
-        8 => I64,
-        4 => I32,
-        2 => I16,
-        _ => I8,
-    }
 }
 
 /// Bits `[lo, lo + n)` of `b` (`n` at most 64).
