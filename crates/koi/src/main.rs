@@ -6,6 +6,12 @@ mod cmd;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+/// The slow path allocates and frees some hundred small objects per new flow (the
+/// interpreter's values, the symbolic trace, the megaflow); mimalloc's per-thread free lists
+/// make those a fraction of glibc malloc's cost (see docs/benchmarks.md).
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "koi",
