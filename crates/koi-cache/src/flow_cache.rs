@@ -7,7 +7,7 @@
 //! (`&mut self`), like OVS's per-PMD EMC and dpcls.
 
 use crate::classifier::{Classifier, ClassifierConfig, InsertError, Inserted};
-use crate::key::{KeyHasher, MegaflowId};
+use crate::key::{MegaflowId, WordHash};
 use crate::microflow::{Microflow, MicroflowConfig};
 use crate::stages::ConfigError;
 
@@ -23,7 +23,7 @@ pub enum Tier {
 /// A microflow cache in front of a megaflow classifier.
 #[derive(Debug)]
 pub struct FlowCache<V> {
-    hasher: KeyHasher,
+    hasher: WordHash,
     microflow: Option<Microflow>,
     classifier: Classifier<V>,
     stale: u64,
@@ -39,7 +39,7 @@ impl<V> FlowCache<V> {
             return Err(ConfigError::BadWidth(classifier.key_words));
         }
         Ok(FlowCache {
-            hasher: KeyHasher::from_seed(classifier.seed.map(|s| s ^ 0x5eed)),
+            hasher: WordHash::from_seed(classifier.seed.map(|s| s ^ 0x5eed)),
             microflow: microflow.map(Microflow::new).transpose()?,
             classifier: Classifier::new(classifier)?,
             stale: 0,
@@ -51,6 +51,11 @@ impl<V> FlowCache<V> {
     #[inline]
     pub fn hash(&self, key: &[u64]) -> u64 {
         self.hasher.hash(key)
+    }
+
+    /// The seed of [`FlowCache::hash`] ([`WordHash`]), for code that computes it itself.
+    pub fn hash_seed(&self) -> u64 {
+        self.hasher.seed()
     }
 
     /// Looks `key` up in both tiers. Never allocates.

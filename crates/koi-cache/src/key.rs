@@ -54,6 +54,50 @@ impl MegaflowId {
     }
 }
 
+/// The seeded hash of whole flow keys that the microflow tier uses: one folded multiply per
+/// word, `h = fold(h ^ word, MUL)` from `h = seed`, where `fold(a, b)` is the XOR of the two
+/// halves of the 128-bit product (foldhash's mixing step). It is written down here because the
+/// datapath's native parse-path templates compute it while they extract the key, so it must
+/// stay exactly this function. The seed is random unless a test fixes it (HashDoS, as for
+/// [`KeyHasher`]).
+#[derive(Clone, Copy, Debug)]
+pub struct WordHash {
+    seed: u64,
+}
+
+impl WordHash {
+    /// The multiplier.
+    pub const MUL: u64 = 0x9E37_79B9_7F4A_7C15;
+
+    /// A random seed if `seed` is `None`, else `seed`.
+    pub fn from_seed(seed: Option<u64>) -> Self {
+        let seed = seed.unwrap_or_else(|| {
+            use std::hash::BuildHasher;
+            std::collections::hash_map::RandomState::new().hash_one(0x006b_6f69_u64)
+        });
+        WordHash { seed }
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The hash of `words`.
+    #[inline]
+    pub fn hash(&self, words: &[u64]) -> u64 {
+        words
+            .iter()
+            .fold(self.seed, |h, &w| fold_mul(h ^ w, Self::MUL))
+    }
+}
+
+/// The XOR of the low and high halves of `a * b` (128 bits).
+#[inline(always)]
+pub const fn fold_mul(a: u64, b: u64) -> u64 {
+    let p = (a as u128) * (b as u128);
+    (p as u64) ^ ((p >> 64) as u64)
+}
+
 /// The seeded hash of flow-key words (foldhash, `fast` variant).
 ///
 /// All caches of one datapath may share one seed, but nothing requires it: the classifier and
@@ -245,5 +289,18 @@ mod tests {
         assert!(m.matches(k.words(), masked.words()));
         assert!(!m.matches(&[9, 0x1235], masked.words()));
         assert!(!m.matches(&[9], masked.words()));
+    }
+
+    #[test]
+    fn word_hash_is_the_documented_fold() {
+        // fold(0 ^ 1, MUL) = MUL: the product fits 64 bits.
+        assert_eq!(WordHash::from_seed(Some(0)).hash(&[1]), WordHash::MUL);
+        assert_eq!(WordHash::from_seed(Some(42)).hash(&[]), 42);
+        let h = WordHash::from_seed(Some(7));
+        let by_hand = fold_mul(fold_mul(7 ^ 3, WordHash::MUL) ^ 5, WordHash::MUL);
+        assert_eq!(h.hash(&[3, 5]), by_hand);
+        assert_ne!(h.hash(&[3, 5]), h.hash(&[5, 3]));
+        assert_ne!(h.hash(&[3, 5]), WordHash::from_seed(Some(8)).hash(&[3, 5]));
+        assert_eq!(fold_mul(u64::MAX, 2), (u64::MAX - 1) ^ 1);
     }
 }

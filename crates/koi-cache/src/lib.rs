@@ -32,7 +32,7 @@ pub use classifier::{
     Classifier, ClassifierConfig, ClassifierStats, InsertError, Inserted, MemoryUse, Removed,
 };
 pub use flow_cache::{FlowCache, Tier};
-pub use key::{FlowKey, KeyHasher, Mask, MegaflowId};
+pub use key::{FlowKey, KeyHasher, Mask, MegaflowId, WordHash, fold_mul};
 pub use microflow::{Insertion, Microflow, MicroflowConfig, MicroflowStats};
 pub use reference::Reference;
 pub use stages::{ConfigError, StageLayout};

@@ -384,6 +384,7 @@ impl<'p> Datapath<'p> {
             .unwrap_or_default();
         let tokens = u128::from(config.upcall_burst) * 1_000_000_000;
         let jit = Jit::new(config.jit_after, config.jit_limit);
+        let hash_seed = cache.hash_seed();
         Ok(Datapath {
             pipeline,
             interp,
@@ -400,7 +401,7 @@ impl<'p> Datapath<'p> {
             refilled_ns: 0,
             reasons: BTreeMap::new(),
             programs: Programs::default(),
-            templates: Templates::default(),
+            templates: Templates::new(hash_seed),
             jit,
         })
     }
@@ -576,18 +577,21 @@ impl<'p> Datapath<'p> {
         let Some(fast) = &self.fast else {
             return Fast::Interp { miss: false };
         };
+        let mut hash = None;
         if !fast.key(
             packet,
             port,
             &mut self.templates,
             &mut self.jit,
             &mut self.fast_key,
+            &mut hash,
         ) {
             return Fast::Interp { miss: false };
         }
         let t1 = prof.map_or(0, |f| f());
         self.stats.cycles.parse += t1.wrapping_sub(t0);
-        let found = self.cache.lookup(&self.fast_key);
+        let hash = hash.unwrap_or_else(|| self.cache.hash(&self.fast_key));
+        let found = self.cache.lookup_hashed(&self.fast_key, hash);
         let t2 = prof.map_or(0, |f| f());
         let Some((_, flow, tier)) = found else {
             self.stats.cycles.megaflow += t2.wrapping_sub(t1);

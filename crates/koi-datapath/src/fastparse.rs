@@ -265,6 +265,18 @@ pub struct Templates {
     /// the packet at hand (left without code; a bug if ever nonzero).
     pub native: u64,
     pub native_mismatch: u64,
+    /// The seed of the microflow key hash ([`koi_cache::WordHash`]) native templates compute.
+    pub hash_seed: u64,
+}
+
+impl Templates {
+    /// No templates yet; native ones will hash keys with `hash_seed`.
+    pub fn new(hash_seed: u64) -> Templates {
+        Templates {
+            hash_seed,
+            ..Templates::default()
+        }
+    }
 }
 
 /// At most this many templates are kept.
@@ -702,18 +714,22 @@ impl FastParser {
         t: &mut Templates,
         jit: &mut Jit,
         key: &mut [u64],
+        hash: &mut Option<u64>,
     ) -> bool {
+        *hash = None;
         let n = self.words.min(key.len());
+        let seed = t.hash_seed;
         for i in 0..t.list.len() {
             let tpl = &mut t.list[i];
             let mut compiled = None;
-            let hit = match tpl.code.as_ref().and_then(|c| c.run(pkt, port, key)) {
+            let hit = match tpl.code.as_ref().and_then(|c| c.run(pkt, port, key, hash)) {
                 Some(hit) => hit,
                 None if tpl.matches(pkt, port) => {
                     tpl.fill(pkt, port, &mut key[..n]);
                     tpl.matched = tpl.matched.saturating_add(1);
                     if tpl.matched == jit.after && jit.enabled() {
-                        compiled = Some(self.compile_template(tpl, jit, pkt, port, &key[..n]));
+                        compiled =
+                            Some(self.compile_template(tpl, jit, seed, pkt, port, &key[..n]));
                     }
                     true
                 }
@@ -763,13 +779,19 @@ impl FastParser {
         &self,
         tpl: &mut Template,
         jit: &mut Jit,
+        seed: u64,
         pkt: &[u8],
         port: u64,
         key: &[u64],
     ) -> Option<bool> {
-        let code = jit::compile(jit, tpl, self.words)?;
+        let code = jit::compile(jit, tpl, self.words, seed)?;
         let mut k = vec![0; self.words];
-        if code.run(pkt, port, &mut k) != Some(true) || k[..key.len()] != *key {
+        let mut h = None;
+        let want = koi_cache::WordHash::from_seed(Some(seed)).hash(key);
+        if code.run(pkt, port, &mut k, &mut h) != Some(true)
+            || k[..key.len()] != *key
+            || (key.len() == self.words && h != Some(want))
+        {
             return Some(false);
         }
         tpl.code = Some(Arc::new(code));

@@ -4,9 +4,9 @@
 //! function `fn(pkt, len, port, key) -> matched`: the length check, each `select` bit check
 //! as a big-endian load compared with its value (a branch out on the first difference), the
 //! port checks, then every key word computed in a register from its constant part, the loads
-//! and copies of packet fields and the port and length pieces, and stored. It writes the key
-//! only when the packet matches, so a miss leaves the key as it was, as
-//! [`Template::matches`] does.
+//! and copies of packet fields and the port and length pieces, and stored, with the key's
+//! microflow hash ([`koi_cache::WordHash`], folded in as the words are made). It writes only
+//! when the packet matches, so a miss leaves the key as it was, as [`Template::matches`] does.
 //!
 //! Exactness: every read is of the bytes a field spans, which lie below the template's
 //! minimum length, checked first; [`Template::matches`] and [`Template::fill`] read the same
@@ -25,8 +25,10 @@ use cranelift_frontend::FunctionBuilder;
 use cranelift_module::{Linkage, Module};
 
 /// A template's code: reads `len` bytes at `pkt` received on `port`; if the packet takes
-/// the template's path, writes the key's words at `key` and returns 1, else returns 0.
-type TplFn = unsafe extern "C" fn(pkt: *const u8, len: u64, port: u64, key: *mut u64) -> u8;
+/// the template's path, writes the key's words at `key` and their hash at `hash` and returns
+/// 1, else returns 0.
+type TplFn =
+    unsafe extern "C" fn(pkt: *const u8, len: u64, port: u64, key: *mut u64, hash: *mut u64) -> u8;
 
 /// A template's native code.
 pub(super) struct TemplateCode {
@@ -43,23 +45,49 @@ impl std::fmt::Debug for TemplateCode {
 }
 
 impl TemplateCode {
-    /// Whether `pkt` takes the template's path; if so its key is in `key`. `None`: `key` is
-    /// too short for the code (use the template itself).
+    /// Whether `pkt` takes the template's path; if so its key is in `key` and, when `key`
+    /// is exactly the template's words, its hash in `hash`. `None`: `key` is too short for
+    /// the code (use the template itself).
     #[inline]
-    pub(super) fn run(&self, pkt: &[u8], port: u64, key: &mut [u64]) -> Option<bool> {
+    pub(super) fn run(
+        &self,
+        pkt: &[u8],
+        port: u64,
+        key: &mut [u64],
+        hash: &mut Option<u64>,
+    ) -> Option<bool> {
         if key.len() < self.words {
             return None;
         }
+        let mut h = 0u64;
         // SAFETY: the code reads packet bytes below the template's minimum length only after
-        // checking that `len` (the packet's length) reaches it, and writes `self.words` words
-        // at `key`, checked above to be within `key`; `pkt` and `key` do not overlap.
-        let m = unsafe { (self.f)(pkt.as_ptr(), pkt.len() as u64, port, key.as_mut_ptr()) };
+        // checking that `len` (the packet's length) reaches it, writes `self.words` words at
+        // `key`, checked above to be within `key`, and one word at `hash`, a local; `pkt`,
+        // `key` and `h` do not overlap.
+        let m = unsafe {
+            (self.f)(
+                pkt.as_ptr(),
+                pkt.len() as u64,
+                port,
+                key.as_mut_ptr(),
+                &raw mut h,
+            )
+        };
+        if m != 0 && key.len() == self.words {
+            *hash = Some(h);
+        }
         Some(m != 0)
     }
 }
 
-/// `t`'s code for keys of `words` words, if every read lies within its minimum length.
-pub(super) fn compile(jit: &mut Jit, t: &Template, words: usize) -> Option<TemplateCode> {
+/// `t`'s code for keys of `words` words hashed with `seed`, if every read lies within its
+/// minimum length.
+pub(super) fn compile(
+    jit: &mut Jit,
+    t: &Template,
+    words: usize,
+    seed: u64,
+) -> Option<TemplateCode> {
     let mut module = jit.module()?;
     let mut ctx = module.make_context();
     let ptr = module.target_config().pointer_type();
@@ -67,6 +95,7 @@ pub(super) fn compile(jit: &mut Jit, t: &Template, words: usize) -> Option<Templ
     sig.params.push(AbiParam::new(ptr));
     sig.params.push(AbiParam::new(I64));
     sig.params.push(AbiParam::new(I64));
+    sig.params.push(AbiParam::new(ptr));
     sig.params.push(AbiParam::new(ptr));
     sig.returns.push(AbiParam::new(I8));
     let mut b = FunctionBuilder::new(&mut ctx.func, &mut jit.fctx);
@@ -77,7 +106,18 @@ pub(super) fn compile(jit: &mut Jit, t: &Template, words: usize) -> Option<Templ
     b.seal_block(entry);
     let params = b.block_params(entry).to_vec();
     let (pkt, len, port, key) = (params[0], params[1], params[2], params[3]);
-    let ok = body(&mut b, t, words, pkt, len, port, key, fail).is_some();
+    let ok = body(
+        &mut b,
+        t,
+        words,
+        seed,
+        pkt,
+        len,
+        port,
+        [key, params[4]],
+        fail,
+    )
+    .is_some();
     if ok {
         let one = b.ins().iconst(I8, 1);
         b.ins().return_(&[one]);
@@ -100,7 +140,7 @@ pub(super) fn compile(jit: &mut Jit, t: &Template, words: usize) -> Option<Templ
     module.finalize_definitions().ok()?;
     let code = module.get_finalized_function(id);
     // SAFETY: `code` is the finalized function `template` of `module`, whose signature is
-    // (pointer, i64, i64, pointer) -> i8 with the platform's default C calling convention,
+    // (pointer, i64, i64, pointer, pointer) -> i8 with the platform's default C calling convention,
     // which is `TplFn`'s.
     let f = unsafe { std::mem::transmute::<*const u8, TplFn>(code) };
     Some(TemplateCode {
@@ -116,10 +156,11 @@ fn body(
     b: &mut FunctionBuilder<'_>,
     t: &Template,
     words: usize,
+    seed: u64,
     pkt: Value,
     len: Value,
     port: Value,
-    key: Value,
+    [key, hash]: [Value; 2],
     fail: cranelift_codegen::ir::Block,
 ) -> Option<()> {
     let min_len = t.min_len;
@@ -228,6 +269,9 @@ fn body(
         let v = ushr(b, len, lsb);
         put(b, at, n, v)?;
     }
+    // The words, stored, and their hash: h = fold(h ^ word, MUL) from the seed.
+    let mul = native::k(b, koi_cache::WordHash::MUL);
+    let mut h = native::k(b, seed);
     for (w, v) in acc.into_iter().enumerate() {
         let c = native::k(b, base[w]);
         let v = match v {
@@ -236,7 +280,12 @@ fn body(
             Some(v) => b.ins().bor(v, c),
         };
         b.ins().store(native::flags(), v, key, (w * 8) as i32);
+        let x = b.ins().bxor(h, v);
+        let lo = b.ins().imul(x, mul);
+        let hi = b.ins().umulhi(x, mul);
+        h = b.ins().bxor(lo, hi);
     }
+    b.ins().store(native::flags(), h, hash, 0);
     Some(())
 }
 
