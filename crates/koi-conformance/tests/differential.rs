@@ -161,13 +161,9 @@ fn cached_datapath_equals_interpreter_on_the_corpus() {
     assert!(ran > 100, "only {ran} programs ran");
     // The cache is really used: the second pass of most programs hits.
     assert!(total.microflow_hits + total.megaflow_hits > total.misses / 2);
-    // And the JIT: most hot programs get native code.
-    assert!(
-        total.jit_compiled > total.jit_not_compiled,
-        "{} programs compiled natively, {} not",
-        total.jit_compiled,
-        total.jit_not_compiled
-    );
+    // And the JIT: every compiled program that sends a packet gets native code.
+    assert!(total.jit_compiled > 100, "{total:?}");
+    assert_eq!(total.jit_not_compiled, 0, "{total:?}");
     assert!(
         total.jit_templates > 0,
         "no parse-path template got native code"

@@ -68,16 +68,18 @@ impl Jit {
         self.live.load(Ordering::Relaxed)
     }
 
-    /// A fresh module for one unit of code, unless the JIT is off or at its limit.
-    pub(crate) fn module(&self) -> Option<JITModule> {
+    /// A fresh module for one unit of code, unless the JIT is off or at its limit; its code
+    /// may call the functions `helpers` names.
+    pub(crate) fn module(&self, helpers: &[(&str, *const u8)]) -> Option<JITModule> {
         if self.live() >= self.limit {
             return None;
         }
         let isa = self.isa.clone()?;
-        Some(JITModule::new(JITBuilder::with_isa(
-            isa,
-            cranelift_module::default_libcall_names(),
-        )))
+        let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+        for (name, f) in helpers {
+            builder.symbol(*name, *f);
+        }
+        Some(JITModule::new(builder))
     }
 
     /// Takes ownership of `module`, whose definitions are finalized.

@@ -277,6 +277,8 @@ pub struct Scratch {
     regs: Vec<u64>,
     /// The register values read by the program being run, by read number.
     reads: Vec<Option<Bits>>,
+    /// The same for native code: per read, a flag (read in range) and the value's low bits.
+    jit_reads: Vec<u64>,
 }
 
 impl Scratch {
@@ -360,6 +362,15 @@ impl Program {
         emit: &mut dyn FnMut(Emitted<'_>),
     ) {
         let mut evaluated = false;
+        if let Some(c) = code.filter(|c| c.reads > 0) {
+            scratch.jit_reads.clear();
+            for t in 0..c.reads {
+                match scratch.reads.get(t) {
+                    Some(Some(v)) => scratch.jit_reads.extend([1, v.low_u64()]),
+                    _ => scratch.jit_reads.extend([0, 0]),
+                }
+            }
+        }
         for (i, r) in self.results.iter().enumerate() {
             match r {
                 Res::Send(to, o) => {
@@ -562,7 +573,8 @@ impl Program {
         if !whole {
             out.resize(o.prefix_bytes, 0);
         }
-        let done = f.is_some_and(|(c, i)| c.call(i, pkt, port, out, o.prefix_bytes));
+        let done =
+            f.is_some_and(|(c, i)| c.call(i, pkt, port, out, o.prefix_bytes, &scratch.jit_reads));
         if !done && f.is_some() && !self.lin.is_empty() {
             self.eval_all(pkt, port, scratch);
         }

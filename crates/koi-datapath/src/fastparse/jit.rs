@@ -88,7 +88,7 @@ pub(super) fn compile(
     words: usize,
     seed: u64,
 ) -> Option<TemplateCode> {
-    let mut module = jit.module()?;
+    let mut module = jit.module(&[])?;
     let mut ctx = module.make_context();
     let ptr = module.target_config().pointer_type();
     let sig = &mut ctx.func.signature;

@@ -13,8 +13,11 @@
 //! What the functions do is exactly what [`Program::run`]'s interpreter does, with two
 //! guards that make that true:
 //! - a program is compiled only if every node and operation its outputs use has a lowering
-//!   here (other programs keep the interpreter: hashes other than `csum16`, register values,
-//!   saturating signed arithmetic, fields spanning more than 8 bytes, wide values);
+//!   here (programs with values wider than 64 bits keep the interpreter). The arithmetic,
+//!   `csum16` and the field accesses are inline; hashes other than `csum16` (their data
+//!   assembled in a stack buffer), uBPF's `lookup3`, `csum_replace` and saturating signed
+//!   arithmetic call the interpreter's own functions ([`HELPERS`]); register values read by
+//!   the program's state updates are passed in (`reads`);
 //! - a function reads only packet bytes below [`Compiled::need`] and writes only output
 //!   bytes below the output's header length; the caller checks the packet's length first
 //!   (shorter packets take the interpreter, which reads missing bytes as zero).
@@ -32,17 +35,89 @@ use super::{Elem, HashPlan, N, Node, OutOp, OutProg, Program, Res, mask64};
 use crate::native::{self, Code, Jit};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::I64;
-use cranelift_codegen::ir::{AbiParam, InstBuilder, Value};
+use cranelift_codegen::ir::{AbiParam, InstBuilder, StackSlotData, StackSlotKind, Value};
 use cranelift_frontend::FunctionBuilder;
+use cranelift_jit::JITModule;
 use cranelift_module::{Linkage, Module};
 use koi_ir::{BinOp, Bits, Cast, HashAlgo, UnOp};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// The code of one output: writes the output headers of `out` from `pkt` and the ingress
-/// port. `out` has at least the output's header bytes; `pkt` at least [`Compiled::need`].
-type OutFn = unsafe extern "C" fn(pkt: *const u8, port: u64, out: *mut u8);
+/// The code of one output: writes the output headers of `out` from `pkt`, the ingress port
+/// and the register values the program read (`reads`: per read, a flag and the value). `out`
+/// has at least the output's header bytes; `pkt` at least [`Compiled::need`]; `reads` at
+/// least [`Compiled::reads`] pairs.
+type OutFn = unsafe extern "C" fn(pkt: *const u8, port: u64, out: *mut u8, reads: *const u64);
+
+/// The functions generated code calls: the interpreter's own, for what is not worth
+/// generating inline.
+const HELPERS: [(&str, *const u8); 4] = [
+    ("koi_jit_hash", koi_jit_hash as *const u8),
+    ("koi_jit_lookup3", koi_jit_lookup3 as *const u8),
+    ("koi_jit_csum_replace", koi_jit_csum_replace as *const u8),
+    ("koi_jit_sat", koi_jit_sat as *const u8),
+];
+
+/// The v1model algorithms [`koi_jit_hash`] computes, by code.
+const HASH_ALGOS: [HashAlgo; 5] = [
+    HashAlgo::Crc32,
+    HashAlgo::Crc16,
+    HashAlgo::Identity,
+    HashAlgo::Csum16,
+    HashAlgo::Xor16,
+];
+
+/// v1model hash `algo` (an index into [`HASH_ALGOS`]) of the `len` bytes at `data`.
+extern "C" fn koi_jit_hash(algo: u64, data: *const u8, len: u64) -> u64 {
+    let Some(a) = HASH_ALGOS
+        .get(algo as usize)
+        .and_then(|a| super::v1_algo(*a))
+    else {
+        return 0;
+    };
+    // SAFETY: generated code passes a stack buffer of `len` initialised bytes (`Lower::hash`).
+    let data = unsafe { std::slice::from_raw_parts(data, len as usize) };
+    koi_hash::v1model::Calculation::new(a)
+        .compute_bytes(data)
+        .unwrap_or(0)
+}
+
+/// uBPF `lookup3` over `n` values at `vals` of the widths at `widths`.
+extern "C" fn koi_jit_lookup3(vals: *const u64, widths: *const u64, n: u64) -> u64 {
+    // SAFETY: generated code passes two stack arrays of `n` initialised words each
+    // (`Lower::lookup3`).
+    let (vals, widths) = unsafe {
+        (
+            std::slice::from_raw_parts(vals, n as usize),
+            std::slice::from_raw_parts(widths, n as usize),
+        )
+    };
+    let elems: Vec<koi_hash::ubpf::Element> = vals
+        .iter()
+        .zip(widths)
+        .map(|(v, w)| koi_hash::ubpf::Element {
+            value: *v,
+            width: *w as u32,
+        })
+        .collect();
+    u64::from(koi_hash::ubpf::hash(&elems).unwrap_or(0))
+}
+
+/// [`super::csum_replace`].
+extern "C" fn koi_jit_csum_replace(csum: u64, old: u64, new: u64, four: u64) -> u64 {
+    super::csum_replace(csum, old, new, four != 0)
+}
+
+/// Saturating signed addition (`op` 0) or subtraction (1), as `arith64`.
+extern "C" fn koi_jit_sat(op: u64, x: u64, y: u64, wa: u64, wb: u64) -> u64 {
+    let op = if op == 0 {
+        BinOp::AddSatS
+    } else {
+        BinOp::SubSatS
+    };
+    super::arith64(op, x, y, wa as u32, wb as u32)
+}
 
 /// A program's native code.
 pub(super) struct Compiled {
@@ -52,6 +127,8 @@ pub(super) struct Compiled {
     out_lens: Vec<usize>,
     /// Packet bytes the functions read.
     pub(super) need: usize,
+    /// Register reads the functions use (pairs in `reads`).
+    pub(super) reads: usize,
     _code: Code,
 }
 
@@ -73,18 +150,24 @@ impl Compiled {
         port: u64,
         out: &mut [u8],
         out_len: usize,
+        reads: &[u64],
     ) -> bool {
         let (Some(f), Some(len)) = (self.out(i), self.out_lens.get(i)) else {
             return false;
         };
-        if pkt.len() < self.need || out.len() < out_len || out_len < *len {
+        if pkt.len() < self.need
+            || out.len() < out_len
+            || out_len < *len
+            || reads.len() < 2 * self.reads
+        {
             return false;
         }
         // SAFETY: `f` was compiled for result `i` of this program; it reads packet bytes
-        // below `self.need` and writes output bytes below `len` (see `Lower::need` and
-        // `Lower::out_len`), both checked above to be within the buffers; the buffers do
-        // not overlap (`out` is borrowed mutably).
-        unsafe { f(pkt.as_ptr(), port, out.as_mut_ptr()) };
+        // below `self.need`, writes output bytes below `len` and reads the first
+        // `2 * self.reads` words of `reads` (see `Lower::need`, `Lower::out_len` and
+        // `Lower::reads`), all checked above to be within the buffers; `out` does not overlap
+        // the others (it is borrowed mutably).
+        unsafe { f(pkt.as_ptr(), port, out.as_mut_ptr(), reads.as_ptr()) };
         true
     }
 }
@@ -167,6 +250,11 @@ impl Jit {
 
     #[inline(never)]
     fn compile_checked(&mut self, p: &Program, pkt: &[u8], port: u64) -> JitEvent {
+        if p.results.iter().all(|r| !matches!(r, Res::Send(..))) {
+            // Only drops: nothing to generate.
+            let _ = p.jit.code.set(None);
+            return JitEvent::None;
+        }
         let Some(c) = self.compile(p) else {
             let _ = p.jit.code.set(None);
             return JitEvent::NotCompiled;
@@ -184,8 +272,12 @@ impl Jit {
         if p.results.iter().all(|r| !matches!(r, Res::Send(..))) {
             return None;
         }
-        let mut module = self.module()?;
+        let mut module = self.module(&HELPERS)?;
+        if module.target_config().pointer_type() != I64 {
+            return None;
+        }
         let mut need = 0usize;
+        let mut reads = 0usize;
         let mut ids = Vec::new();
         let mut out_lens = Vec::new();
         for (i, r) in p.results.iter().enumerate() {
@@ -200,6 +292,7 @@ impl Jit {
             ctx.func.signature.params.push(AbiParam::new(ptr));
             ctx.func.signature.params.push(AbiParam::new(I64));
             ctx.func.signature.params.push(AbiParam::new(ptr));
+            ctx.func.signature.params.push(AbiParam::new(ptr));
             let mut b = FunctionBuilder::new(&mut ctx.func, &mut self.fctx);
             let block = b.create_block();
             b.append_block_params_for_function_params(block);
@@ -209,15 +302,19 @@ impl Jit {
             let mut low = Lower {
                 p,
                 b,
+                module: &mut module,
                 pkt: params[0],
                 port: params[1],
                 out: params[2],
+                reads_ptr: params[3],
                 vals: HashMap::new(),
                 need: 0,
                 out_len: o.prefix_bytes,
+                reads: 0,
             };
             let ok = low.output(o).is_some();
             need = need.max(low.need);
+            reads = reads.max(low.reads);
             let Lower { mut b, .. } = low;
             b.ins().return_(&[]);
             b.finalize(module.target_config());
@@ -238,7 +335,7 @@ impl Jit {
                 id.map(|id| {
                     let code = module.get_finalized_function(id);
                     // SAFETY: `code` is a finalized function of `module` whose signature is
-                    // (pointer, i64, pointer) with the platform's default C calling
+                    // (pointer, i64, pointer, pointer) with the platform's default C calling
                     // convention, which is `OutFn`'s.
                     unsafe { std::mem::transmute::<*const u8, OutFn>(code) }
                 })
@@ -248,6 +345,7 @@ impl Jit {
             outs,
             out_lens,
             need,
+            reads,
             _code: self.keep(module),
         })
     }
@@ -257,9 +355,13 @@ impl Jit {
 struct Lower<'a, 'f> {
     p: &'a Program,
     b: FunctionBuilder<'f>,
+    module: &'a mut JITModule,
     pkt: Value,
     port: Value,
     out: Value,
+    reads_ptr: Value,
+    /// Register reads used so far (one more than the largest read number).
+    reads: usize,
     /// Node values computed so far (all in the one block, so they dominate what follows).
     vals: HashMap<N, Value>,
     /// Packet bytes read so far.
@@ -337,21 +439,26 @@ impl Lower<'_, '_> {
 
     /// Writes the low `w` bits of `v` at output bit `at` (as `write_bits64`).
     fn write_bits(&mut self, at: u32, w: u32, v: Value) -> Option<()> {
+        self.write_bits_at(self.out, self.out_len, at, w, v)
+    }
+
+    /// Writes the low `w` bits of `v` at bit `at` of the `len` bytes at `base`.
+    fn write_bits_at(&mut self, base: Value, len: usize, at: u32, w: u32, v: Value) -> Option<()> {
         if w == 0 {
             return Some(());
         }
         let first = (at / 8) as usize;
         let shift = at % 8;
         let n = (shift + w).div_ceil(8) as usize;
-        if n > 8 || first + n > self.out_len {
+        if n > 8 || first + n > len {
             return None;
         }
         if shift == 0 && w.is_multiple_of(8) {
-            self.store_be(v, first, n);
+            native::store_be(&mut self.b, v, base, first, n);
             return Some(());
         }
         // Read-modify-write of the bytes the field spans.
-        let win = self.load_be(self.out, first, n);
+        let win = self.load_be(base, first, n);
         let low = n as u32 * 8 - shift - w;
         let m = mask64(w) << low;
         let keep = self.k(!m & mask64(n as u32 * 8));
@@ -360,7 +467,7 @@ impl Lower<'_, '_> {
         let s = self.k(u64::from(low));
         let placed = self.b.ins().ishl(v, s);
         let win = self.b.ins().bor(kept, placed);
-        self.store_be(win, first, n);
+        native::store_be(&mut self.b, win, base, first, n);
         Some(())
     }
 
@@ -518,7 +625,47 @@ impl Lower<'_, '_> {
                 let v = self.b.ins().iadd(r, base);
                 self.and_mask(v, (*w).min(64))
             }
-            Node::Hash { .. } | Node::RegVal { .. } | Node::CsumReplace { .. } => return None,
+            Node::Hash {
+                algo: HashAlgo::Lookup3,
+                data,
+                w,
+            } => {
+                let h = self.lookup3(data)?;
+                self.and_mask(h, *w)
+            }
+            Node::Hash { algo, w, .. } => {
+                let plan = p.plans.get(n as usize)?.as_ref()?;
+                let h = self.hash(*algo, plan)?;
+                self.and_mask(h, *w)
+            }
+            Node::RegVal { t, w, fallback } => {
+                // The read's flag and value (resized to `w` bits), else the fallback.
+                let fallback = self.node(*fallback)?;
+                let t = *t as usize;
+                self.reads = self.reads.max(t + 1);
+                let at = i32::try_from(16 * t).ok()?;
+                let flag = self.b.ins().load(I64, native::flags(), self.reads_ptr, at);
+                let v = self
+                    .b
+                    .ins()
+                    .load(I64, native::flags(), self.reads_ptr, at + 8);
+                let v = self.and_mask(v, *w);
+                self.b.ins().select(flag, v, fallback)
+            }
+            Node::CsumReplace {
+                csum,
+                old,
+                new,
+                four,
+            } => {
+                let args = [
+                    self.node(*csum)?,
+                    self.node(*old)?,
+                    self.node(*new)?,
+                    self.k(u64::from(*four)),
+                ];
+                self.helper("koi_jit_csum_replace", &args)?
+            }
         };
         self.vals.insert(n, v);
         Some(v)
@@ -564,7 +711,16 @@ impl Lower<'_, '_> {
                 let ge = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, x, y);
                 self.b.ins().select(ge, d, z)
             }
-            AddSatS | SubSatS => return None,
+            AddSatS | SubSatS => {
+                let args = [
+                    self.k(u64::from(op == SubSatS)),
+                    x,
+                    y,
+                    self.k(u64::from(wa)),
+                    self.k(u64::from(wb)),
+                ];
+                self.helper("koi_jit_sat", &args)?
+            }
             BitAnd => self.b.ins().band(x, y),
             BitOr => self.b.ins().bor(x, y),
             BitXor => self.b.ins().bxor(x, y),
@@ -627,6 +783,106 @@ impl Lower<'_, '_> {
             }
         };
         Some(v)
+    }
+
+    /// A call of helper `name` (one of [`HELPERS`]) with 64-bit arguments; its result.
+    fn helper(&mut self, name: &str, args: &[Value]) -> Option<Value> {
+        let mut sig = self.module.make_signature();
+        sig.params.extend(args.iter().map(|_| AbiParam::new(I64)));
+        sig.returns.push(AbiParam::new(I64));
+        let id = self
+            .module
+            .declare_function(name, Linkage::Import, &sig)
+            .ok()?;
+        let f = self.module.declare_func_in_func(id, self.b.func);
+        let call = self.b.ins().call(f, args);
+        self.b.inst_results(call).first().copied()
+    }
+
+    /// A zeroed stack buffer of `len` bytes (a multiple of 8) and its address.
+    fn stack_buffer(&mut self, len: usize) -> Option<Value> {
+        let size = u32::try_from(len).ok()?;
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            size,
+            3,
+        ));
+        let addr = self.b.ins().stack_addr(I64, slot, 0);
+        let zero = self.k(0);
+        for at in (0..len).step_by(8) {
+            self.b
+                .ins()
+                .store(native::flags(), zero, addr, i32::try_from(at).ok()?);
+        }
+        Some(addr)
+    }
+
+    /// A v1model hash (not `csum16`) of a plan's data: the data's bits assembled in a stack
+    /// buffer as the interpreter assembles them, then the interpreter's calculation.
+    fn hash(&mut self, algo: HashAlgo, plan: &HashPlan) -> Option<Value> {
+        if algo == HashAlgo::Csum16 {
+            return self.csum16(plan);
+        }
+        let code = HASH_ALGOS.iter().position(|a| *a == algo)?;
+        super::v1_algo(algo)?;
+        let nbytes = plan.bits.div_ceil(8) as usize;
+        if nbytes > 256 {
+            return None;
+        }
+        let buf = self.stack_buffer(nbytes.div_ceil(8) * 8)?;
+        let mut at = 0u32;
+        for e in &plan.elems {
+            match *e {
+                Elem::Pkt { off, len } => {
+                    let mut done = 0;
+                    while done < len {
+                        let n = (len - done).min(32);
+                        let v = self.read_pkt(off + done, n)?;
+                        self.write_bits_at(buf, nbytes, at + done, n, v)?;
+                        done += n;
+                    }
+                    at += len;
+                }
+                Elem::Node(d) => {
+                    let v = self.node(d)?;
+                    let w = self.p.widths[d as usize];
+                    // In pieces of at most 32 bits, most significant first.
+                    let mut done = 0;
+                    while done < w {
+                        let n = (w - done).min(32);
+                        let rest = w - done - n;
+                        let piece = if rest == 0 {
+                            v
+                        } else {
+                            let s = self.k(u64::from(rest));
+                            self.b.ins().ushr(v, s)
+                        };
+                        let piece = self.and_mask(piece, n);
+                        self.write_bits_at(buf, nbytes, at + done, n, piece)?;
+                        done += n;
+                    }
+                    at += w;
+                }
+            }
+        }
+        let args = [self.k(code as u64), buf, self.k(nbytes as u64)];
+        self.helper("koi_jit_hash", &args)
+    }
+
+    /// uBPF `lookup3` over the values of `data` (as the interpreter: values and widths).
+    fn lookup3(&mut self, data: &[N]) -> Option<Value> {
+        let n = data.len();
+        let vals = self.stack_buffer(8 * n.max(1))?;
+        let widths = self.stack_buffer(8 * n.max(1))?;
+        for (i, d) in data.iter().enumerate() {
+            let v = self.node(*d)?;
+            let w = self.k(u64::from(self.p.widths[*d as usize]));
+            let at = i32::try_from(8 * i).ok()?;
+            self.b.ins().store(native::flags(), v, vals, at);
+            self.b.ins().store(native::flags(), w, widths, at);
+        }
+        let args = [vals, widths, self.k(n as u64)];
+        self.helper("koi_jit_lookup3", &args)
     }
 
     /// The Internet checksum (`csum16`) of a hash plan: its bits cut into big-endian 16-bit
