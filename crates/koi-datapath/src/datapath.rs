@@ -63,7 +63,7 @@
 
 use crate::fastparse::{FastParser, Parsed, Templates};
 use crate::flowkey::{Coverage, FlowKeyLayout};
-use crate::program::{Emitted, Jit, JitEvent, Known, Program, Scratch, Tracer};
+use crate::program::{Emitted, Jit, JitEvent, Known, Program, Scratch, Tracer, TracerSetup};
 use crate::stages::stages;
 pub use koi_cache::Tier;
 use koi_cache::{ClassifierConfig, FlowCache, MicroflowConfig};
@@ -321,6 +321,7 @@ pub struct Datapath<'p> {
     programs: Programs,
     templates: Templates,
     jit: Jit,
+    tracer_setup: Arc<TracerSetup>,
 }
 
 /// The set of shared programs (hashed with foldhash: programs are compared whole).
@@ -403,6 +404,7 @@ impl<'p> Datapath<'p> {
             programs: Programs::default(),
             templates: Templates::new(hash_seed),
             jit,
+            tracer_setup: Arc::new(TracerSetup::new(pipeline)),
         })
     }
 
@@ -671,6 +673,7 @@ impl<'p> Datapath<'p> {
             tracer: None,
             phv0: Vec::new(),
             drop_port,
+            setup: &self.tracer_setup,
             scratch: &mut self.scratch,
             reasons: &mut self.reasons,
             programs: &mut self.programs,
@@ -759,6 +762,7 @@ struct DpObserver<'a> {
     tracer: Option<Tracer<'a>>,
     phv0: Vec<u8>,
     drop_port: u64,
+    setup: &'a Arc<TracerSetup>,
     scratch: &'a mut Scratch,
     reasons: &'a mut BTreeMap<&'static str, u64>,
     programs: &'a mut Programs,
@@ -838,7 +842,14 @@ impl<'a> DpObserver<'a> {
             return;
         }
         self.phv0 = phv.to_vec();
-        self.tracer = Tracer::new(self.pipeline, self.drop_port, fast, self.parsed, phv);
+        self.tracer = Tracer::new(
+            self.pipeline,
+            self.setup,
+            self.drop_port,
+            fast,
+            self.parsed,
+            phv,
+        );
     }
 
     /// Runs `f` on the tracer with what it knows of the megaflow.

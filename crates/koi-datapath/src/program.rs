@@ -83,6 +83,7 @@ use koi_ir::{
     HeaderRef, Pipeline, Place, SlotId, SlotKind, StackId, Stmt, TableId, Ty, UnOp, Value,
 };
 use koi_state::State;
+use std::sync::Arc;
 
 mod jit;
 pub use crate::native::Jit;
@@ -1246,6 +1247,103 @@ pub struct Known<'a> {
     pub phv0: &'a [u8],
 }
 
+/// How a [`Tracer`] starts, per pipeline (computed once per datapath, not per run): each PHV
+/// slot's initial value, and the architecture's slots the tracer watches.
+#[derive(Debug)]
+pub struct TracerSetup {
+    /// `Some(uBPF?)` for the architectures the tracer follows.
+    ubpf: Option<bool>,
+    slots: Vec<SlotInit>,
+    egress_spec: Option<SlotId>,
+    mcast_grp: Option<SlotId>,
+    priority: Option<SlotId>,
+    checksum_error: Option<SlotId>,
+    /// Slots with values the program cannot compute (timestamps, lengths).
+    opaque: Vec<SlotId>,
+}
+
+/// A PHV slot's value when tracing starts.
+#[derive(Clone, Copy, Debug)]
+enum SlotInit {
+    /// Field `slot` of header `h`, `rel` bits into it: packet bits when the header was
+    /// parsed, else its PHV value (at bit `phv_off`).
+    Header {
+        h: u32,
+        rel: u32,
+        w: u32,
+        slot: SlotId,
+        phv_off: u32,
+    },
+    Port(u32),
+    Opaque(u32),
+    /// A field of a header the pipeline does not have (the tracer gives up).
+    Missing,
+    /// Its value in the PHV when the parse ended.
+    Phv {
+        off: u32,
+        w: u32,
+    },
+}
+
+impl TracerSetup {
+    pub fn new(p: &Pipeline) -> TracerSetup {
+        let ubpf = match p.arch {
+            Architecture::V1Model => Some(false),
+            Architecture::Ubpf => Some(true),
+            _ => None,
+        };
+        let opaque: Vec<SlotId> = [
+            "packet_length",
+            "ingress_global_timestamp",
+            "egress_global_timestamp",
+            "enq_timestamp",
+            "deq_timedelta",
+        ]
+        .iter()
+        .filter_map(|n| p.intrinsic(n))
+        .collect();
+        let port = p
+            .intrinsic("ingress_port")
+            .or_else(|| p.intrinsic("input_port"));
+        let slots = p
+            .phv
+            .slots
+            .iter()
+            .map(|(id, slot)| match slot.kind {
+                SlotKind::HeaderField(h) => match p.phv.headers.get(h) {
+                    _ if matches!(slot.ty, Ty::Varbit(_)) => SlotInit::Opaque(slot.width),
+                    Some(hd) => SlotInit::Header {
+                        h: h.index(),
+                        rel: slot.offset - hd.offset,
+                        w: slot.width,
+                        slot: id,
+                        phv_off: slot.offset,
+                    },
+                    None => SlotInit::Missing,
+                },
+                _ if Some(id) == port => SlotInit::Port(slot.width),
+                _ if opaque.contains(&id) => SlotInit::Opaque(slot.width),
+                _ => SlotInit::Phv {
+                    off: slot.offset,
+                    w: slot.width,
+                },
+            })
+            .collect();
+        TracerSetup {
+            ubpf,
+            slots,
+            // uBPF: the port the packet leaves on.
+            egress_spec: p
+                .intrinsic("egress_spec")
+                .or_else(|| p.intrinsic("output_port")),
+            mcast_grp: p.intrinsic("mcast_grp"),
+            priority: p.intrinsic("priority"),
+            checksum_error: p.intrinsic("checksum_error"),
+            opaque,
+        }
+    }
+}
+
 /// Follows one slow-path run symbolically; see the module documentation.
 #[derive(Debug)]
 pub struct Tracer<'p> {
@@ -1287,7 +1385,7 @@ pub struct Tracer<'p> {
     /// A uBPF program: no traffic manager; `mark_to_drop`/`mark_to_pass` set a flag the
     /// interpreter reports as a drop, and any `output_port` is a port.
     ubpf: bool,
-    opaque: Vec<SlotId>,
+    setup: Arc<TracerSetup>,
     payload_start: usize,
     cursor_bits: u32,
 }
@@ -1298,24 +1396,21 @@ impl<'p> Tracer<'p> {
     /// parser did not follow).
     pub fn new(
         p: &'p Pipeline,
+        setup: &Arc<TracerSetup>,
         drop_port: u64,
         fast: &FastParser,
         parsed: &Parsed,
         phv0: &[u8],
     ) -> Option<Tracer<'p>> {
-        let ubpf = match p.arch {
-            Architecture::V1Model => false,
-            Architecture::Ubpf => true,
-            _ => return None,
-        };
+        let ubpf = setup.ubpf?;
         if !parsed.cursor.is_multiple_of(8) || parsed.reextracted {
             return None;
         }
         let mut t = Tracer {
             p,
             drop_port,
-            nodes: Vec::with_capacity(2 * p.phv.slots.len()),
-            slots: Vec::with_capacity(p.phv.slots.len()),
+            nodes: Vec::with_capacity(2 * setup.slots.len()),
+            slots: Vec::with_capacity(setup.slots.len()),
             frames: Vec::new(),
             pending: None,
             failed: None,
@@ -1331,51 +1426,37 @@ impl<'p> Tracer<'p> {
             read_values: Vec::new(),
             pending_read: None,
             meter_colors: Vec::new(),
-            // uBPF: the port the packet leaves on.
-            egress_spec: p
-                .intrinsic("egress_spec")
-                .or_else(|| p.intrinsic("output_port")),
+            egress_spec: setup.egress_spec,
             ubpf,
-            mcast_grp: p.intrinsic("mcast_grp"),
-            priority: p.intrinsic("priority"),
-            checksum_error: p.intrinsic("checksum_error"),
-            opaque: [
-                "packet_length",
-                "ingress_global_timestamp",
-                "egress_global_timestamp",
-                "enq_timestamp",
-                "deq_timedelta",
-            ]
-            .iter()
-            .filter_map(|n| p.intrinsic(n))
-            .collect(),
+            mcast_grp: setup.mcast_grp,
+            priority: setup.priority,
+            checksum_error: setup.checksum_error,
+            setup: Arc::clone(setup),
             payload_start: (parsed.cursor / 8) as usize,
             cursor_bits: parsed.cursor,
         };
-        let port = p
-            .intrinsic("ingress_port")
-            .or_else(|| p.intrinsic("input_port"));
-        for (id, slot) in p.phv.slots.iter() {
-            let n = match slot.kind {
-                SlotKind::HeaderField(h) => {
-                    let hd = p.phv.headers.get(h)?;
-                    let off = parsed.hdr_off.get(h.index() as usize).copied()?;
-                    if matches!(slot.ty, Ty::Varbit(_)) {
-                        t.add(Node::Opaque(slot.width))
-                    } else if off == NONE {
-                        t.add(Node::Const(phv_value(phv0, slot.offset, slot.width)))
-                    } else {
-                        t.add(Node::Pkt {
-                            off: off + (slot.offset - hd.offset),
-                            w: slot.width,
-                            slot: id,
-                        })
-                    }
-                }
-                _ if Some(id) == port => t.add(Node::Port(slot.width)),
-                _ if t.opaque.contains(&id) => t.add(Node::Opaque(slot.width)),
-                _ => t.add(Node::Const(phv_value(phv0, slot.offset, slot.width))),
+        for init in &setup.slots {
+            let node = match *init {
+                SlotInit::Header {
+                    h,
+                    rel,
+                    w,
+                    slot,
+                    phv_off,
+                } => match parsed.hdr_off.get(h as usize).copied()? {
+                    NONE => Node::Const(phv_value(phv0, phv_off, w)),
+                    off => Node::Pkt {
+                        off: off + rel,
+                        w,
+                        slot,
+                    },
+                },
+                SlotInit::Port(w) => Node::Port(w),
+                SlotInit::Opaque(w) => Node::Opaque(w),
+                SlotInit::Phv { off, w } => Node::Const(phv_value(phv0, off, w)),
+                SlotInit::Missing => return None,
             };
+            let n = t.add(node);
             t.slots.push(n);
         }
         // The parser's assignments, in the order they ran.
@@ -2320,7 +2401,7 @@ impl<'p> Tracer<'p> {
             .slots
             .get(slot)
             .map_or(value.width(), |s| s.width);
-        let n = if self.opaque.contains(&slot) {
+        let n = if self.setup.opaque.contains(&slot) {
             self.add(Node::Opaque(w))
         } else {
             self.constant(value.resize(w))
