@@ -2597,7 +2597,7 @@ impl<'p> Tracer<'p> {
         if self.passes.is_empty() {
             return Err("no traffic manager event");
         }
-        let mut results = Vec::new();
+        let mut results = Vec::with_capacity(self.passes.len());
         for pass in std::mem::take(&mut self.passes) {
             results.push(match pass {
                 Pass::Dropped(why) => Res::Drop(why),
@@ -2655,7 +2655,7 @@ impl<'p> Tracer<'p> {
         if cut.iter().any(|n| self.reaches_opaque(*n)) {
             return Err("opaque truncate length");
         }
-        let mut fields = Vec::new();
+        let mut fields = Vec::with_capacity(64);
         for h in emitted {
             let hd = self.p.phv.headers.get(*h).ok_or("header")?;
             for f in &hd.fields {
@@ -2822,7 +2822,7 @@ impl Program {
     /// Keeps only the nodes the program uses (renumbered).
     fn compact(&mut self) {
         let mut map: Vec<Option<N>> = vec![None; self.nodes.len()];
-        let mut nodes = Vec::new();
+        let mut nodes = Vec::with_capacity(self.nodes.len().min(32));
         fn visit(n: N, old: &[Node], map: &mut [Option<N>], nodes: &mut Vec<Node>) -> N {
             if let Some(m) = map[n as usize] {
                 return m;
