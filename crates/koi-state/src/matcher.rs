@@ -152,6 +152,11 @@ impl Matcher {
                 hit
             }
             Matcher::Lpm { field, by_len } => lookup_lpm(*field, by_len, keys, masks),
+            Matcher::Scan(list)
+                if keys.len() <= NARROW_FIELDS && keys.iter().all(|k| k.width() <= 128) =>
+            {
+                lookup_scan_narrow(list, keys, patterns_of, masks)
+            }
             Matcher::Scan(list) => lookup_scan(list, keys, patterns_of, masks),
         }
     }
@@ -298,6 +303,111 @@ fn lookup_scan<'a>(
     None
 }
 
+/// Keys of at most this many fields, each at most 128 bits, are scanned in `u128`s.
+const NARROW_FIELDS: usize = 16;
+
+/// [`lookup_scan`] for keys of at most [`NARROW_FIELDS`] fields of at most 128 bits: the same
+/// answer and masks, computed on the keys' `u128` values (no [`Bits`] per entry compared).
+fn lookup_scan_narrow<'a>(
+    list: &[(u32, u32)],
+    keys: &[Bits],
+    patterns_of: impl Fn(u32) -> Option<&'a [Pattern]>,
+    masks: Option<&mut Vec<Bits>>,
+) -> Option<u32> {
+    let n = keys.len();
+    let mut k = [0u128; NARROW_FIELDS];
+    let mut w = [0u32; NARROW_FIELDS];
+    for (j, key) in keys.iter().enumerate() {
+        k[j] = key.low_u128();
+        w[j] = key.width();
+    }
+    let want = masks.is_some();
+    let mut acc = [0u128; NARROW_FIELDS];
+    let mut found = None;
+    for &(_, i) in list {
+        let Some(patterns) = patterns_of(i) else {
+            continue;
+        };
+        let fail = patterns
+            .iter()
+            .take(n)
+            .enumerate()
+            .position(|(j, p)| !matches128(p, k[j], w[j]));
+        if want {
+            match fail {
+                // One bit where the key differs from the entry, else that field's pattern.
+                Some(f) => {
+                    acc[f] |= mismatch128(&patterns[f], k[f], w[f])
+                        .unwrap_or_else(|| pattern_mask128(&patterns[f], w[f]));
+                }
+                None => {
+                    for (j, p) in patterns.iter().take(n).enumerate() {
+                        acc[j] |= pattern_mask128(p, w[j]);
+                    }
+                }
+            }
+        }
+        if fail.is_none() && patterns.len() == n {
+            found = Some(i);
+            break;
+        }
+    }
+    if let Some(m) = masks {
+        *m = (0..n).map(|j| Bits::from_u128(w[j], acc[j])).collect();
+    }
+    found
+}
+
+/// [`matches`] for a key of `w <= 128` bits whose value is `k`.
+#[inline]
+fn matches128(p: &Pattern, k: u128, w: u32) -> bool {
+    let km = low_mask(w);
+    let low = |b: &Bits| b.low_u128() & km;
+    match p {
+        Pattern::Exact(v) => low(v) == k,
+        Pattern::Mask { value, mask } => (k ^ low(value)) & low(mask) == 0,
+        Pattern::Prefix { value, len } => {
+            let m = km & !low_mask(w - (*len).min(w));
+            (k ^ low(value)) & m == 0
+        }
+        Pattern::Range { lo, hi } => low(lo) <= k && k <= low(hi),
+        Pattern::Any => true,
+    }
+}
+
+/// [`mismatch_bit`] for a key of `w <= 128` bits whose value is `k`, as a `u128`.
+fn mismatch128(p: &Pattern, k: u128, w: u32) -> Option<u128> {
+    if w == 0 {
+        return None;
+    }
+    let km = low_mask(w);
+    let low = |b: &Bits| b.low_u128() & km;
+    let d = match p {
+        Pattern::Exact(v) => (k ^ low(v)) & km,
+        Pattern::Mask { value, mask } => (k ^ low(value)) & low(mask),
+        Pattern::Prefix { value, len } => (k ^ low(value)) & km & !low_mask(w - (*len).min(w)),
+        Pattern::Range { .. } | Pattern::Any => return None,
+    };
+    (d != 0).then(|| 1u128 << (127 - d.leading_zeros()))
+}
+
+/// [`pattern_mask`] for a field of `w <= 128` bits, as a `u128`.
+fn pattern_mask128(p: &Pattern, w: u32) -> u128 {
+    let km = low_mask(w);
+    match p {
+        Pattern::Exact(_) => km,
+        Pattern::Mask { mask, .. } => mask.low_u128() & km,
+        Pattern::Prefix { len, .. } => km & !low_mask(w - (*len).min(w)),
+        Pattern::Range { lo, hi }
+            if lo.is_zero() && hi.width() == w && hi.low_u128() & km == km =>
+        {
+            0
+        }
+        Pattern::Range { .. } => km,
+        Pattern::Any => 0,
+    }
+}
+
 /// For a pattern `p` that `key` does not match: a one-bit mask (of the key's width) of the
 /// most significant bit where the key differs from the pattern's value under its mask;
 /// `None` (use the whole pattern mask) for ranges and keys over 128 bits.
@@ -422,6 +532,37 @@ mod tests {
                     .collect();
                 prop_assert_eq!(m.lookup(&q, of, None), hit, "key {:?} masks {:?} other {:?}", k, masks, q);
             }
+        }
+    }
+
+    proptest! {
+        /// The `u128` scan gives exactly the general scan's entry and masks, for fields of 0
+        /// to 128 bits and entries with fewer patterns than the key has fields.
+        #[test]
+        fn narrow_scan_equals_the_general_scan(
+            entries in proptest::collection::vec(
+                (any::<[u8; 3]>(), any::<[u128; 6]>(), 0u32..130, any::<bool>()), 0..24),
+            key in any::<[u128; 3]>(),
+            widths in proptest::sample::subsequence(vec![0u32, 1, 7, 8, 13, 16, 64, 100, 128], 3),
+        ) {
+            let mut pats: Vec<Vec<Pattern>> = Vec::new();
+            for (kinds, vals, len, short) in &entries {
+                let fields = if *short { 2 } else { 3 };
+                pats.push(
+                    (0..fields)
+                        .map(|f| pattern(kinds[f], widths[f], vals[2 * f], vals[2 * f + 1], *len))
+                        .collect(),
+                );
+            }
+            let list: Vec<(u32, u32)> = (0..pats.len() as u32).map(|i| (0, i)).collect();
+            let of = |i: u32| pats.get(i as usize).map(|p| &p[..]);
+            let k: Vec<Bits> = (0..3).map(|f| b(widths[f], key[f] & low_mask(widths[f]))).collect();
+            let (mut general, mut narrow) = (Vec::new(), Vec::new());
+            let a = lookup_scan(&list, &k, of, Some(&mut general));
+            let b2 = lookup_scan_narrow(&list, &k, of, Some(&mut narrow));
+            prop_assert_eq!(a, b2);
+            prop_assert_eq!(general, narrow);
+            prop_assert_eq!(lookup_scan_narrow(&list, &k, of, None), a);
         }
     }
 
