@@ -31,6 +31,12 @@ fn span(bit_off: usize, width: u32, len: usize) -> Result<(usize, usize, u32), O
     Ok((first, last, pad))
 }
 
+/// The 8 bytes of `buf` at `at`, if it has them.
+#[inline]
+fn window8(buf: &[u8], at: usize) -> Option<[u8; 8]> {
+    buf.get(at..at.checked_add(8)?)?.try_into().ok()
+}
+
 /// The big-endian number in `bytes` (at most 16 of them).
 #[inline]
 fn be_u128(bytes: &[u8]) -> u128 {
@@ -108,7 +114,15 @@ impl Bits {
     #[inline]
     pub fn read_bits(buf: &[u8], bit_off: usize, width: u32) -> Result<Bits, OutOfBounds> {
         let (first, last, pad) = span(bit_off, width, buf.len())?;
-        if last - first <= 16 {
+        let n = last - first;
+        if (1..=8).contains(&n)
+            && let Some(w) = window8(buf, first)
+        {
+            // One 8-byte load when the buffer has the room: the field's bytes at the top.
+            let v = (u64::from_be_bytes(w) >> ((8 - n) * 8)) >> pad;
+            return Ok(Bits::small(width, u128::from(v)));
+        }
+        if n <= 16 {
             // Fits a u128: one load, one shift, one mask.
             let v = be_u128(&buf[first..last]) >> pad;
             return Ok(Bits::small(width, v));
@@ -126,7 +140,20 @@ impl Bits {
             self.put_be_bytes(&mut buf[first..last]);
             return Ok(());
         }
-        if last - first <= 16
+        let n = last - first;
+        if (1..=8).contains(&n)
+            && let Some(v) = self.as_small()
+            && let Some(w) = window8(buf, first)
+        {
+            // Read-modify-write of an 8-byte window (the bytes beyond the field are written
+            // back unchanged).
+            let shift = (8 - n) as u32 * 8 + pad;
+            let mask = (super::low_mask(self.width) as u64) << shift;
+            let new = (u64::from_be_bytes(w) & !mask) | (((v as u64) << shift) & mask);
+            buf[first..first + 8].copy_from_slice(&new.to_be_bytes());
+            return Ok(());
+        }
+        if n <= 16
             && let Some(v) = self.as_small()
         {
             let dst = &mut buf[first..last];

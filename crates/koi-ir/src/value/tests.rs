@@ -203,10 +203,16 @@ proptest! {
     }
 
     #[test]
-    fn bytes_roundtrip_and_offsets((w, x, _y) in operands(), off in 0usize..40, fill in any::<u8>()) {
+    fn bytes_roundtrip_and_offsets(
+        (w, x, _y) in operands(),
+        off in 0usize..40,
+        fill in any::<u8>(),
+        room in 0usize..12,
+    ) {
         let bx = b(w, x);
         prop_assert_eq!(Bits::from_be_bytes(w, &bx.to_be_bytes()), bx.clone());
-        let mut buf = vec![fill; 24];
+        // From exactly the bytes the field needs (no 8-byte window past it) to some more.
+        let mut buf = vec![fill; (off + w as usize).div_ceil(8) + room];
         let before = buf.clone();
         bx.write_bits(&mut buf, off).unwrap();
         prop_assert_eq!(Bits::read_bits(&buf, off, w).unwrap(), bx.clone());
