@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs koi's fuzz targets for a bounded time (default 60 s each) on seed corpora made from the
 # p4c corpus: `frontend` (preprocessor + parser + type checker on P4 text, seeded with the
-# samples) and `packets` (packets x programs through the interpreter, seeded with the STF
-# files' packets). Needs a nightly toolchain (cargo-fuzz is installed when missing).
+# samples) and `packets` (packets x programs through the interpreter and through the cached
+# datapath with native code, compared; seeded with the STF files' packets). Needs a nightly
+# toolchain (cargo-fuzz is installed when missing).
 # usage: scripts/fuzz.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,13 +1,17 @@
 //! Fuzz target over packets x programs: p4c's v1model and ubpf STF programs (with the table
 //! entries of their STF files) and koi's examples, compiled once, then arbitrary packets on
-//! arbitrary ports through the reference interpreter. Any panic is a bug: a malformed packet
-//! is a parser error or a counted drop.
+//! arbitrary ports through the reference interpreter, and three times through the program's
+//! cached datapath (kept across inputs, native code from a program's first hit): the slow path,
+//! then hits, then native code. Any panic is a bug: a malformed packet is a parser error or a
+//! counted drop; so is any difference between the datapath's outcome and the interpreter's.
 #![no_main]
 
+use koi_datapath::{Datapath, DatapathConfig};
 use koi_interp::Interpreter;
 use koi_ir::Pipeline;
 use koi_state::{ManualClock, State};
 use libfuzzer_sys::fuzz_target;
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -56,16 +60,63 @@ fn programs() -> &'static Vec<Prog> {
     })
 }
 
+/// A program's interpreter and cached datapath, kept across inputs: their random generators
+/// advance in step (a compiled program draws what the interpreter draws).
+type Pair = (Interpreter<'static>, Datapath<'static>);
+
+thread_local! {
+    static PAIRS: RefCell<Vec<Option<Pair>>> = const { RefCell::new(Vec::new()) };
+}
+
 fuzz_target!(|data: &[u8]| {
     let progs = programs();
     if progs.is_empty() || data.len() < 2 {
         return;
     }
-    let p = &progs[data[0] as usize % progs.len()];
+    let i = data[0] as usize % progs.len();
+    let p = &progs[i];
     let port = u64::from(data[1] % 16);
-    let mut state = p.state.clone();
-    let Ok(mut interp) = Interpreter::new(&p.pipeline) else {
-        return;
-    };
-    let _ = interp.process(&mut state, &data[2..], port, &ManualClock::new(0));
+    let pkt = &data[2..];
+    PAIRS.with(|pairs| {
+        let mut pairs = pairs.borrow_mut();
+        if pairs.len() < progs.len() {
+            pairs.resize_with(progs.len(), || None);
+        }
+        if pairs[i].is_none() {
+            let config = DatapathConfig {
+                jit_after: Some(1),
+                seed: Some(1),
+                ..DatapathConfig::default()
+            };
+            // Programs with loops (p4c's forloop tests) may run a million blocks per packet;
+            // a lower bound, the same for both, keeps an input within the fuzzer's timeout
+            // (both abandon such a packet the same way).
+            let opts = koi_interp::Options {
+                max_steps: 20_000,
+                ..koi_interp::Options::default()
+            };
+            let dp = Datapath::with_config(&p.pipeline, opts.clone(), config);
+            let interp = Interpreter::with_options(&p.pipeline, opts);
+            pairs[i] = interp.ok().zip(dp.ok());
+        }
+        let Some((interp, dp)) = pairs[i].as_mut() else {
+            return;
+        };
+        // The slow path, then a hit (its program compiled to native code), then native code.
+        for round in 0..3 {
+            let (mut si, mut sd) = (p.state.clone(), p.state.clone());
+            let want = interp.process(&mut si, pkt, port, &ManualClock::new(0));
+            let got = dp.process(&mut sd, pkt, port, &ManualClock::new(0));
+            assert_eq!(
+                got, want,
+                "round {round}: the cached datapath differs from the interpreter"
+            );
+        }
+        let st = dp.stats();
+        assert_eq!(
+            st.compile_mismatch + st.fast_parse_mismatch + st.jit_mismatch,
+            0,
+            "{st:?}"
+        );
+    });
 });
