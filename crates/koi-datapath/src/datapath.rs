@@ -183,6 +183,9 @@ pub struct DatapathStats {
     pub jit_compiled: u64,
     /// Hot parse-path templates given native code.
     pub jit_templates: u64,
+    /// Hits of hot programs whose compile was put off by [`DatapathConfig::jit_rate`] or the
+    /// module limit (counted per hit until the compile happens).
+    pub jit_deferred: u64,
     /// Hot programs left interpreted: something without a native lowering, or the limit of
     /// programs with code reached.
     pub jit_not_compiled: u64,
@@ -221,6 +224,11 @@ pub struct DatapathConfig {
     pub jit_after: Option<u32>,
     /// Programs with native code at a time (each holds at least a page of code).
     pub jit_limit: usize,
+    /// Compiles to native code allowed per second of the clock given to `process` (a token
+    /// bucket of `jit_burst` tokens); a hot program over the limit stays interpreted until a
+    /// token is free ([`DatapathStats::jit_deferred`]). 0: unlimited.
+    pub jit_rate: u64,
+    pub jit_burst: u64,
 }
 
 /// Hits before a program is compiled to native code by default: compiling takes some tens of
@@ -239,6 +247,9 @@ impl Default for DatapathConfig {
             seed: None,
             jit_after: Some(JIT_AFTER),
             jit_limit: 1024,
+            // At most ~10% of a core compiling (a compile takes about half a millisecond).
+            jit_rate: 200,
+            jit_burst: 64,
         }
     }
 }
@@ -384,7 +395,12 @@ impl<'p> Datapath<'p> {
             .map(FastParser::new_parsed)
             .unwrap_or_default();
         let tokens = u128::from(config.upcall_burst) * 1_000_000_000;
-        let jit = Jit::new(config.jit_after, config.jit_limit);
+        let jit = Jit::new(
+            config.jit_after,
+            config.jit_limit,
+            config.jit_rate,
+            config.jit_burst,
+        );
         let hash_seed = cache.hash_seed();
         Ok(Datapath {
             pipeline,
@@ -580,11 +596,13 @@ impl<'p> Datapath<'p> {
             return Fast::Interp { miss: false };
         };
         let mut hash = None;
+        let now = clock.now_ns();
         if !fast.key(
             packet,
             port,
             &mut self.templates,
             &mut self.jit,
+            now,
             &mut self.fast_key,
             &mut hash,
         ) {
@@ -610,14 +628,14 @@ impl<'p> Datapath<'p> {
         else {
             return Fast::Interp { miss: false };
         };
-        match self.jit.consider(prog, packet, port) {
+        match self.jit.consider(prog, packet, port, now) {
             JitEvent::None => {}
+            JitEvent::Deferred => self.stats.jit_deferred += 1,
             JitEvent::Compiled => self.stats.jit_compiled += 1,
             JitEvent::NotCompiled => self.stats.jit_not_compiled += 1,
             JitEvent::Mismatch => self.stats.jit_mismatch += 1,
         }
         // As the interpreter does: the state learns the time of every packet.
-        let now = clock.now_ns();
         state.set_now_ns(now);
         prog.run(
             packet,

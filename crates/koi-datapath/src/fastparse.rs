@@ -251,6 +251,8 @@ struct Template {
     matched: u32,
     /// Native code doing [`Template::matches`] and [`Template::fill`] at once, once hot.
     code: Option<Arc<jit::TemplateCode>>,
+    /// Whether a compile was tried (it is not retried).
+    jit_tried: bool,
 }
 
 /// The parse-path templates of one datapath, most recently used first.
@@ -706,13 +708,17 @@ impl FastParser {
 
     /// The flow key of `pkt` (as [`FastParser::parse`] computes it), through the parse-path
     /// templates when one fits, else by a full parse that then becomes a template. `false`:
-    /// the packet needs the interpreter's parser.
+    /// the packet needs the interpreter's parser. A template matched `jit`'s threshold of
+    /// times gets native code when `jit` admits a compile at `now_ns`; native templates also
+    /// give the key's microflow hash in `hash`.
+    #[allow(clippy::too_many_arguments)]
     pub fn key(
         &self,
         pkt: &[u8],
         port: u64,
         t: &mut Templates,
         jit: &mut Jit,
+        now_ns: u64,
         key: &mut [u64],
         hash: &mut Option<u64>,
     ) -> bool {
@@ -727,7 +733,12 @@ impl FastParser {
                 None if tpl.matches(pkt, port) => {
                     tpl.fill(pkt, port, &mut key[..n]);
                     tpl.matched = tpl.matched.saturating_add(1);
-                    if tpl.matched == jit.after && jit.enabled() {
+                    if tpl.matched >= jit.after
+                        && !tpl.jit_tried
+                        && jit.enabled()
+                        && jit.admit(now_ns)
+                    {
+                        tpl.jit_tried = true;
                         compiled =
                             Some(self.compile_template(tpl, jit, seed, pkt, port, &key[..n]));
                     }
@@ -939,6 +950,7 @@ impl FastParser {
             len_ops,
             matched: 0,
             code: None,
+            jit_tried: false,
         })
     }
 

@@ -31,6 +31,12 @@ pub struct Jit {
     pub(crate) limit: usize,
     pub(crate) live: Arc<AtomicUsize>,
     pub(crate) fctx: FunctionBuilderContext,
+    /// Compiles allowed per second of the datapath's clock (0: unlimited), as a token bucket
+    /// of `burst` tokens (scaled by 10^9), last refilled at `refilled_ns`.
+    rate: u64,
+    burst: u64,
+    tokens: u128,
+    refilled_ns: u64,
 }
 
 impl std::fmt::Debug for Jit {
@@ -45,9 +51,10 @@ impl std::fmt::Debug for Jit {
 }
 
 impl Jit {
-    /// A JIT that compiles what has run `after` times, at most `limit` modules at a time;
-    /// `None` (or a host Cranelift does not support): never.
-    pub fn new(after: Option<u32>, limit: usize) -> Jit {
+    /// A JIT that compiles what has run `after` times, at most `limit` modules at a time and
+    /// `rate` compiles per second (bursts of `burst`; 0: unlimited); `after: None` (or a host
+    /// Cranelift does not support): never.
+    pub fn new(after: Option<u32>, limit: usize, rate: u64, burst: u64) -> Jit {
         let isa = after.and_then(|_| host_isa());
         Jit {
             isa,
@@ -55,7 +62,33 @@ impl Jit {
             limit,
             live: Arc::new(AtomicUsize::new(0)),
             fctx: FunctionBuilderContext::new(),
+            rate,
+            burst,
+            tokens: u128::from(burst) * 1_000_000_000,
+            refilled_ns: 0,
         }
+    }
+
+    /// Whether a compile may start at `now_ns` (the datapath's clock): below the limit of
+    /// modules, and a token in the bucket (which it takes). A compile takes about half a
+    /// millisecond on the forwarding thread, so a churn of hot programs must not starve the
+    /// packets already cached, as the slow path's own rate limit ensures for new flows.
+    pub(crate) fn admit(&mut self, now_ns: u64) -> bool {
+        if self.live() >= self.limit {
+            return false;
+        }
+        if self.rate == 0 {
+            return true;
+        }
+        let elapsed = now_ns.saturating_sub(self.refilled_ns);
+        self.refilled_ns = self.refilled_ns.max(now_ns);
+        let cap = u128::from(self.burst) * 1_000_000_000;
+        self.tokens = (self.tokens + u128::from(elapsed) * u128::from(self.rate)).min(cap);
+        if self.tokens < 1_000_000_000 {
+            return false;
+        }
+        self.tokens -= 1_000_000_000;
+        true
     }
 
     /// Whether anything gets compiled.

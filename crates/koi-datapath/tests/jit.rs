@@ -245,3 +245,80 @@ fn native_code_calls_the_interpreters_functions_exactly() {
     // The registers ended the same both ways.
     assert_eq!(format!("{:?}", twin.sd), format!("{:?}", twin.si));
 }
+
+/// One program per table entry: each rewrites the destination with its own constant.
+const PER_ENTRY: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> k; bit<48> dst; }
+struct headers { h_t h; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    action set(bit<48> d) { hdr.h.dst = d; sm.egress_spec = 1; }
+    table t { key = { hdr.h.k: exact; } actions = { set; NoAction; } default_action = NoAction(); }
+    apply { t.apply(); }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+/// Compiles are rate-limited like upcalls: with a bucket of 3 and 1 per second, the parse
+/// template and ten hot programs at one instant get 3 compiles between them; the others stay
+/// interpreted (and exact) until the clock gives tokens back.
+#[test]
+fn compiles_are_rate_limited() {
+    use koi_state::Clock;
+    let p = common::compile_str(PER_ENTRY).unwrap_or_else(|e| panic!("{e}"));
+    let mut state = koi_state::State::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    for k in 0..10u64 {
+        let spec = koi_state::EntrySpec {
+            keys: vec![koi_ir::Pattern::Exact(koi_ir::Bits::from_u64(8, k))],
+            action: koi_state::ActionSpec::action(
+                "set",
+                vec![koi_ir::Bits::from_u64(48, 0x200 + k)],
+            ),
+            priority: None,
+            timeout_ns: None,
+        };
+        state.table_add("t", spec).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let config = koi_datapath::DatapathConfig {
+        jit_after: Some(1),
+        jit_rate: 1,
+        jit_burst: 3,
+        ..koi_datapath::DatapathConfig::default()
+    };
+    let mut dp = koi_datapath::Datapath::with_config(&p, koi_interp::Options::default(), config)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut interp = koi_interp::Interpreter::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let clock = koi_state::ManualClock::new(1_000);
+    let mut si = state.clone();
+    let mut send = |dp: &mut koi_datapath::Datapath<'_>, k: u8| {
+        let pkt = [k, 0, 0, 0, 0, 0, 0, 9];
+        let want = interp.process(&mut si, &pkt, 2, &clock);
+        assert_eq!(dp.process(&mut state, &pkt, 2, &clock), want);
+    };
+    // Each flow: a miss, then hits (the first hit makes its program hot).
+    for _ in 0..3 {
+        for k in 0..10 {
+            send(&mut dp, k);
+        }
+    }
+    let st = dp.stats();
+    assert_eq!(st.jit_templates, 1, "{st:?}");
+    assert_eq!(st.jit_compiled, 2, "{st:?}");
+    assert!(st.jit_deferred > 0, "{st:?}");
+    clock.advance_ns(2_000_000_000);
+    assert!(clock.now_ns() > 2_000_000_000);
+    for k in 0..10 {
+        send(&mut dp, k);
+    }
+    // Two seconds gave two tokens back.
+    assert_eq!(dp.stats().jit_compiled, 4, "{:?}", dp.stats());
+}

@@ -222,6 +222,8 @@ impl std::fmt::Debug for JitCell {
 pub enum JitEvent {
     /// Nothing (not hot yet, already decided, or the JIT is off).
     None,
+    /// Hot, but the compile rate or the module limit says not now (tried again later).
+    Deferred,
     /// The program was compiled and its code checked out.
     Compiled,
     /// The program has something without a lowering, or the limit was reached.
@@ -232,10 +234,11 @@ pub enum JitEvent {
 }
 
 impl Jit {
-    /// Counts a run of `p` (about to run on `pkt` from `port`); compiles it when it has
-    /// become hot, and keeps the code if it gives the interpreter's output on `pkt`.
+    /// Counts a run of `p` (about to run on `pkt` from `port` at `now_ns`); compiles it when
+    /// it has become hot and [`Jit::admit`] allows, and keeps the code if it gives the
+    /// interpreter's output on `pkt`.
     #[inline]
-    pub fn consider(&mut self, p: &Program, pkt: &[u8], port: u64) -> JitEvent {
+    pub fn consider(&mut self, p: &Program, pkt: &[u8], port: u64, now_ns: u64) -> JitEvent {
         if self.isa.is_none() || p.jit.code.get().is_some() {
             return JitEvent::None;
         }
@@ -245,15 +248,18 @@ impl Jit {
         if runs < self.after {
             return JitEvent::None;
         }
-        self.compile_checked(p, pkt, port)
+        self.compile_checked(p, pkt, port, now_ns)
     }
 
     #[inline(never)]
-    fn compile_checked(&mut self, p: &Program, pkt: &[u8], port: u64) -> JitEvent {
+    fn compile_checked(&mut self, p: &Program, pkt: &[u8], port: u64, now_ns: u64) -> JitEvent {
         if p.results.iter().all(|r| !matches!(r, Res::Send(..))) {
             // Only drops: nothing to generate.
             let _ = p.jit.code.set(None);
             return JitEvent::None;
+        }
+        if !self.admit(now_ns) {
+            return JitEvent::Deferred;
         }
         let Some(c) = self.compile(p) else {
             let _ = p.jit.code.set(None);
