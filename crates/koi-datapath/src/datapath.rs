@@ -431,8 +431,9 @@ impl<'p> Datapath<'p> {
     }
 
     /// The installed megaflows, like `ovs-appctl dpctl/dump-flows`: for each, its hits, the
-    /// key fields its mask covers (`name=value/mask` in hex) and its compiled program (or
-    /// `replay` with the number of recorded steps). At most `limit` megaflows.
+    /// key fields its mask covers (`name=value/mask` in hex) and its compiled program, marked
+    /// `(native)` once it runs as native code (or `replay` with the number of recorded
+    /// steps). At most `limit` megaflows.
     pub fn dump_flows(&self, limit: usize) -> Vec<String> {
         let c = self.cache.classifier();
         c.iter()
@@ -444,7 +445,11 @@ impl<'p> Datapath<'p> {
                 }
                 match &flow.program {
                     Some(p) => {
-                        s.push_str(" actions:\n");
+                        s.push_str(if p.is_native() {
+                            " actions (native):\n"
+                        } else {
+                            " actions:\n"
+                        });
                         for l in p.to_string().lines() {
                             s.push_str("    ");
                             s.push_str(l);

@@ -113,6 +113,8 @@ fn native_code_gives_the_interpreters_outputs() {
     assert!(st.jit_compiled > 0, "no native code: {st:?}");
     assert_eq!(st.jit_not_compiled, 0, "{st:?}");
     assert!(st.compiled_hits > 200, "{st:?}");
+    let flows = twin.dp.dump_flows(8).concat();
+    assert!(flows.contains(" actions (native):"), "{flows}");
 }
 
 /// Two parse paths (a tag selected by EtherType, then a port-dependent extra header) and a
