@@ -20,7 +20,7 @@
 //! Most packets do not walk the state graph: each parse path seen becomes a **template**
 //! (the `select` bits that chose it, and the key extraction resolved to packet offsets), and
 //! a packet matching a template's bits gets its key from the template. A template that keeps
-//! matching gets native code doing both at once ([`jit`]).
+//! matching gets native code doing both at once (module `fastparse::jit`).
 
 use crate::flowkey::FlowKeyLayout;
 use crate::native::Jit;

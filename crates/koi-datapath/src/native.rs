@@ -4,7 +4,7 @@
 //! writes (`program::jit`) and parse-path templates, which check a packet's parse path and
 //! extract its flow key (`fastparse::jit`). This module holds what both need: the datapath's
 //! [`Jit`] (the host's instruction set, how hot is hot, a limit on code kept), ownership of a
-//! module's code ([`Code`], freed with the last user of its functions), and the big-endian
+//! module's code (`Code`, freed with the last user of its functions), and the big-endian
 //! loads and stores of packet fields both emit.
 //!
 //! Every generated function reads and writes only within bounds its caller checks first; the

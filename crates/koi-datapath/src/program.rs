@@ -70,7 +70,7 @@
 //! evaluated once per packet, children first. A table hit is an operation only when the
 //! table has a direct counter or idle timeout ([`State::hit_recorded`]); otherwise it
 //! changes no state. Once a program has run [`Jit`]'s threshold of times, its output writes
-//! become native code ([`jit`]), checked against this interpreter before use.
+//! become native code (module `program::jit`), checked against this interpreter before use.
 
 use crate::fastparse::{Ex, FastParser, NONE, Parsed};
 use crate::flowkey::FlowKeyLayout;

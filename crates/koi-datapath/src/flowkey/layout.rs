@@ -56,7 +56,7 @@ pub struct KeyField {
 pub struct KeyGroup {
     pub name: String,
     pub header: Option<HeaderId>,
-    /// The header's lookup-stage hint (`@koi_stage(N)`, see [`crate::stages`]).
+    /// The header's lookup-stage hint (`@koi_stage(N)`, see [`crate::stages`](mod@crate::stages)).
     pub stage: Option<u32>,
     /// Indices into [`FlowKeyLayout::fields`].
     pub fields: Range<usize>,

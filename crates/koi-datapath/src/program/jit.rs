@@ -235,7 +235,7 @@ pub enum JitEvent {
 
 impl Jit {
     /// Counts a run of `p` (about to run on `pkt` from `port` at `now_ns`); compiles it when
-    /// it has become hot and [`Jit::admit`] allows, and keeps the code if it gives the
+    /// it has become hot and the compile rate allows, and keeps the code if it gives the
     /// interpreter's output on `pkt`.
     #[inline]
     pub fn consider(&mut self, p: &Program, pkt: &[u8], port: u64, now_ns: u64) -> JitEvent {
