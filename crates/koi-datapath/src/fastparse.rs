@@ -7,13 +7,15 @@
 //! such values to metadata, locals and temporaries, and `select`s
 //! on header fields, validity bits, stack indices, the ingress port and the packet length
 //! (slices, concatenations and casts of them, up to 64 bits per key) against values, masks,
-//! prefixes and ranges. Anything else (lookaheads, varbits, assignments, `verify`, value
-//! sets) leaves the program without a fast parser: its packets take the interpreter's parser.
+//! prefixes and ranges, and `verify`s of one such value against a constant (`==`, `<`, `<=`,
+//! `>`, `>=`: a range), which a parse-path template carries as a range check. Anything else
+//! (lookaheads, varbits, other assignments and conditions, value sets) leaves the program
+//! without a fast parser: its packets take the interpreter's parser.
 //!
 //! At run time [`FastParser::parse`] answers `false` whenever the packet leaves the common
 //! path: too short for an `extract`, a full stack, a `select` without a match, `reject`,
-//! the state budget. The caller then uses the interpreter, which produces the architecture's
-//! error behaviour. When it answers `true`, the header offsets and the key are exactly what
+//! the state budget, a failed `verify`. The caller then uses the interpreter, which
+//! produces the architecture's error behaviour. When it answers `true`, the header offsets and the key are exactly what
 //! the interpreter's parse and [`crate::FlowKeyLayout::extract`] give (the datapath checks
 //! this on every slow-path packet: [`crate::DatapathStats::fast_parse_mismatch`]).
 //!
@@ -52,6 +54,13 @@ enum Op {
         id: u32,
         var: u32,
         e: Ex,
+    },
+    /// `verify(lo <= e <= hi, ...)`: the parse goes on only when it holds (else the
+    /// interpreter's parser sets the error).
+    Verify {
+        e: Ex,
+        lo: u64,
+        hi: u64,
     },
 }
 
@@ -170,6 +179,8 @@ pub struct Parsed {
     pub record: bool,
     /// The `select` keys evaluated, in order: (state, key index, value).
     selects: Vec<(u32, u32, u64)>,
+    /// The `verify`s that passed, in order: (state, op index).
+    verified: Vec<(u32, u32)>,
     /// States visited.
     visited: u64,
 }
@@ -239,6 +250,9 @@ struct Template {
     checks: Vec<Check>,
     /// Port checks: the ingress port's low `w` bits equal `value`.
     port_checks: Vec<(u32, u64)>,
+    /// Range checks of the `verify`s on the path: `len` packet bits at bit `off` lie in
+    /// `[lo, hi]`.
+    ranges: Vec<(u32, u32, u64, u64)>,
     /// The checks and copies that [`Load`]s do (most of them); the others stay in `checks`
     /// and `copies`.
     check_loads: Vec<(Load, u64)>,
@@ -440,6 +454,10 @@ impl FastParser {
                             e,
                         }
                     }
+                    Stmt::Verify { cond, .. } => {
+                        let (e, lo, hi) = verify_range(p, &inputs, cond)?;
+                        Op::Verify { e, lo, hi }
+                    }
                     _ => return None,
                 });
             }
@@ -604,6 +622,7 @@ impl FastParser {
             reextracted: false,
             record: false,
             selects: Vec::with_capacity(8),
+            verified: Vec::new(),
             visited: 0,
         }
     }
@@ -617,6 +636,7 @@ impl FastParser {
         out.assigned.clear();
         out.reextracted = false;
         out.selects.clear();
+        out.verified.clear();
         let total = (pkt.len() as u64) * 8;
         let limit = self.margin + 8 * total;
         let mut cursor: u64 = 0;
@@ -630,7 +650,7 @@ impl FastParser {
             let Some(st) = self.states.get(state as usize) else {
                 return false;
             };
-            for op in &st.ops {
+            for (oi, op) in st.ops.iter().enumerate() {
                 match *op {
                     Op::Extract { h, bits } => {
                         if cursor + u64::from(bits) > total {
@@ -659,6 +679,13 @@ impl FastParser {
                             return false;
                         }
                         cursor += u64::from(bits);
+                    }
+                    Op::Verify { ref e, lo, hi } => {
+                        let v = eval(e, pkt, out, port);
+                        if v < lo || v > hi {
+                            return false;
+                        }
+                        out.verified.push((state, oi as u32));
                     }
                     Op::Assign { id, var, ref e } => {
                         if !(self.vars_read || out.record) {
@@ -852,6 +879,33 @@ impl FastParser {
                 _ => return None,
             }
         }
+        let mut ranges = Vec::new();
+        for &(state, oi) in &p.verified {
+            let Some(Op::Verify { e, lo, hi }) =
+                self.states.get(state as usize)?.ops.get(oi as usize)
+            else {
+                return None;
+            };
+            let (off, len) = match e {
+                Ex::Field { h, off, w, .. } => match *p.hdr_off.get(*h as usize)? {
+                    NONE => continue, // reads as 0 on this path whatever the packet
+                    base => (base + off, *w),
+                },
+                Ex::Slice(inner, lo_bit, w) => match &**inner {
+                    Ex::Field { h, off, w: fw, .. } if lo_bit + w <= *fw => {
+                        match *p.hdr_off.get(*h as usize)? {
+                            NONE => continue,
+                            base => (base + off + (fw - lo_bit - w), *w),
+                        }
+                    }
+                    _ => return None,
+                },
+                // Fixed by the path itself.
+                Ex::Valid(_) | Ex::Next(_) | Ex::Const(..) => continue,
+                _ => return None,
+            };
+            ranges.push((off, len, *lo, *hi));
+        }
         let budget = p.visited.saturating_sub(self.margin).div_ceil(64);
         let min_len = (p.cursor.div_ceil(8) as usize).max(budget as usize);
         let mut key_base = vec![0u64; self.words];
@@ -951,6 +1005,7 @@ impl FastParser {
             matched: 0,
             code: None,
             jit_tried: false,
+            ranges,
         })
     }
 
@@ -1010,6 +1065,37 @@ impl FastParser {
     }
 }
 
+/// A `verify` condition as a range of one value: `e == c`, `e >= c`, `e > c`, `e <= c`,
+/// `e < c` (unsigned), with the constant on either side; `None` for anything else (the
+/// program then has no fast parser).
+fn verify_range(p: &Pipeline, inputs: &Inputs, cond: &Expr) -> Option<(Ex, u64, u64)> {
+    let Expr::Binary(op, a, b) = cond else {
+        return None;
+    };
+    let (e, c, flipped) = match (&**a, &**b) {
+        (x, Expr::Const(c)) => (x, c, false),
+        (Expr::Const(c), x) => (x, c, true),
+        _ => return None,
+    };
+    let (ex, w) = key_expr(p, inputs, e)?;
+    let c = c.to_u64()?;
+    let max = mask(w);
+    if c > max {
+        return None;
+    }
+    // `e op c`, or `c op e` when flipped.
+    use koi_ir::BinOp::*;
+    let (lo, hi) = match (op, flipped) {
+        (Eq, _) => (c, c),
+        (GeU, false) | (LeU, true) => (c, max),
+        (GtU, false) | (LtU, true) => (c.checked_add(1)?, max),
+        (LeU, false) | (GeU, true) => (0, c),
+        (LtU, false) | (GtU, true) => (0, c.checked_sub(1)?),
+        _ => return None,
+    };
+    (lo <= hi).then_some((ex, lo, hi))
+}
+
 /// Whether `e` reads a parser variable.
 fn reads_var(e: &Ex) -> bool {
     match e {
@@ -1030,6 +1116,10 @@ impl Template {
                 .iter()
                 .all(|c| read_bits(pkt, c.off, c.len) == c.value)
             && self.port_checks.iter().all(|&(w, v)| port & mask(w) == v)
+            && self.ranges.iter().all(|&(off, len, lo, hi)| {
+                let v = read_bits(pkt, off, len);
+                lo <= v && v <= hi
+            })
     }
 
     #[inline]

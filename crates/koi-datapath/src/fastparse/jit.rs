@@ -210,6 +210,20 @@ fn body(
         let v = read(b, c.off, c.len)?;
         check(b, v, c.value);
     }
+    for &(off, n, lo, hi) in &t.ranges {
+        let v = read(b, off, n)?;
+        for (cc, bound) in [
+            (IntCC::UnsignedLessThan, lo),
+            (IntCC::UnsignedGreaterThan, hi),
+        ] {
+            let k = native::k(b, bound);
+            let out = b.ins().icmp(cc, v, k);
+            let next = b.create_block();
+            b.ins().brif(out, fail, &[], next, &[]);
+            b.switch_to_block(next);
+            b.seal_block(next);
+        }
+    }
     for &(w, want) in &t.port_checks {
         let v = if w >= 64 {
             port
