@@ -83,6 +83,20 @@ fn bytes(seed: &mut u64, n: usize) -> Vec<u8> {
         .collect()
 }
 
+/// Asserts that the twin's datapath ran more than `hits` packets with compiled programs,
+/// every one of which got native code.
+fn assert_native(twin: &common::Twin<'_>, hits: u64) {
+    let st = twin.dp.stats();
+    assert_eq!(st.compile_mismatch, 0, "{st:?}");
+    assert!(
+        st.compiled_hits > hits,
+        "{st:?} {:?}",
+        twin.dp.not_compiled_reasons()
+    );
+    assert!(st.jit_compiled > 0, "no native code: {st:?}");
+    assert_eq!(st.jit_not_compiled, 0, "{st:?}");
+}
+
 #[test]
 fn native_code_gives_the_interpreters_outputs() {
     let p = common::compile_str(OPS).unwrap_or_else(|e| panic!("{e}"));
@@ -103,16 +117,7 @@ fn native_code_gives_the_interpreters_outputs() {
         };
         twin.send(&pkt, 1);
     }
-    let st = twin.dp.stats();
-    assert_eq!(st.compile_mismatch, 0);
-    assert!(
-        st.compiled > 0,
-        "no compiled program: {:?} {st:?}",
-        twin.dp.not_compiled_reasons()
-    );
-    assert!(st.jit_compiled > 0, "no native code: {st:?}");
-    assert_eq!(st.jit_not_compiled, 0, "{st:?}");
-    assert!(st.compiled_hits > 200, "{st:?}");
+    assert_native(&twin, 200);
     let flows = twin.dp.dump_flows(8).concat();
     assert!(flows.contains(" actions (native):"), "{flows}");
 }
@@ -235,15 +240,7 @@ fn native_code_calls_the_interpreters_functions_exactly() {
         let pkt = bytes(&mut seed, 10 + 19 + 3);
         twin.send(&pkt, 1);
     }
-    let st = twin.dp.stats();
-    assert_eq!(st.compile_mismatch, 0);
-    assert!(
-        st.compiled_hits > 200,
-        "{st:?} {:?}",
-        twin.dp.not_compiled_reasons()
-    );
-    assert!(st.jit_compiled > 0, "no native code: {st:?}");
-    assert_eq!(st.jit_not_compiled, 0, "{st:?}");
+    assert_native(&twin, 200);
     // The registers ended the same both ways.
     assert_eq!(format!("{:?}", twin.sd), format!("{:?}", twin.si));
 }
