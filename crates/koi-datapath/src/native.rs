@@ -170,6 +170,59 @@ pub(crate) fn k(b: &mut FunctionBuilder<'_>, v: u64) -> Value {
     b.ins().iconst(I64, v as i64)
 }
 
+/// `v`'s low `w` bits.
+pub(crate) fn and_mask(b: &mut FunctionBuilder<'_>, v: Value, w: u32) -> Value {
+    if w >= 64 {
+        return v;
+    }
+    let m = k(b, (1u64 << w) - 1);
+    b.ins().band(v, m)
+}
+
+/// `v << by` for a constant `by` below 64.
+pub(crate) fn shl(b: &mut FunctionBuilder<'_>, v: Value, by: u32) -> Value {
+    if by == 0 {
+        return v;
+    }
+    let s = k(b, u64::from(by));
+    b.ins().ishl(v, s)
+}
+
+/// `v >> by` (logical) for a constant `by`; 0 from 64 on.
+pub(crate) fn ushr(b: &mut FunctionBuilder<'_>, v: Value, by: u32) -> Value {
+    match by {
+        0 => v,
+        64.. => k(b, 0),
+        _ => {
+            let s = k(b, u64::from(by));
+            b.ins().ushr(v, s)
+        }
+    }
+}
+
+/// The `w` (1 to 64) bits at bit `off` of `base`, as `fastparse::read_bits` reads them, from
+/// the bytes they span; `None` if those are more than 8. The bytes read end at
+/// `(off + w).div_ceil(8)`: the caller bounds it.
+pub(crate) fn read_bits(
+    b: &mut FunctionBuilder<'_>,
+    base: Value,
+    off: u32,
+    w: u32,
+) -> Option<Value> {
+    if w == 0 || w > 64 {
+        return None;
+    }
+    let first = (off / 8) as usize;
+    let shift = off % 8;
+    let n = (shift + w).div_ceil(8) as usize;
+    if n > 8 {
+        return None;
+    }
+    let raw = load_be(b, base, first, n);
+    let v = ushr(b, raw, n as u32 * 8 - shift - w);
+    Some(and_mask(b, v, w))
+}
+
 /// The `n` bytes at `base + at`, big-endian, as a 64-bit value (`n` at most 8).
 pub(crate) fn load_be(b: &mut FunctionBuilder<'_>, base: Value, at: usize, n: usize) -> Value {
     let mut acc: Option<Value> = None;

@@ -375,12 +375,8 @@ impl Program {
         for (i, r) in self.results.iter().enumerate() {
             match r {
                 Res::Send(to, o) => {
-                    let f = code.filter(|c| c.out(i).is_some()).map(|c| (c, i));
-                    if f.is_none() && !evaluated && !self.lin.is_empty() {
-                        self.eval_all(pkt, port, scratch);
-                        evaluated = true;
-                    }
-                    self.output(o, pkt, port, f, out, scratch);
+                    let native = code.map(|c| (c, i));
+                    self.output(o, pkt, port, native, &mut evaluated, out, scratch);
                     emit(Emitted::Packet(*to, out));
                 }
                 Res::Drop(why) => emit(Emitted::Drop(why)),
@@ -551,13 +547,16 @@ impl Program {
         }
     }
 
-    /// Builds output `o` in `out`, its header writes done by `f` when given.
+    /// Builds output `o` in `out`: by result `native.1`'s native code when it has some, else
+    /// by interpreting its writes (their values evaluated once per packet: `evaluated`).
+    #[allow(clippy::too_many_arguments)]
     fn output(
         &self,
         o: &OutProg,
         pkt: &[u8],
         port: u64,
-        f: Option<(&jit::Compiled, usize)>,
+        native: Option<(&jit::Compiled, usize)>,
+        evaluated: &mut bool,
         out: &mut Vec<u8>,
         scratch: &mut Scratch,
     ) {
@@ -574,12 +573,14 @@ impl Program {
         if !whole {
             out.resize(o.prefix_bytes, 0);
         }
-        let done =
-            f.is_some_and(|(c, i)| c.call(i, pkt, port, out, o.prefix_bytes, &scratch.jit_reads));
-        if !done && f.is_some() && !self.lin.is_empty() {
+        let done = native
+            .is_some_and(|(c, i)| c.call(i, pkt, port, out, o.prefix_bytes, &scratch.jit_reads));
+        if !done && !*evaluated && !self.lin.is_empty() {
             self.eval_all(pkt, port, scratch);
+            *evaluated = true;
         }
-        for op in o.out.iter().filter(|_| !done) {
+        let ops: &[OutOp] = if done { &[] } else { &o.out };
+        for op in ops {
             match op {
                 OutOp::Copy { src, dst, len } => copy_bits(pkt, *src, out, *dst, *len),
                 OutOp::Const { dst, value } => {
@@ -1378,13 +1379,10 @@ pub struct Tracer<'p> {
     pending_read: Option<u32>,
     /// Direct meters with a colour from the table being applied, and its read slot.
     meter_colors: Vec<(ExternId, u32)>,
-    egress_spec: Option<SlotId>,
-    mcast_grp: Option<SlotId>,
-    priority: Option<SlotId>,
-    checksum_error: Option<SlotId>,
     /// A uBPF program: no traffic manager; `mark_to_drop`/`mark_to_pass` set a flag the
     /// interpreter reports as a drop, and any `output_port` is a port.
     ubpf: bool,
+    /// The architecture slots it watches (`egress_spec`, ...) and the slots' initial values.
     setup: Arc<TracerSetup>,
     payload_start: usize,
     cursor_bits: u32,
@@ -1426,11 +1424,7 @@ impl<'p> Tracer<'p> {
             read_values: Vec::new(),
             pending_read: None,
             meter_colors: Vec::new(),
-            egress_spec: setup.egress_spec,
             ubpf,
-            mcast_grp: setup.mcast_grp,
-            priority: setup.priority,
-            checksum_error: setup.checksum_error,
             setup: Arc::clone(setup),
             payload_start: (parsed.cursor / 8) as usize,
             cursor_bits: parsed.cursor,
@@ -2163,10 +2157,10 @@ impl<'p> Tracer<'p> {
             // uBPF's drop flag: the straight-line run fixes it, the interpreter reports it.
             Builtin::MarkToDrop | Builtin::MarkToPass if self.ubpf => Some(()),
             Builtin::MarkToDrop => {
-                if let Some(s) = self.egress_spec {
+                if let Some(s) = self.setup.egress_spec {
                     self.set_slot_const(s, Bits::from_u64(64, self.drop_port));
                 }
-                if let Some(s) = self.mcast_grp {
+                if let Some(s) = self.setup.mcast_grp {
                     self.set_slot_const(s, Bits::zero(64));
                 }
                 Some(())
@@ -2248,7 +2242,7 @@ impl<'p> Tracer<'p> {
                     Some(_) => bad,
                     None => self.fold(Node::Bin(BinOp::And, c, bad), k),
                 };
-                let s = self.checksum_error?;
+                let s = self.setup.checksum_error?;
                 let prev = self.slots[s.index() as usize];
                 let one = self.constant(Bits::from_u64(self.p.phv.slots.get(s)?.width, 1));
                 let v = self.fold(Node::Mux(bad, one, prev), k);
@@ -2453,9 +2447,9 @@ impl<'p> Tracer<'p> {
         if self.failed.is_some() {
             return;
         }
-        let spec = self.const_slot(self.egress_spec, k);
-        let grp = self.const_slot(self.mcast_grp, k);
-        let prio = self.const_slot(self.priority, k);
+        let spec = self.const_slot(self.setup.egress_spec, k);
+        let grp = self.const_slot(self.setup.mcast_grp, k);
+        let prio = self.const_slot(self.setup.priority, k);
         let fixed = match ev {
             TmEvent::Unicast { port } => spec == Some(*port) && grp == Some(0) && prio.is_some(),
             TmEvent::Multicast { group, copies } => {
@@ -2573,7 +2567,7 @@ impl<'p> Tracer<'p> {
         if self.failed.is_some() {
             return;
         }
-        match self.const_slot(self.egress_spec, k) {
+        match self.const_slot(self.setup.egress_spec, k) {
             Some(s) if s != self.drop_port || self.ubpf => {
                 let emitted = std::mem::take(&mut self.emitted);
                 self.passes.push(Pass::Sent {

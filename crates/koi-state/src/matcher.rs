@@ -413,26 +413,10 @@ fn pattern_mask128(p: &Pattern, w: u32) -> u128 {
 /// `None` (use the whole pattern mask) for ranges and keys over 128 bits.
 fn mismatch_bit(p: &Pattern, key: &Bits) -> Option<Bits> {
     let w = key.width();
-    if w == 0 || w > 128 {
+    if w > 128 {
         return None;
     }
-    let low = |b: &Bits| b.low_u128() & low_mask(w);
-    let k = key.low_u128();
-    let d = match p {
-        Pattern::Exact(v) => (k ^ low(v)) & low_mask(w),
-        Pattern::Mask { value, mask } => (k ^ low(value)) & low(mask),
-        Pattern::Prefix { value, len } => {
-            (k ^ low(value)) & low_mask(w) & !low_mask(w - (*len).min(w))
-        }
-        Pattern::Range { .. } | Pattern::Any => return None,
-    };
-    if d == 0 {
-        return None;
-    }
-    let top = 127 - d.leading_zeros();
-    let mut b = Bits::zero(w);
-    b.set_bit(top, true);
-    Some(b)
+    mismatch128(p, key.low_u128(), w).map(|b| Bits::from_u128(w, b))
 }
 
 /// [`Pattern::matches`], on `u128`s for keys of at most 128 bits (no intermediate values):
@@ -443,18 +427,7 @@ fn matches(p: &Pattern, key: &Bits) -> bool {
     if w > 128 {
         return p.matches(key);
     }
-    let low = |b: &Bits| b.low_u128() & low_mask(w);
-    let k = key.low_u128();
-    match p {
-        Pattern::Exact(v) => low(v) == k,
-        Pattern::Mask { value, mask } => (k ^ low(value)) & low(mask) == 0,
-        Pattern::Prefix { value, len } => {
-            let m = low_mask(w) & !low_mask(w - (*len).min(w));
-            (k ^ low(value)) & m == 0
-        }
-        Pattern::Range { lo, hi } => low(lo) <= k && k <= low(hi),
-        Pattern::Any => true,
-    }
+    matches128(p, key.low_u128(), w)
 }
 
 /// The low `width` bits set (`width <= 128`).

@@ -16,8 +16,8 @@
 // Calling generated code is unsafe (each block says why it is sound).
 #![allow(unsafe_code)]
 
-use super::{Template, mask};
-use crate::native::{self, Code, Jit};
+use super::Template;
+use crate::native::{self, Code, Jit, shl, ushr};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I8, I64};
 use cranelift_codegen::ir::{AbiParam, InstBuilder, Value};
@@ -166,26 +166,10 @@ fn body(
     let min_len = t.min_len;
     // A read of the bytes holding `n` bits at bit `off`, within the minimum length.
     let read = |b: &mut FunctionBuilder<'_>, off: u32, n: u32| -> Option<Value> {
-        let first = (off / 8) as usize;
-        let shift = off % 8;
-        let bytes = (shift + n).div_ceil(8) as usize;
-        if n == 0 || n > 64 || bytes > 8 || first + bytes > min_len {
+        if (off + n).div_ceil(8) as usize > min_len {
             return None;
         }
-        let raw = native::load_be(b, pkt, first, bytes);
-        let low = bytes as u32 * 8 - shift - n;
-        let v = if low == 0 {
-            raw
-        } else {
-            let s = native::k(b, u64::from(low));
-            b.ins().ushr(raw, s)
-        };
-        Some(if n >= 64 {
-            v
-        } else {
-            let m = native::k(b, mask(n));
-            b.ins().band(v, m)
-        })
+        native::read_bits(b, pkt, off, n)
     };
     // Branches to `fail` unless `v == want`.
     let check = |b: &mut FunctionBuilder<'_>, v: Value, want: u64| {
@@ -225,12 +209,7 @@ fn body(
         }
     }
     for &(w, want) in &t.port_checks {
-        let v = if w >= 64 {
-            port
-        } else {
-            let m = native::k(b, mask(w));
-            b.ins().band(port, m)
-        };
+        let v = native::and_mask(b, port, w);
         check(b, v, want);
     }
     // The key words, from their constant parts.
@@ -253,12 +232,7 @@ fn body(
     }
     // `write_key`: `n` bits of `v` at key bit `at`, split at a word boundary.
     let mut put = |b: &mut FunctionBuilder<'_>, at: u32, n: u32, v: Value| -> Option<()> {
-        let v = if n >= 64 {
-            v
-        } else {
-            let m = native::k(b, mask(n));
-            b.ins().band(v, m)
-        };
+        let v = native::and_mask(b, v, n);
         let (w, off) = ((at / 64) as usize, at % 64);
         if off + n <= 64 {
             let v = shl(b, v, 64 - off - n);
@@ -318,23 +292,4 @@ fn load(
     let raw = native::load_be(b, pkt, byte, 8);
     let v = shl(b, raw, shl_by);
     Some(ushr(b, v, shr_by))
-}
-
-fn shl(b: &mut FunctionBuilder<'_>, v: Value, by: u32) -> Value {
-    if by == 0 {
-        return v;
-    }
-    let s = native::k(b, u64::from(by));
-    b.ins().ishl(v, s)
-}
-
-fn ushr(b: &mut FunctionBuilder<'_>, v: Value, by: u32) -> Value {
-    if by == 0 {
-        return v;
-    }
-    if by >= 64 {
-        return native::k(b, 0);
-    }
-    let s = native::k(b, u64::from(by));
-    b.ins().ushr(v, s)
 }

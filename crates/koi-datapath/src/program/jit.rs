@@ -135,7 +135,7 @@ pub(super) struct Compiled {
 impl Compiled {
     /// The function of result `i`, if it has one.
     #[inline]
-    pub(super) fn out(&self, i: usize) -> Option<OutFn> {
+    fn out(&self, i: usize) -> Option<OutFn> {
         self.outs.get(i).copied().flatten()
     }
 
@@ -275,9 +275,6 @@ impl Jit {
 
     /// `p`'s code, if every output can be lowered.
     fn compile(&mut self, p: &Program) -> Option<Compiled> {
-        if p.results.iter().all(|r| !matches!(r, Res::Send(..))) {
-            return None;
-        }
         let mut module = self.module(&HELPERS)?;
         if module.target_config().pointer_type() != I64 {
             return None;
@@ -382,11 +379,7 @@ impl Lower<'_, '_> {
     }
 
     fn and_mask(&mut self, v: Value, w: u32) -> Value {
-        if w >= 64 {
-            return v;
-        }
-        let m = self.k(mask64(w));
-        self.b.ins().band(v, m)
+        native::and_mask(&mut self.b, v, w)
     }
 
     fn bool64(&mut self, cc: IntCC, x: Value, y: Value) -> Value {
@@ -425,22 +418,9 @@ impl Lower<'_, '_> {
         if w == 0 {
             return Some(self.k(0));
         }
-        let first = (off / 8) as usize;
-        let shift = off % 8;
-        let n = (shift + w).div_ceil(8) as usize;
-        if n > 8 {
-            return None;
-        }
-        self.need = self.need.max(first + n);
-        let raw = self.load_be(self.pkt, first, n);
-        let low = n as u32 * 8 - shift - w;
-        let v = if low == 0 {
-            raw
-        } else {
-            let s = self.k(u64::from(low));
-            self.b.ins().ushr(raw, s)
-        };
-        Some(self.and_mask(v, w))
+        let v = native::read_bits(&mut self.b, self.pkt, off, w)?;
+        self.need = self.need.max((off + w).div_ceil(8) as usize);
+        Some(v)
     }
 
     /// Writes the low `w` bits of `v` at output bit `at` (as `write_bits64`).
