@@ -71,8 +71,8 @@ impl<V> FlowCache<V> {
         let cached = self.microflow.as_mut().and_then(|m| m.lookup(key, hash));
         if let Some(id) = cached {
             if self.classifier.get(id).is_some() {
-                let value = self.classifier.hit(id)?;
-                return Some((id, value, Tier::Microflow));
+                // Borrowck: the value is returned from the branch that found it.
+                return self.classifier.hit(id).map(|v| (id, v, Tier::Microflow));
             }
             self.stale = self.stale.wrapping_add(1);
         }
@@ -81,6 +81,15 @@ impl<V> FlowCache<V> {
             m.insert(key, hash, id);
         }
         Some((id, value, Tier::Megaflow))
+    }
+
+    /// Prefetches what a lookup of a key hashing to `hash` reads first (its microflow set)
+    /// with `fetch`.
+    #[inline]
+    pub fn prefetch(&self, hash: u64, fetch: fn(*const u8)) {
+        if let Some(m) = &self.microflow {
+            m.prefetch(hash, fetch);
+        }
     }
 
     /// Installs a megaflow computed by the slow path for the packet whose key is `key`, and

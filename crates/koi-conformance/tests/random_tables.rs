@@ -852,6 +852,10 @@ fn run_round(
         },
         // Native code from the first, second or third hit of a program, or none.
         jit_after: (!rng.chance(1, 4)).then(|| 1 + rng.index(3) as u32),
+        // The batches' prefetches (hints only: the answers must not change).
+        prefetch: rng
+            .chance(1, 2)
+            .then_some(koi_ports::prefetch as koi_datapath::Prefetch),
         ..DatapathConfig::default()
     };
     let (Ok(mut interp), Ok(mut dp)) = (
@@ -923,7 +927,12 @@ fn run_round(
             log.join("\n    ")
         )
     };
-    for (step, (pass, i)) in order.iter().enumerate() {
+    // A third of the rounds hand the datapath its packets in batches
+    // (`Datapath::process_batch`): runs of up to 70 consecutive packets on one port, with no
+    // table write inside; both clocks then advance once per batch.
+    let batched = rng.chance(1, 3);
+    let mut step = 0;
+    while step < order.len() {
         for _ in write_at.iter().filter(|w| **w == step) {
             for _ in 0..20 {
                 match table_write(&mut rng, &values, &mut si, &mut sd, &profiles) {
@@ -938,6 +947,78 @@ fn run_round(
                 }
             }
         }
+        if batched {
+            let port = pkts[order[step].1].0;
+            let most = 1 + rng.index(70);
+            let mut end = step + 1;
+            while end < order.len()
+                && end - step < most
+                && pkts[order[end].1].0 == port
+                && !write_at.contains(&end)
+            {
+                end += 1;
+            }
+            let batch: Vec<&[u8]> = order[step..end]
+                .iter()
+                .map(|(_, i)| &pkts[*i].1[..])
+                .collect();
+            *ctx = format!(
+                "{}, program seed {seed:#x}, round {round}, packets #{step} to #{} on port                  {port} in one batch",
+                s.name,
+                end - 1
+            );
+            let want: Vec<_> = batch
+                .iter()
+                .map(|data| interp.process(&mut si, data, port, &ci))
+                .collect();
+            let mut outs: Vec<Vec<(u64, Vec<u8>)>> = vec![Vec::new(); batch.len()];
+            let mut sums = vec![None; batch.len()];
+            dp.process_batch(
+                &mut sd,
+                &batch,
+                port,
+                &cd,
+                &mut |k, to, bytes| outs[k].push((to, bytes.to_vec())),
+                &mut |k, r| sums[k] = Some(r),
+            );
+            ci.advance_ns(GAP_NS);
+            cd.advance_ns(GAP_NS);
+            for (k, a) in want.iter().enumerate() {
+                let (pass, i) = order[step + k];
+                ran.packets += 1;
+                ran.sent += usize::from(a.as_ref().is_ok_and(|o| !o.outputs.is_empty()));
+                let a = a.as_ref().map(|o| {
+                    let outs: Vec<_> = o
+                        .outputs
+                        .iter()
+                        .map(|x| (x.port, x.bytes.clone()))
+                        .collect();
+                    (outs, o.report.drops.clone(), o.report.aborted.clone())
+                });
+                let b = match sums[k].take() {
+                    Some(Ok(sum)) => Ok((std::mem::take(&mut outs[k]), sum.drops, sum.aborted)),
+                    Some(Err(e)) => Err(e),
+                    None => return Err(fail(&log, format!("packet #{} had no summary", step + k))),
+                };
+                if a.as_ref().map_err(|e| format!("{e:?}"))
+                    != b.as_ref().map_err(|e| format!("{e:?}"))
+                {
+                    return Err(fail(
+                        &log,
+                        format!(
+                            "pass {pass}, packet #{} (index {i}, {k} in a batch of {}) on port \
+                             {port}: {}\n  interpreter {a:?}\n  datapath    {b:?}",
+                            step + k,
+                            batch.len(),
+                            hex(batch[k])
+                        ),
+                    ));
+                }
+            }
+            step = end;
+            continue;
+        }
+        let (pass, i) = &order[step];
         let (port, data) = &pkts[*i];
         *ctx = format!(
             "{}, program seed {seed:#x}, round {round}, pass {pass}, packet #{step} on port \
@@ -963,6 +1044,7 @@ fn run_round(
                 ),
             ));
         }
+        step += 1;
     }
     let (a, b) = (canonical(&si), canonical(&sd));
     if a != b {

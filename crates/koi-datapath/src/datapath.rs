@@ -229,6 +229,8 @@ pub struct DatapathConfig {
     /// token is free ([`DatapathStats::jit_deferred`]). 0: unlimited.
     pub jit_rate: u64,
     pub jit_burst: u64,
+    /// Prefetch the microflow set of each key of a batch ([`Datapath::process_batch`]).
+    pub prefetch: Option<Prefetch>,
 }
 
 /// Hits before a program is compiled to native code by default: compiling takes some tens of
@@ -250,9 +252,17 @@ impl Default for DatapathConfig {
             // At most ~10% of a core compiling (a compile takes about half a millisecond).
             jit_rate: 200,
             jit_burst: 64,
+            prefetch: None,
         }
     }
 }
+
+/// Most packets [`Datapath::process_batch`] computes the keys of before looking them up.
+pub const BATCH: usize = 32;
+
+/// A cache-line prefetch (the binary passes `koi_ports::prefetch`; this crate has no
+/// `unsafe` to issue one itself). It must not fault, whatever the address.
+pub type Prefetch = fn(*const u8);
 
 /// Cycles spent per stage (only with [`DatapathConfig::profile`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -321,6 +331,8 @@ pub struct Datapath<'p> {
     fast: Option<FastParser>,
     parsed: Parsed,
     fast_key: Vec<u64>,
+    /// The keys of a batch ([`Datapath::process_batch`]).
+    batch_keys: Vec<u64>,
     scratch: Scratch,
     out: Vec<u8>,
     /// Slow-path tokens (scaled by 10^9) and when they were last refilled.
@@ -406,6 +418,7 @@ impl<'p> Datapath<'p> {
             pipeline,
             interp,
             fast_key: vec![0; words],
+            batch_keys: vec![0; words * BATCH],
             layout,
             cache,
             stats: DatapathStats::default(),
@@ -513,6 +526,105 @@ impl<'p> Datapath<'p> {
             Emitted::Drop(why) => drops.push(why.clone()),
             Emitted::Digest => {}
         });
+        self.finish(fast, drops, state, packet, port, clock, sink)
+    }
+
+    /// Processes `packets`, all received on `port`, in order: for each packet, exactly what
+    /// [`Datapath::process_with`] does, with the packet's index in `packets` given to `sink`
+    /// with each of its outputs and to `done` with its summary (after its outputs).
+    ///
+    /// The difference is the order of the work: the flow keys of up to [`BATCH`] packets are
+    /// computed first (the specialised parser reads only the packet), with the microflow set
+    /// of each key prefetched ([`DatapathConfig::prefetch`]), then the packets are looked up
+    /// and executed one by one, so that each sees the cache as the packets before it left it.
+    /// The memory latency of one packet's key and lookup overlaps the work on the others, and
+    /// the per-packet overhead is paid once per batch. The clock is read once per batch.
+    pub fn process_batch<P: AsRef<[u8]>>(
+        &mut self,
+        state: &mut State,
+        packets: &[P],
+        port: u64,
+        clock: &dyn Clock,
+        sink: &mut dyn FnMut(usize, u64, &[u8]),
+        done: &mut dyn FnMut(usize, Result<Summary, InterpError>),
+    ) {
+        for (c, chunk) in packets.chunks(BATCH).enumerate() {
+            self.batch(state, chunk, c * BATCH, port, clock, sink, done);
+        }
+    }
+
+    /// [`Datapath::process_batch`] for at most [`BATCH`] packets whose indices start at `base`.
+    #[allow(clippy::too_many_arguments)]
+    fn batch<P: AsRef<[u8]>>(
+        &mut self,
+        state: &mut State,
+        packets: &[P],
+        base: usize,
+        port: u64,
+        clock: &dyn Clock,
+        sink: &mut dyn FnMut(usize, u64, &[u8]),
+        done: &mut dyn FnMut(usize, Result<Summary, InterpError>),
+    ) {
+        if self.fast.is_none() {
+            for (i, p) in packets.iter().enumerate() {
+                let r = self.process_with(state, p.as_ref(), port, clock, &mut |to, b| {
+                    sink(base + i, to, b)
+                });
+                done(base + i, r);
+            }
+            return;
+        }
+        let prof = self.config.profile;
+        let now = clock.now_ns();
+        let words = self.fast_key.len();
+        let mut keys = std::mem::take(&mut self.batch_keys);
+        keys.resize(words * BATCH, 0);
+        let mut hashes = [None; BATCH];
+        let t0 = prof.map_or(0, |f| f());
+        for ((p, key), hash) in packets
+            .iter()
+            .zip(keys.chunks_exact_mut(words))
+            .zip(hashes.iter_mut())
+        {
+            *hash = self.key_of(p.as_ref(), port, now, key);
+            if let (Some(h), Some(f)) = (*hash, self.config.prefetch) {
+                self.cache.prefetch(h, f);
+            }
+        }
+        self.stats.cycles.parse += prof.map_or(0, |f| f()).wrapping_sub(t0);
+        for (i, (p, key)) in packets.iter().zip(keys.chunks_exact(words)).enumerate() {
+            let packet = p.as_ref();
+            self.stats.packets += 1;
+            let mut drops = Vec::new();
+            let mut emit = |e: Emitted<'_>| match e {
+                Emitted::Packet(to, bytes) => sink(base + i, to, bytes),
+                Emitted::Drop(why) => drops.push(why.clone()),
+                Emitted::Digest => {}
+            };
+            let fast = match hashes[i] {
+                Some(h) => self.cached(state, packet, port, now, key, h, &mut emit),
+                None => Fast::Interp { miss: false },
+            };
+            let r = self.finish(fast, drops, state, packet, port, clock, &mut |to, b| {
+                sink(base + i, to, b)
+            });
+            done(base + i, r);
+        }
+        self.batch_keys = keys;
+    }
+
+    /// The summary of a packet the fast path handled, or its run on the interpreter path.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &mut self,
+        fast: Fast,
+        drops: Vec<DropReason>,
+        state: &mut State,
+        packet: &[u8],
+        port: u64,
+        clock: &dyn Clock,
+        sink: &mut dyn FnMut(u64, &[u8]),
+    ) -> Result<Summary, InterpError> {
         match fast {
             Fast::Done(tier) => Ok(Summary {
                 path: PathTaken::Compiled(tier),
@@ -595,28 +707,59 @@ impl<'p> Datapath<'p> {
         emit: &mut dyn FnMut(Emitted<'_>),
     ) -> Fast {
         self.stats.packets += 1;
+        if self.fast.is_none() {
+            return Fast::Interp { miss: false };
+        }
         let prof = self.config.profile;
         let t0 = prof.map_or(0, |f| f());
-        let Some(fast) = &self.fast else {
-            return Fast::Interp { miss: false };
-        };
-        let mut hash = None;
         let now = clock.now_ns();
+        let mut key = std::mem::take(&mut self.fast_key);
+        let hash = self.key_of(packet, port, now, &mut key);
+        self.stats.cycles.parse += prof.map_or(0, |f| f()).wrapping_sub(t0);
+        let fast = match hash {
+            Some(h) => self.cached(state, packet, port, now, &key, h, emit),
+            None => Fast::Interp { miss: false },
+        };
+        self.fast_key = key;
+        fast
+    }
+
+    /// The flow key of `packet` by the specialised parser, into `key`, and its hash; `None`
+    /// if the parser does not follow the packet (or there is none).
+    #[inline]
+    fn key_of(&mut self, packet: &[u8], port: u64, now: u64, key: &mut [u64]) -> Option<u64> {
+        let fast = self.fast.as_ref()?;
+        let mut hash = None;
         if !fast.key(
             packet,
             port,
             &mut self.templates,
             &mut self.jit,
             now,
-            &mut self.fast_key,
+            key,
             &mut hash,
         ) {
-            return Fast::Interp { miss: false };
+            return None;
         }
+        Some(hash.unwrap_or_else(|| self.cache.hash(key)))
+    }
+
+    /// The fast path after the key: cache lookup and compiled program.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn cached(
+        &mut self,
+        state: &mut State,
+        packet: &[u8],
+        port: u64,
+        now: u64,
+        key: &[u64],
+        hash: u64,
+        emit: &mut dyn FnMut(Emitted<'_>),
+    ) -> Fast {
+        let prof = self.config.profile;
         let t1 = prof.map_or(0, |f| f());
-        self.stats.cycles.parse += t1.wrapping_sub(t0);
-        let hash = hash.unwrap_or_else(|| self.cache.hash(&self.fast_key));
-        let found = self.cache.lookup_hashed(&self.fast_key, hash);
+        let found = self.cache.lookup_hashed(key, hash);
         let t2 = prof.map_or(0, |f| f());
         let Some((_, flow, tier)) = found else {
             self.stats.cycles.megaflow += t2.wrapping_sub(t1);
@@ -642,15 +785,19 @@ impl<'p> Datapath<'p> {
         }
         // As the interpreter does: the state learns the time of every packet.
         state.set_now_ns(now);
-        prog.run(
-            packet,
-            port,
-            Some((state, self.interp.rng_mut())),
-            now,
-            &mut self.out,
-            &mut self.scratch,
-            emit,
-        );
+        if let Some(to) = prog.run_unicast(packet, port, &mut self.out) {
+            emit(Emitted::Packet(to, &self.out));
+        } else {
+            prog.run(
+                packet,
+                port,
+                Some((state, self.interp.rng_mut())),
+                now,
+                &mut self.out,
+                &mut self.scratch,
+                emit,
+            );
+        }
         match tier {
             Tier::Microflow => self.stats.microflow_hits += 1,
             Tier::Megaflow => self.stats.megaflow_hits += 1,

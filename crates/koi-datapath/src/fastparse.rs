@@ -267,12 +267,18 @@ struct Template {
     code: Option<Arc<jit::TemplateCode>>,
     /// Whether a compile was tried (it is not retried).
     jit_tried: bool,
+    /// Hits since the templates were last ranked (halved at each ranking).
+    recent: u64,
 }
 
-/// The parse-path templates of one datapath, most recently used first.
+/// The parse-path templates of one datapath, most hit first: they are tried in order, and
+/// ranked again every [`RANK_EVERY`] hits (as OVS ranks its classifier's subtables), not on
+/// every hit, since moving a template costs more than a few extra misses.
 #[derive(Clone, Debug, Default)]
 pub struct Templates {
     list: Vec<Template>,
+    /// Hits until the next ranking.
+    until_rank: u32,
     scratch: Option<Parsed>,
     /// Packets whose key came from a template, and from a full parse.
     pub hits: u64,
@@ -297,6 +303,33 @@ impl Templates {
 
 /// At most this many templates are kept.
 const TEMPLATES: usize = 8;
+
+/// Template hits between two rankings.
+const RANK_EVERY: u32 = 1024;
+
+impl Templates {
+    /// Counts a hit of template `i`, and ranks the templates by their recent hits (the
+    /// newest first among equals) every [`RANK_EVERY`] hits.
+    #[inline]
+    fn hit(&mut self, i: usize) {
+        self.hits += 1;
+        self.list[i].recent += 1;
+        self.until_rank = self.until_rank.saturating_sub(1);
+        if self.until_rank == 0 {
+            self.rank();
+        }
+    }
+
+    #[inline(never)]
+    fn rank(&mut self) {
+        self.until_rank = RANK_EVERY;
+        // A stable sort of at most `TEMPLATES` elements (an insertion sort: no allocation).
+        self.list.sort_by_key(|t| std::cmp::Reverse(t.recent));
+        for t in &mut self.list {
+            t.recent /= 2;
+        }
+    }
+}
 
 /// The specialised parser of one pipeline.
 #[derive(Clone, Debug)]
@@ -789,10 +822,7 @@ impl FastParser {
                     );
                     assert_eq!(k[..], key[..n], "template key differs from the parser's");
                 }
-                if i > 0 {
-                    t.list[..=i].rotate_right(1);
-                }
-                t.hits += 1;
+                t.hit(i);
                 return true;
             }
         }
@@ -1005,6 +1035,7 @@ impl FastParser {
             matched: 0,
             code: None,
             jit_tried: false,
+            recent: 0,
             ranges,
         })
     }

@@ -105,8 +105,8 @@ pub mod program;
 pub mod stages;
 
 pub use datapath::{
-    CacheInfo, CycleCounter, Datapath, DatapathConfig, DatapathStats, Megaflow, PathTaken,
-    StageCycles, Summary, Tier,
+    BATCH, CacheInfo, CycleCounter, Datapath, DatapathConfig, DatapathStats, Megaflow, PathTaken,
+    Prefetch, StageCycles, Summary, Tier,
 };
 pub use flowkey::{Coverage, Decision, DecisionKind, FlowKeyLayout, KeyField, KeyGroup, Source};
 pub use stages::stages;

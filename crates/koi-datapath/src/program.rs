@@ -351,6 +351,39 @@ impl Program {
         self.emit_results(pkt, port, code, out, scratch, emit);
     }
 
+    /// The common case in one step: a program without state operations that sends one packet
+    /// and has native code for it (with no register reads): builds the packet in `out` and
+    /// returns its port, as [`Program::run`] would; `None` (nothing done) for any other
+    /// program, or a packet shorter than the code assumes.
+    #[inline]
+    pub fn run_unicast(&self, pkt: &[u8], port: u64, out: &mut Vec<u8>) -> Option<u64> {
+        let ([Res::Send(to, o)], []) = (&self.results[..], &self.state[..]) else {
+            return None;
+        };
+        let code = self.jit.get()?;
+        if code.reads != 0 || !o.cut.is_empty() || pkt.len() < code.need {
+            return None;
+        }
+        out.clear();
+        let whole =
+            o.copy_input && o.prefix_bytes == o.payload_start && pkt.len() >= o.payload_start;
+        if whole {
+            out.extend_from_slice(pkt);
+        } else {
+            if o.copy_input {
+                out.extend_from_slice(pkt.get(..o.prefix_bytes).unwrap_or(pkt));
+            }
+            out.resize(o.prefix_bytes, 0);
+        }
+        if !code.call(0, pkt, port, out, o.prefix_bytes, &[]) {
+            return None;
+        }
+        if !whole && let Some(payload) = pkt.get(o.payload_start..) {
+            out.extend_from_slice(payload);
+        }
+        Some(*to)
+    }
+
     /// Builds each output packet (with `code` where it has a function) and hands it, and
     /// each drop, to `emit`.
     fn emit_results(

@@ -75,6 +75,11 @@ impl Batch {
         }
     }
 
+    /// The packets in order, as a slice (for a datapath that takes them all at once).
+    pub fn packets(&self) -> &[Vec<u8>] {
+        &self.bufs[..self.len]
+    }
+
     /// The `i`th packet.
     pub fn get(&self, i: usize) -> Option<&[u8]> {
         self.bufs[..self.len].get(i).map(Vec::as_slice)

@@ -39,7 +39,7 @@ pub use batch::Batch;
 pub use poll::{Poller, Wake};
 pub use spec::{PortSpec, open};
 pub use stats::Stats;
-pub use sys::tsc;
+pub use sys::{prefetch, tsc};
 
 use std::os::fd::RawFd;
 

@@ -123,6 +123,45 @@ fn json_report_of_a_short_run() {
     assert_eq!(num(&v, "errors"), 0.0);
     // Every packet is routed out of port 2 (none matches the ACL's drop entries).
     assert_eq!(num(&v, "outputs_per_packet"), 1.0);
+    assert_eq!(num(&v, "batch"), koi_datapath::BATCH as f64);
+}
+
+#[test]
+fn one_packet_at_a_time_gives_the_same_counts() {
+    let prog = example("l2l3_acl.p4");
+    let entries = example("l2l3_acl.entries");
+    let run = |batch: &str| {
+        let out = koi(&[
+            "bench",
+            &prog,
+            "--entries",
+            &entries,
+            "--flows",
+            "50",
+            "--seconds",
+            "0.1",
+            "--warmup",
+            "0",
+            "--batch",
+            batch,
+            "--json",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "--batch {batch}");
+        let v: Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim())
+            .expect("one JSON object");
+        v
+    };
+    for batch in ["1", "7"] {
+        let v = run(batch);
+        assert_eq!(num(&v, "batch").to_string(), batch);
+        // The first pass (50 packets, 50 flows) installs the same megaflows either way.
+        assert_eq!(
+            num(&v, "warmup.upcalls"),
+            run("32")["warmup"]["upcalls"].as_f64().unwrap_or(-1.0)
+        );
+        assert_eq!(num(&v, "outputs_per_packet"), 1.0);
+        assert_eq!(num(&v, "errors"), 0.0);
+    }
 }
 
 #[test]
@@ -153,6 +192,10 @@ fn usage_errors_exit_2() {
     assert_eq!(out.status.code(), Some(2), "--flows 0");
     let out = koi(&["bench", "/nonexistent/x.p4", "--flows", "1"]);
     assert_eq!(out.status.code(), Some(2), "missing program");
+    for bad in ["0", "1025", "x"] {
+        let out = koi(&["bench", &prog, "--flows", "1", "--batch", bad]);
+        assert_eq!(out.status.code(), Some(2), "--batch {bad}");
+    }
 }
 
 fn read_pcap(p: &Path) -> Vec<Vec<u8>> {

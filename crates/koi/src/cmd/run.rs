@@ -166,6 +166,7 @@ fn cache_config(a: &RunArgs) -> Result<Option<DatapathConfig>, String> {
         microflow: !a.no_microflow,
         upcall_rate: a.upcall_rate,
         upcall_burst: UPCALL_BURST,
+        prefetch: Some(koi_ports::prefetch as koi_datapath::Prefetch),
         ..DatapathConfig::default()
     }))
 }
@@ -339,7 +340,8 @@ enum Engine<'p> {
 #[derive(Default)]
 struct Outputs {
     bytes: Vec<u8>,
-    outs: Vec<(u64, usize)>,
+    /// Per output: the index of the packet it came from, its port and its length.
+    outs: Vec<(usize, u64, usize)>,
 }
 
 impl Outputs {
@@ -348,20 +350,25 @@ impl Outputs {
         self.outs.clear();
     }
 
-    fn push(&mut self, port: u64, bytes: &[u8]) {
+    fn push(&mut self, packet: usize, port: u64, bytes: &[u8]) {
         self.bytes.extend_from_slice(bytes);
-        self.outs.push((port, bytes.len()));
+        self.outs.push((packet, port, bytes.len()));
     }
 
-    fn iter(&self) -> impl Iterator<Item = (u64, &[u8])> {
+    /// The outputs in order: packet index, port, bytes.
+    fn iter(&self) -> impl Iterator<Item = (usize, u64, &[u8])> {
         let mut at = 0;
-        self.outs.iter().map(move |&(port, len)| {
+        self.outs.iter().map(move |&(k, port, len)| {
             let b = &self.bytes[at..at + len];
             at += len;
-            (port, b)
+            (k, port, b)
         })
     }
 }
+
+/// What became of one packet of a batch: the path it took (`None` on the interpreter
+/// alone), why processing stopped early if it did, or the pipeline's error.
+type Fate = Result<(Option<PathTaken>, Option<String>), String>;
 
 impl Shared<'_> {
     /// The engine of a poll thread, or why there is none.
@@ -397,6 +404,7 @@ impl Shared<'_> {
         };
         let mut publisher = Publisher::new(self.caches, t);
         let mut outputs = Outputs::default();
+        let mut fates: Vec<Fate> = Vec::new();
         let mut batch = Batch::new(koi_ports::DEFAULT_SNAPLEN);
         let mut poller = Poller::new();
         let mut ready: Vec<Readiness> = Vec::with_capacity(mine.len());
@@ -429,9 +437,14 @@ impl Shared<'_> {
                         tracing::debug!(port = slot.num, error = %e, "receive failed");
                     }
                 }
-                for pkt in batch.iter() {
-                    self.forward(&mut engine, &mut outputs, pkt, slot.num, &mut touched);
-                }
+                self.forward(
+                    &mut engine,
+                    &mut outputs,
+                    &mut fates,
+                    batch.packets(),
+                    slot.num,
+                    &mut touched,
+                );
                 for (j, t) in touched.iter_mut().enumerate() {
                     if std::mem::take(t) {
                         let _ = lock(&self.slots[j].port).flush();
@@ -444,66 +457,89 @@ impl Shared<'_> {
         }
     }
 
-    /// Runs one packet through the pipeline and sends what comes out.
+    /// Runs the packets received on `port` through the pipeline (the cached datapath takes
+    /// them as one batch) and sends what comes out, in order.
     fn forward(
         &self,
         engine: &mut Engine<'_>,
         outputs: &mut Outputs,
-        pkt: &[u8],
+        fates: &mut Vec<Fate>,
+        packets: &[Vec<u8>],
         port: u64,
         touched: &mut [bool],
     ) {
         outputs.clear();
-        let result = {
+        fates.clear();
+        {
             let mut state = lock(self.state);
             match engine {
                 Engine::Interpreter(interp) => {
-                    interp.process(&mut state, pkt, port, self.clock).map(|o| {
-                        for out in &o.outputs {
-                            outputs.push(out.port, &out.bytes);
-                        }
-                        (None, o.report.aborted)
-                    })
+                    for (k, pkt) in packets.iter().enumerate() {
+                        let fate = interp.process(&mut state, pkt, port, self.clock).map(|o| {
+                            for out in &o.outputs {
+                                outputs.push(k, out.port, &out.bytes);
+                            }
+                            (None, o.report.aborted)
+                        });
+                        fates.push(fate.map_err(|e| e.to_string()));
+                    }
                 }
                 Engine::Cached { dp, seen } => {
                     *seen = self.invalidations.catch_up(*seen, dp);
-                    dp.process_with(&mut state, pkt, port, self.clock, &mut |p, b| {
-                        outputs.push(p, b)
-                    })
-                    .map(|s| (Some(s.path), s.aborted))
+                    dp.process_batch(
+                        &mut state,
+                        packets,
+                        port,
+                        self.clock,
+                        &mut |k, p, b| outputs.push(k, p, b),
+                        &mut |_, r| {
+                            fates.push(
+                                r.map(|s| (Some(s.path), s.aborted))
+                                    .map_err(|e| e.to_string()),
+                            )
+                        },
+                    );
                 }
             }
-        };
-        let (path, aborted) = match result {
-            Ok(r) => r,
-            Err(e) => {
-                tracing::debug!(port, error = %e, "pipeline error");
-                self.counters
-                    .pipeline_errors
-                    .fetch_add(1, Ordering::Relaxed);
-                return;
-            }
-        };
-        if let Some(why) = aborted {
-            tracing::debug!(port, why, "processing stopped early");
         }
-        if path == Some(PathTaken::Limited) {
-            self.counters.upcall_limit.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        if outputs.outs.is_empty() {
-            self.counters.program_drops.fetch_add(1, Ordering::Relaxed);
-        }
-        for (out_port, bytes) in outputs.iter() {
-            let Some(&j) = self.by_num.get(&out_port) else {
-                self.counters.unknown_port.fetch_add(1, Ordering::Relaxed);
-                continue;
+        let mut sent = outputs.iter().peekable();
+        for (k, fate) in fates.iter().enumerate() {
+            let mine = std::iter::from_fn(|| sent.next_if(|(j, _, _)| *j == k));
+            let (path, aborted) = match fate {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::debug!(port, error = %e, "pipeline error");
+                    self.counters
+                        .pipeline_errors
+                        .fetch_add(1, Ordering::Relaxed);
+                    mine.for_each(drop);
+                    continue;
+                }
             };
-            // Failures are counted by the port itself.
-            if let Err(e) = lock(&self.slots[j].port).send(bytes) {
-                tracing::debug!(port = out_port, error = %e, "send failed");
+            if let Some(why) = aborted {
+                tracing::debug!(port, why, "processing stopped early");
             }
-            touched[j] = true;
+            if *path == Some(PathTaken::Limited) {
+                self.counters.upcall_limit.fetch_add(1, Ordering::Relaxed);
+                mine.for_each(drop);
+                continue;
+            }
+            let mut any = false;
+            for (_, out_port, bytes) in mine {
+                any = true;
+                let Some(&j) = self.by_num.get(&out_port) else {
+                    self.counters.unknown_port.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                };
+                // Failures are counted by the port itself.
+                if let Err(e) = lock(&self.slots[j].port).send(bytes) {
+                    tracing::debug!(port = out_port, error = %e, "send failed");
+                }
+                touched[j] = true;
+            }
+            if !any {
+                self.counters.program_drops.fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
 

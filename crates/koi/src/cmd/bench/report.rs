@@ -47,6 +47,7 @@ pub struct Inputs<'a> {
     pub core: Option<usize>,
     pub microflow: bool,
     pub jit: bool,
+    pub batch: usize,
     pub profile: bool,
     pub seconds_asked: f64,
     pub warmup: WarmupInputs,
@@ -192,6 +193,8 @@ pub struct Report {
     pub microflow: bool,
     /// Whether hot action programs were compiled to native code (not `--no-jit`).
     pub jit: bool,
+    /// Packets handed to the datapath at once (`--batch`).
+    pub batch: usize,
     /// Whether the datapath was asked to count cycles per stage (not `--no-profile`).
     pub profile: bool,
     /// `--seconds` as asked.
@@ -257,6 +260,7 @@ impl Report {
             core: i.core,
             microflow: i.microflow,
             jit: i.jit,
+            batch: i.batch,
             profile: i.profile,
             seconds_asked: i.seconds_asked,
             warmup: Warmup {
@@ -328,7 +332,7 @@ impl Report {
         let mut o = String::new();
         let _ = writeln!(
             o,
-            "koi bench {}{}: {what} on port {}, {}, microflow cache {}, JIT {}",
+            "koi bench {}{}: {what} on port {}, {}, microflow cache {}, JIT {}, batches of {}",
             self.program,
             self.entries
                 .as_ref()
@@ -338,6 +342,7 @@ impl Report {
                 .map_or("not pinned".to_string(), |c| format!("pinned to CPU {c}")),
             if self.microflow { "on" } else { "off" },
             if self.jit { "on" } else { "off" },
+            self.batch,
         );
         let w = &self.warmup;
         let _ = writeln!(
