@@ -245,17 +245,16 @@ impl Microflow {
     fn find(&self, key: &[u64], hash: u64) -> Option<usize> {
         let base = self.set_index(hash) * self.ways;
         let sig = (hash >> 32) as u32;
-        (base..base + self.ways).find(|&i| {
-            self.entries
-                .get(i)
-                .is_some_and(|e| e.sig == sig && e.generation == self.generation)
-                && self.key_at(i).is_some_and(|k| same_words(k, key))
-        })
-    }
-
-    #[inline]
-    fn key_at(&self, i: usize) -> Option<&[u64]> {
-        self.keys.get(i * self.width..(i + 1) * self.width)
+        let set = self.entries.get(base..base + self.ways)?;
+        let keys = self
+            .keys
+            .get(base * self.width..(base + self.ways) * self.width)?;
+        for (w, (e, k)) in set.iter().zip(keys.chunks_exact(self.width)).enumerate() {
+            if e.sig == sig && e.generation == self.generation && same_words(k, key) {
+                return Some(base + w);
+            }
+        }
+        None
     }
 
     /// Records that `key` is served by megaflow `id`: always if the key is present, else with

@@ -581,6 +581,12 @@ impl<'p> Datapath<'p> {
         keys.resize(words * BATCH, 0);
         let mut hashes = [None; BATCH];
         let t0 = prof.map_or(0, |f| f());
+        if let Some(f) = self.config.prefetch {
+            // The headers of every packet of the batch, so that their misses overlap.
+            for p in packets {
+                f(p.as_ref().as_ptr());
+            }
+        }
         for ((p, key), hash) in packets
             .iter()
             .zip(keys.chunks_exact_mut(words))
@@ -605,9 +611,17 @@ impl<'p> Datapath<'p> {
                 Some(h) => self.cached(state, packet, port, now, key, h, &mut emit),
                 None => Fast::Interp { miss: false },
             };
-            let r = self.finish(fast, drops, state, packet, port, clock, &mut |to, b| {
-                sink(base + i, to, b)
-            });
+            let r = match fast {
+                // The common case, without a call.
+                Fast::Done(tier) => Ok(Summary {
+                    path: PathTaken::Compiled(tier),
+                    drops,
+                    aborted: None,
+                }),
+                _ => self.finish(fast, drops, state, packet, port, clock, &mut |to, b| {
+                    sink(base + i, to, b)
+                }),
+            };
             done(base + i, r);
         }
         self.batch_keys = keys;
@@ -747,7 +761,7 @@ impl<'p> Datapath<'p> {
     /// The fast path after the key: cache lookup and compiled program.
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn cached(
+    fn cached<E: FnMut(Emitted<'_>) + ?Sized>(
         &mut self,
         state: &mut State,
         packet: &[u8],
@@ -755,7 +769,7 @@ impl<'p> Datapath<'p> {
         now: u64,
         key: &[u64],
         hash: u64,
-        emit: &mut dyn FnMut(Emitted<'_>),
+        emit: &mut E,
     ) -> Fast {
         let prof = self.config.profile;
         let t1 = prof.map_or(0, |f| f());
@@ -795,7 +809,7 @@ impl<'p> Datapath<'p> {
                 now,
                 &mut self.out,
                 &mut self.scratch,
-                emit,
+                &mut |e| emit(e),
             );
         }
         match tier {
