@@ -341,6 +341,16 @@ impl<V> Classifier<V> {
         Some(&flow.value)
     }
 
+    /// The id of the live megaflow in slot `slot` if it matches `key`: the check of a
+    /// [`crate::SignatureCache`] hint, one subtable's compare instead of a search (credit the
+    /// hit with [`Classifier::hit`]).
+    #[inline]
+    pub fn slot_matches(&self, slot: u32, key: &[u64]) -> Option<MegaflowId> {
+        let (id, flow) = self.megaflows.at(slot)?;
+        let sub = self.subtables.get(flow.subtable as usize)?.as_ref()?;
+        (key.len() == self.layout.width() && sub.matches(flow.local, key)).then_some(id)
+    }
+
     /// Packets the megaflow has served (lookups and [`Classifier::hit`] credits).
     pub fn hits(&self, id: MegaflowId) -> Option<u64> {
         self.megaflows.get(id).map(|f| f.hits)

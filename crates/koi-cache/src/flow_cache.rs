@@ -1,14 +1,28 @@
-//! The two cache tiers together, as one poll thread's datapath uses them.
+//! The cache tiers together, as one poll thread's datapath uses them.
 //!
 //! [`FlowCache::lookup`] hashes the key, tries the microflow cache, verifies its hit against
-//! the classifier (a stale id is a miss), falls back to the classifier and, on a megaflow hit,
-//! offers the key to the microflow cache (probabilistically). A miss is the caller's upcall:
+//! the classifier (a stale id is a miss), then the signature cache's hint if there is one
+//! ([`crate::signature`], verified against the one megaflow it names), then falls back to the
+//! classifier's search; a megaflow found without the microflow cache is offered to it
+//! (probabilistically) and to the signature cache.
+//!
+//! **Microflow bypass.** The microflow cache pays only when it serves nearly every packet:
+//! its probe reads a set of whole keys (72 bytes per entry for a 7-word key), while a
+//! signature-cache hit costs about as much, so at a 66% hit rate (10,000 flows in 8,192
+//! entries) the probe, the misses' extra work and the cache lines it occupies cost more than
+//! they save, and at 100,000 flows (7% hits) much more. With a signature cache present, the
+//! flow cache therefore measures the microflow hit rate over windows of [`WINDOW`] probes and
+//! stops probing while it is below [`MIN_HIT_RATE`]; while bypassed, one lookup in
+//! [`SAMPLE`] still probes (and inserts), so the rate keeps being measured and the tier comes
+//! back when the traffic narrows to flows it holds. Answers are the same either way: the
+//! microflow cache only remembers which megaflow served a key. A miss is the caller's upcall:
 //! it runs the slow path and calls [`FlowCache::install`]. Everything here is per thread
 //! (`&mut self`), like OVS's per-PMD EMC and dpcls.
 
 use crate::classifier::{Classifier, ClassifierConfig, InsertError, Inserted};
 use crate::key::{MegaflowId, WordHash};
 use crate::microflow::{Microflow, MicroflowConfig};
+use crate::signature::SignatureCache;
 use crate::stages::ConfigError;
 
 /// Which tier served a lookup.
@@ -20,13 +34,30 @@ pub enum Tier {
     Megaflow,
 }
 
-/// A microflow cache in front of a megaflow classifier.
+/// Microflow probes per measurement window of the bypass decision.
+pub const WINDOW: u32 = 4096;
+
+/// Hit rate (percent) below which the microflow tier is bypassed (with a signature cache).
+pub const MIN_HIT_RATE: u32 = 90;
+
+/// While bypassed, one lookup in this many still probes the microflow tier.
+pub const SAMPLE: u32 = 16;
+
+/// A microflow cache and a signature cache in front of a megaflow classifier.
 #[derive(Debug)]
 pub struct FlowCache<V> {
     hasher: WordHash,
     microflow: Option<Microflow>,
+    signatures: Option<SignatureCache>,
     classifier: Classifier<V>,
     stale: u64,
+    /// The bypass decision: whether the microflow tier is bypassed, probes and hits in the
+    /// current window, lookups until the next sampled probe, and lookups that skipped it.
+    bypass: bool,
+    window_probes: u32,
+    window_hits: u32,
+    until_sample: u32,
+    bypassed: u64,
 }
 
 impl<V> FlowCache<V> {
@@ -41,9 +72,22 @@ impl<V> FlowCache<V> {
         Ok(FlowCache {
             hasher: WordHash::from_seed(classifier.seed.map(|s| s ^ 0x5eed)),
             microflow: microflow.map(Microflow::new).transpose()?,
+            signatures: None,
             classifier: Classifier::new(classifier)?,
             stale: 0,
+            bypass: false,
+            window_probes: 0,
+            window_hits: 0,
+            until_sample: 0,
+            bypassed: 0,
         })
+    }
+
+    /// Adds a signature cache of `entries` entries (0: none) between the microflow cache and
+    /// the classifier.
+    pub fn with_signatures(mut self, entries: usize) -> Self {
+        self.signatures = (entries > 0).then(|| SignatureCache::new(entries));
+        self
     }
 
     /// The hash the microflow tier uses for `key`, for callers that compute it early (e.g.
@@ -68,7 +112,14 @@ impl<V> FlowCache<V> {
     /// [`FlowCache::lookup`] with the key's [`FlowCache::hash`] already computed.
     #[inline]
     pub fn lookup_hashed(&mut self, key: &[u64], hash: u64) -> Option<(MegaflowId, &V, Tier)> {
-        let cached = self.microflow.as_mut().and_then(|m| m.lookup(key, hash));
+        let probe = self.microflow.is_some() && self.probe_microflow();
+        let cached = if probe {
+            let c = self.microflow.as_mut().and_then(|m| m.lookup(key, hash));
+            self.count_probe(c.is_some());
+            c
+        } else {
+            None
+        };
         if let Some(id) = cached {
             if self.classifier.get(id).is_some() {
                 // Borrowck: the value is returned from the branch that found it.
@@ -76,9 +127,22 @@ impl<V> FlowCache<V> {
             }
             self.stale = self.stale.wrapping_add(1);
         }
+        if let Some(s) = self.signatures.as_mut()
+            && let Some(slot) = s.get(hash)
+            && let Some(id) = self.classifier.slot_matches(slot, key)
+        {
+            s.count_hit();
+            if let Some(m) = self.microflow.as_mut().filter(|_| probe) {
+                m.insert(key, hash, id);
+            }
+            return self.classifier.hit(id).map(|v| (id, v, Tier::Megaflow));
+        }
         let (id, value) = self.classifier.lookup(key)?;
-        if let Some(m) = self.microflow.as_mut() {
+        if let Some(m) = self.microflow.as_mut().filter(|_| probe) {
             m.insert(key, hash, id);
+        }
+        if let Some(s) = self.signatures.as_mut() {
+            s.insert(hash, id.slot());
         }
         Some((id, value, Tier::Megaflow))
     }
@@ -87,9 +151,56 @@ impl<V> FlowCache<V> {
     /// with `fetch`.
     #[inline]
     pub fn prefetch(&self, hash: u64, fetch: fn(*const u8)) {
-        if let Some(m) = &self.microflow {
+        if let Some(m) = self.microflow.as_ref().filter(|_| !self.bypass) {
             m.prefetch(hash, fetch);
         }
+        if let Some(s) = &self.signatures {
+            s.prefetch(hash, fetch);
+        }
+    }
+
+    /// Whether this lookup probes the microflow tier (see the module doc).
+    #[inline]
+    fn probe_microflow(&mut self) -> bool {
+        if !self.bypass {
+            return true;
+        }
+        if self.until_sample == 0 {
+            self.until_sample = SAMPLE - 1;
+            return true;
+        }
+        self.until_sample -= 1;
+        self.bypassed = self.bypassed.wrapping_add(1);
+        false
+    }
+
+    /// Counts a microflow probe; closes the window (and decides the bypass) when it is full.
+    #[inline]
+    fn count_probe(&mut self, hit: bool) {
+        self.window_probes += 1;
+        self.window_hits += u32::from(hit);
+        if self.window_probes >= WINDOW {
+            self.bypass = self.signatures.is_some()
+                && u64::from(self.window_hits) * 100
+                    < u64::from(self.window_probes) * u64::from(MIN_HIT_RATE);
+            self.window_probes = 0;
+            self.window_hits = 0;
+        }
+    }
+
+    /// Whether the microflow tier is bypassed now (see the module doc).
+    pub fn microflow_bypassed(&self) -> bool {
+        self.bypass
+    }
+
+    /// Lookups that skipped the microflow tier because it was bypassed.
+    pub fn bypassed_lookups(&self) -> u64 {
+        self.bypassed
+    }
+
+    /// The signature cache, if there is one.
+    pub fn signatures(&self) -> Option<&SignatureCache> {
+        self.signatures.as_ref()
     }
 
     /// Installs a megaflow computed by the slow path for the packet whose key is `key`, and
@@ -136,6 +247,11 @@ impl<V> FlowCache<V> {
 
     /// Bytes used by both tiers.
     pub fn memory_bytes(&self) -> usize {
-        self.classifier.memory_bytes() + self.microflow.as_ref().map_or(0, Microflow::memory_bytes)
+        self.classifier.memory_bytes()
+            + self.microflow.as_ref().map_or(0, Microflow::memory_bytes)
+            + self
+                .signatures
+                .as_ref()
+                .map_or(0, SignatureCache::memory_bytes)
     }
 }

@@ -139,7 +139,8 @@ fn a_million_new_flows_stay_bounded_and_established_flows_keep_flowing() {
     println!("{info:?}\n{stats:?}\nmax memory {max_memory} bytes, {limited} limited");
     assert!(info.megaflows <= LIMIT);
     // The bound: the megaflow limit's worth of keys, masks and table slots (a few hundred
-    // bytes each) plus the microflow array, far below what a million megaflows would take.
+    // bytes each) plus the microflow array and the signature cache (2 MiB), far below what a
+    // million megaflows would take.
     assert!(max_memory < 8 << 20, "cache memory {max_memory} bytes");
     // The slow path ran at most its budget: one second of flood at RATE per second.
     assert!(

@@ -845,6 +845,8 @@ fn run_round(
         seed: Some(rng.next()),
         microflow: rng.chance(3, 4),
         microflow_entries: if rng.chance(1, 4) { 2 } else { 8192 },
+        // No signature cache, a tiny one (colliding signatures, stale hints) or the default.
+        signature_entries: [0, 4, koi_datapath::SIGNATURE_ENTRIES][rng.index(3)],
         max_megaflows: if rng.chance(1, 4) {
             1 + rng.index(8)
         } else {

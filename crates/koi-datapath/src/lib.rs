@@ -106,7 +106,7 @@ pub mod stages;
 
 pub use datapath::{
     BATCH, CacheInfo, CycleCounter, Datapath, DatapathConfig, DatapathStats, Megaflow, PathTaken,
-    Prefetch, StageCycles, Summary, Tier,
+    Prefetch, SIGNATURE_ENTRIES, StageCycles, Summary, Tier,
 };
 pub use flowkey::{Coverage, Decision, DecisionKind, FlowKeyLayout, KeyField, KeyGroup, Source};
 pub use stages::stages;

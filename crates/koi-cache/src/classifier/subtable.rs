@@ -134,7 +134,7 @@ impl Subtable {
 
     /// Whether the stored megaflow at `local` matches `key`.
     #[inline]
-    fn matches(&self, local: u32, key: &[u64]) -> bool {
+    pub(crate) fn matches(&self, local: u32, key: &[u64]) -> bool {
         let stored = self.stored(local as usize);
         stored.len() == self.width()
             && stored

@@ -61,6 +61,10 @@ pub struct BenchArgs {
     /// Turn the microflow (exact-match) cache off: every hit is a megaflow lookup.
     #[arg(long)]
     pub no_microflow: bool,
+    /// Signature-cache entries (0: none): the 8-byte hints from a key's hash to its megaflow
+    /// between the microflow cache and the classifier.
+    #[arg(long, default_value_t = koi_datapath::SIGNATURE_ENTRIES)]
+    pub signature_entries: usize,
     /// Keep every action program interpreted (no native code for hot programs).
     #[arg(long)]
     pub no_jit: bool,
@@ -160,6 +164,7 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
     let config = DatapathConfig {
         profile: (!a.no_profile).then_some(koi_ports::tsc as koi_datapath::CycleCounter),
         microflow: !a.no_microflow,
+        signature_entries: a.signature_entries,
         max_megaflows: a.max_megaflows.max(1),
         prefetch: Some(koi_ports::prefetch as koi_datapath::Prefetch),
         jit_after: if a.no_jit {

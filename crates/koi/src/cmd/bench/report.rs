@@ -102,6 +102,10 @@ pub struct Counters {
     pub packets: u64,
     pub microflow_hits: u64,
     pub megaflow_hits: u64,
+    /// Megaflow hits found through the signature cache.
+    pub signature_hits: u64,
+    /// Lookups that skipped the bypassed microflow tier.
+    pub microflow_bypassed: u64,
     pub compiled_hits: u64,
     pub misses: u64,
     pub too_short: u64,
@@ -124,6 +128,8 @@ impl Counters {
             packets: s.packets,
             microflow_hits: s.microflow_hits,
             megaflow_hits: s.megaflow_hits,
+            signature_hits: s.signature_hits,
+            microflow_bypassed: s.microflow_bypassed,
             compiled_hits: s.compiled_hits,
             misses: s.misses,
             too_short: s.too_short,
@@ -154,7 +160,10 @@ pub struct Cache {
     pub subtables: usize,
     pub microflows: usize,
     pub microflow_capacity: usize,
-    /// Bytes used by both tiers (keys, masks, tables; not the action programs).
+    /// Whether the microflow tier was bypassed at the end (hit rate too low to pay).
+    pub microflow_bypassed: bool,
+    pub signature_capacity: usize,
+    /// Bytes used by the tiers (keys, masks, tables; not the action programs).
     pub memory_bytes: usize,
     /// `memory_bytes` of the empty caches (the microflow table, empty classifier tables).
     pub empty_bytes: usize,
@@ -306,6 +315,8 @@ impl Report {
                 subtables: info.subtables,
                 microflows: info.microflows,
                 microflow_capacity: info.microflow_capacity,
+                microflow_bypassed: info.microflow_bypassed,
+                signature_capacity: info.signature_capacity,
                 memory_bytes: info.memory_bytes,
                 empty_bytes: i.empty_bytes,
                 bytes_per_megaflow: ratio(
@@ -383,9 +394,14 @@ impl Report {
         let h = &self.hit_rate;
         let _ = writeln!(
             o,
-            "hit rates   microflow {}, megaflow {}, total {} (compiled {}); miss {}, rate-limited {}",
+            "hit rates   microflow {}, megaflow {} ({} of packets through the signature cache), total {} (compiled {}); miss {}, rate-limited {}",
             pct(h.microflow),
             pct(h.megaflow),
+            pct(ratio(
+                self.counters.signature_hits as f64,
+                self.counters.packets as f64
+            )
+            .unwrap_or(0.0)),
             pct(h.total),
             pct(h.compiled),
             pct(h.miss),
@@ -402,7 +418,7 @@ impl Report {
         let c = &self.cache;
         let _ = writeln!(
             o,
-            "caches      {} megaflows (limit {}, {} compiled, {} native) in {} subtables; {} microflows of {}; {} bytes ({} when empty), {} bytes/megaflow",
+            "caches      {} megaflows (limit {}, {} compiled, {} native) in {} subtables; {} microflows of {}{}; signature cache of {}; {} bytes ({} when empty), {} bytes/megaflow",
             c.megaflows,
             c.max_megaflows,
             c.compiled,
@@ -410,6 +426,12 @@ impl Report {
             c.subtables,
             c.microflows,
             c.microflow_capacity,
+            if c.microflow_bypassed {
+                " (bypassed: too few hits)"
+            } else {
+                ""
+            },
+            c.signature_capacity,
             c.memory_bytes,
             c.empty_bytes,
             f0(c.bytes_per_megaflow),

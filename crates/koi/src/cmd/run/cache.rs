@@ -256,10 +256,14 @@ fn add(a: &mut Snapshot, b: &Snapshot) {
     x.subtables += y.subtables;
     x.microflows += y.microflows;
     x.microflow_capacity += y.microflow_capacity;
+    x.microflow_bypassed |= y.microflow_bypassed;
+    x.signature_capacity += y.signature_capacity;
     x.memory_bytes += y.memory_bytes;
     let (x, y) = (&mut a.stats, &b.stats);
     x.microflow_hits += y.microflow_hits;
     x.megaflow_hits += y.megaflow_hits;
+    x.signature_hits += y.signature_hits;
+    x.microflow_bypassed += y.microflow_bypassed;
     x.compiled_hits += y.compiled_hits;
     x.misses += y.misses;
     x.uncacheable += y.uncacheable;
@@ -282,15 +286,23 @@ fn render_one(out: &mut String, s: &Snapshot) {
     let _ = writeln!(out, "  subtables        {}", i.subtables);
     let _ = writeln!(
         out,
-        "  microflows       {} / {}",
-        i.microflows, i.microflow_capacity
+        "  microflows       {} / {}{}",
+        i.microflows,
+        i.microflow_capacity,
+        if i.microflow_bypassed {
+            " (bypassed: too few hits)"
+        } else {
+            ""
+        }
     );
+    let _ = writeln!(out, "  signatures       {}", i.signature_capacity);
     let _ = writeln!(out, "  memory           {} bytes", i.memory_bytes);
     let _ = writeln!(out, "  packets          {p}");
     let _ = writeln!(out, "  hits             {hits} ({})", pct(hits, p));
     for (name, v) in [
         ("microflow hits", st.microflow_hits),
         ("megaflow hits", st.megaflow_hits),
+        ("signature hits", st.signature_hits),
         ("compiled hits", st.compiled_hits),
         ("misses", st.misses),
         ("upcalls limited", st.upcalls_limited),
