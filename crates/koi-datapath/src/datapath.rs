@@ -686,7 +686,7 @@ impl<'p> Datapath<'p> {
                         aborted: None,
                     });
                 }
-                let (outcome, path) = self.interp_path(state, packet, port, clock)?;
+                let (outcome, path) = self.interp_path(state, packet, port, clock, miss)?;
                 for o in &outcome.outputs {
                     sink(o.port, &o.bytes);
                 }
@@ -719,7 +719,7 @@ impl<'p> Datapath<'p> {
         });
         match fast {
             Fast::Done(_) => Ok(outcome),
-            Fast::Interp { .. } => Ok(self.interp_path(state, packet, port, clock)?.0),
+            Fast::Interp { miss } => Ok(self.interp_path(state, packet, port, clock, miss)?.0),
         }
     }
 
@@ -862,6 +862,7 @@ impl<'p> Datapath<'p> {
         packet: &[u8],
         port: u64,
         clock: &dyn Clock,
+        known_miss: bool,
     ) -> Result<(Outcome, PathTaken), InterpError> {
         let prof = self.config.profile;
         let t0 = prof.map_or(0, |f| f());
@@ -877,6 +878,7 @@ impl<'p> Datapath<'p> {
             packet,
             port,
             mode: Mode::Deciding,
+            known_miss,
             key: vec![0; words],
             mask: vec![0; words],
             cacheable: true,
@@ -986,6 +988,9 @@ struct DpObserver<'a> {
     scratch: &'a mut Scratch,
     reasons: &'a mut BTreeMap<&'static str, u64>,
     programs: &'a mut Programs,
+    /// The fast path just looked this packet's key up and missed: the first parse need not
+    /// look it up again (same key, same caches).
+    known_miss: bool,
     mode: Mode,
     key: Vec<u64>,
     mask: Vec<u64>,
@@ -1022,10 +1027,13 @@ impl<'a> DpObserver<'a> {
     /// The first parse ended: look the key up, then replay or record.
     fn first_parse(&mut self, phv: &[u8]) {
         self.layout.extract(phv, &mut self.key);
-        let found = self
-            .cache
-            .lookup(&self.key)
-            .map(|(_, v, tier)| (Arc::clone(v), tier));
+        let found = if self.known_miss {
+            None
+        } else {
+            self.cache
+                .lookup(&self.key)
+                .map(|(_, v, tier)| (Arc::clone(v), tier))
+        };
         match found {
             Some((flow, tier)) if self.packet.len() >= flow.min_len => {
                 match tier {
