@@ -62,6 +62,20 @@ enum Op {
         lo: u64,
         hi: u64,
     },
+    /// `h.setInvalid()`: the header is invalid, its fields keep their values.
+    SetInvalid(u32),
+    /// `h.setValid()`: a header that was invalid becomes valid with its fields zeroed (v1model;
+    /// uBPF keeps them, `zero: false`); the other members of its union become invalid.
+    SetValid {
+        h: u32,
+        zero: bool,
+    },
+    /// `dst = src` for two headers: fields and validity; if valid, the other members of
+    /// `dst`'s union become invalid.
+    Copy {
+        dst: u32,
+        src: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -162,8 +176,13 @@ enum KeyOp {
 /// Where the headers of one packet are.
 #[derive(Clone, Debug, Default)]
 pub struct Parsed {
-    /// Bit offset in the packet of each header (by `HeaderId` index), [`NONE`] if invalid.
+    /// Bit offset in the packet of the bits each header's fields hold (by `HeaderId`
+    /// index: extracted there, or copied from a header extracted there), [`NONE`] if they
+    /// are all zero (never written, or zeroed by `setValid`).
     pub hdr_off: Vec<u32>,
+    /// Whether each header is valid (a header can hold bits and be invalid: `setInvalid`,
+    /// a union sibling extracted after it).
+    pub valid: Vec<bool>,
     /// Each stack's next index.
     pub next: Vec<u32>,
     /// Bits consumed.
@@ -172,7 +191,10 @@ pub struct Parsed {
     pub vars: Vec<u64>,
     /// The assignments run, in order (see [`FastParser::assignment`]).
     pub assigned: Vec<u32>,
-    /// Whether some header was extracted twice (its first offset is lost).
+    /// Whether a header's bits moved (extracted again, copied over, zeroed by `setValid`)
+    /// after a `select`, `verify` or assignment read them, or its validity changed after an
+    /// assignment read it: what was read is no longer in the final headers, which parse-path
+    /// templates and the tracer start from.
     pub reextracted: bool,
     /// Run every assignment and record it in `assigned` (for the slow path's tracer); when
     /// false, assignments whose values neither the key nor a `select` reads are skipped.
@@ -491,6 +513,18 @@ impl FastParser {
                         let (e, lo, hi) = verify_range(p, &inputs, cond)?;
                         Op::Verify { e, lo, hi }
                     }
+                    Stmt::SetInvalid(HeaderRef::Header(h)) => Op::SetInvalid(h.index()),
+                    Stmt::SetValid(HeaderRef::Header(h)) => Op::SetValid {
+                        h: h.index(),
+                        zero: p.arch == koi_ir::Architecture::V1Model,
+                    },
+                    Stmt::CopyHeader {
+                        dst: HeaderRef::Header(d),
+                        src: HeaderRef::Header(s),
+                    } if same_layout(p, *d, *s) => Op::Copy {
+                        dst: d.index(),
+                        src: s.index(),
+                    },
                     _ => return None,
                 });
             }
@@ -648,6 +682,7 @@ impl FastParser {
     pub fn new_parsed(&self) -> Parsed {
         Parsed {
             hdr_off: vec![NONE; self.headers],
+            valid: vec![false; self.headers],
             next: vec![0; self.stacks.len()],
             cursor: 0,
             vars: vec![0; self.vars],
@@ -664,6 +699,7 @@ impl FastParser {
     /// least the layout's words). `false`: the packet needs the interpreter's parser.
     pub fn parse(&self, pkt: &[u8], port: u64, out: &mut Parsed, key: &mut [u64]) -> bool {
         out.hdr_off.fill(NONE);
+        out.valid.fill(false);
         out.next.fill(0);
         out.vars.fill(0);
         out.assigned.clear();
@@ -719,6 +755,30 @@ impl FastParser {
                             return false;
                         }
                         out.verified.push((state, oi as u32));
+                    }
+                    // (The packet length v1model counts for egress changes too; compiled
+                    // programs never use it: the tracer treats `packet_length` as opaque.)
+                    Op::SetInvalid(h) => self.set_valid(out, h, false),
+                    Op::SetValid { h, zero } => {
+                        if !out.valid.get(h as usize).copied().unwrap_or(true) {
+                            if zero {
+                                self.move_bits(out, h, NONE);
+                            }
+                            self.set_valid(out, h, true);
+                        }
+                        self.invalidate_siblings(out, h);
+                    }
+                    Op::Copy { dst, src } => {
+                        let (Some(&at), Some(&v)) =
+                            (out.hdr_off.get(src as usize), out.valid.get(src as usize))
+                        else {
+                            return false;
+                        };
+                        self.move_bits(out, dst, at);
+                        self.set_valid(out, dst, v);
+                        if v {
+                            self.invalidate_siblings(out, dst);
+                        }
                     }
                     Op::Assign { id, var, ref e } => {
                         if !(self.vars_read || out.record) {
@@ -961,7 +1021,7 @@ impl FastParser {
                     }
                 }
                 KeyOp::Valid { h, key } => {
-                    if p.hdr_off[h as usize] != NONE {
+                    if p.valid[h as usize] {
                         write_key(&mut key_base, key, 1, 1);
                     }
                 }
@@ -1040,16 +1100,73 @@ impl FastParser {
         })
     }
 
+    /// `extract(h)` at bit `at`.
     fn set_header(&self, out: &mut Parsed, h: u32, at: u32) {
-        if let Some(x) = out.hdr_off.get_mut(h as usize) {
-            out.reextracted |= *x != NONE;
-            *x = at;
+        self.move_bits(out, h, at);
+        self.set_valid(out, h, true);
+        self.invalidate_siblings(out, h);
+    }
+
+    /// Header `h` now holds the bits at `at` ([`NONE`]: zeros).
+    fn move_bits(&self, out: &mut Parsed, h: u32, at: u32) {
+        let Some(&old) = out.hdr_off.get(h as usize) else {
+            return;
+        };
+        if old != at {
+            if !out.reextracted && self.read_so_far(out, h, false) {
+                out.reextracted = true;
+            }
+            out.hdr_off[h as usize] = at;
         }
+    }
+
+    /// Header `h` is now valid or not.
+    fn set_valid(&self, out: &mut Parsed, h: u32, v: bool) {
+        let Some(&old) = out.valid.get(h as usize) else {
+            return;
+        };
+        if old != v {
+            if !out.reextracted && self.read_so_far(out, h, true) {
+                out.reextracted = true;
+            }
+            out.valid[h as usize] = v;
+        }
+    }
+
+    /// Whether a `select`, `verify` or assignment run so far read header `h`'s fields (or,
+    /// with `validity`, an assignment read its validity).
+    #[inline(never)]
+    fn read_so_far(&self, out: &Parsed, h: u32, validity: bool) -> bool {
+        let assigned = out
+            .assigned
+            .iter()
+            .filter_map(|&id| self.assigns.get(id as usize).map(|(_, e)| e));
+        if validity {
+            return assigned.into_iter().any(|e| reads(e, h, true));
+        }
+        let selected = out.selects.iter().filter_map(|&(st, i, _)| {
+            match &self.states.get(st as usize)?.trans {
+                Trans::Select { keys, .. } => keys.get(i as usize),
+                Trans::Goto(_) => None,
+            }
+        });
+        let verified = out.verified.iter().filter_map(|&(st, oi)| {
+            match self.states.get(st as usize)?.ops.get(oi as usize)? {
+                Op::Verify { e, .. } => Some(e),
+                _ => None,
+            }
+        });
+        selected
+            .chain(verified)
+            .chain(assigned)
+            .any(|e| reads(e, h, false))
+    }
+
+    /// The other members of `h`'s union become invalid (their fields keep their values).
+    fn invalidate_siblings(&self, out: &mut Parsed, h: u32) {
         if let Some(sib) = self.siblings.get(h as usize) {
             for &s in sib {
-                if let Some(x) = out.hdr_off.get_mut(s as usize) {
-                    *x = NONE;
-                }
+                self.set_valid(out, s, false);
             }
         }
     }
@@ -1071,7 +1188,7 @@ impl FastParser {
                     }
                 }
                 KeyOp::Valid { h, key: k } => {
-                    if out.hdr_off[h as usize] != NONE {
+                    if out.valid[h as usize] {
                         write_key(key, k, 1, 1);
                     }
                 }
@@ -1183,6 +1300,15 @@ fn fixed_width(p: &Pipeline, h: koi_ir::HeaderId) -> Option<u32> {
     (!varbit).then_some(hd.width)
 }
 
+/// Whether headers `a` and `b` have the same type, without varbit fields (a header copy
+/// then moves the same bits).
+fn same_layout(p: &Pipeline, a: koi_ir::HeaderId, b: koi_ir::HeaderId) -> bool {
+    let (Some(x), Some(y)) = (p.phv.headers.get(a), p.phv.headers.get(b)) else {
+        return false;
+    };
+    x.type_name == y.type_name && fixed_width(p, a).is_some() && fixed_width(p, b).is_some()
+}
+
 /// Whether any parser state writes `slot` other than through `extract`.
 fn written_by_parser(p: &Pipeline, slot: SlotId) -> bool {
     p.parsers.values().any(|pr| {
@@ -1195,6 +1321,17 @@ fn written_by_parser(p: &Pipeline, slot: SlotId) -> bool {
             })
         })
     })
+}
+
+/// Whether `e` reads header `h`'s fields (`validity`: its validity).
+fn reads(e: &Ex, h: u32, validity: bool) -> bool {
+    match e {
+        Ex::Field { h: x, .. } => !validity && *x == h,
+        Ex::Valid(x) => validity && *x == h,
+        Ex::Slice(a, ..) | Ex::Trunc(a, _) | Ex::Sext(a, ..) => reads(a, h, validity),
+        Ex::Concat(a, b, _) => reads(a, h, validity) || reads(b, h, validity),
+        Ex::Next(_) | Ex::Port(_) | Ex::Len(_) | Ex::Const(..) | Ex::Var(..) => false,
+    }
 }
 
 fn mask(w: u32) -> u64 {
@@ -1314,7 +1451,7 @@ fn eval(e: &Ex, pkt: &[u8], out: &Parsed, port: u64) -> u64 {
                 read_bits(pkt, base + off, *w)
             }
         }
-        Ex::Valid(h) => u64::from(out.hdr_off[*h as usize] != NONE),
+        Ex::Valid(h) => u64::from(out.valid[*h as usize]),
         Ex::Next(s) => u64::from(out.next[*s as usize]),
         Ex::Port(w) => port & mask(*w),
         Ex::Len(w) => (pkt.len() as u64) & mask(*w),

@@ -1524,7 +1524,7 @@ impl<'p> Tracer<'p> {
                 }
             }
             Ex::Valid(h) => {
-                let v = *parsed.hdr_off.get(*h as usize)? != NONE;
+                let v = *parsed.valid.get(*h as usize)?;
                 self.add(Node::Const(Bits::from_bool(v)))
             }
             Ex::Next(s) => {
