@@ -22,6 +22,9 @@ pub enum Matcher {
         /// Position of the LPM field among the match fields.
         field: usize,
         by_len: BTreeMap<Reverse<u32>, HashMap<Vec<Bits>, u32>>,
+        /// The entries' prefixes of the LPM field, for the megaflow masks of lookups with
+        /// too many longer entries to compare one by one.
+        trie: Trie,
     },
     /// `(priority, index)` sorted by priority descending, then index ascending.
     Scan(Vec<(u32, u32)>),
@@ -53,6 +56,7 @@ impl Matcher {
             (LookupKind::Lpm, Some(field)) => Matcher::Lpm {
                 field,
                 by_len: BTreeMap::new(),
+                trie: Trie::default(),
             },
             (LookupKind::Exact | LookupKind::Lpm, _) => Matcher::Exact(HashMap::default()),
             (LookupKind::Ternary | LookupKind::Range, _) => Matcher::Scan(Vec::new()),
@@ -69,7 +73,7 @@ impl Matcher {
     ) -> Option<u32> {
         match self {
             Matcher::Exact(m) => m.get(&key_of(patterns)).copied(),
-            Matcher::Lpm { field, by_len } => {
+            Matcher::Lpm { field, by_len, .. } => {
                 let len = prefix_len(patterns.get(*field));
                 by_len.get(&Reverse(len))?.get(&key_of(patterns)).copied()
             }
@@ -86,12 +90,22 @@ impl Matcher {
             Matcher::Exact(m) => {
                 m.insert(key_of(patterns), index);
             }
-            Matcher::Lpm { field, by_len } => {
+            Matcher::Lpm {
+                field,
+                by_len,
+                trie,
+            } => {
                 let len = prefix_len(patterns.get(*field));
-                by_len
+                let key = key_of(patterns);
+                let prefix = key.get(*field).cloned();
+                let new = by_len
                     .entry(Reverse(len))
                     .or_default()
-                    .insert(key_of(patterns), index);
+                    .insert(key, index)
+                    .is_none();
+                if let (true, Some(v)) = (new, prefix) {
+                    trie.add(&v, len);
+                }
             }
             Matcher::Scan(list) => {
                 let at =
@@ -106,10 +120,19 @@ impl Matcher {
             Matcher::Exact(m) => {
                 m.remove(&key_of(patterns));
             }
-            Matcher::Lpm { field, by_len } => {
+            Matcher::Lpm {
+                field,
+                by_len,
+                trie,
+            } => {
                 let len = Reverse(prefix_len(patterns.get(*field)));
                 if let Some(m) = by_len.get_mut(&len) {
-                    m.remove(&key_of(patterns));
+                    let key = key_of(patterns);
+                    if m.remove(&key).is_some()
+                        && let Some(v) = key.get(*field)
+                    {
+                        trie.remove(v, len.0);
+                    }
                     if m.is_empty() {
                         by_len.remove(&len);
                     }
@@ -122,7 +145,10 @@ impl Matcher {
     pub fn clear(&mut self) {
         match self {
             Matcher::Exact(m) => m.clear(),
-            Matcher::Lpm { by_len, .. } => by_len.clear(),
+            Matcher::Lpm { by_len, trie, .. } => {
+                by_len.clear();
+                *trie = Trie::default();
+            }
             Matcher::Scan(list) => list.clear(),
         }
     }
@@ -151,7 +177,11 @@ impl Matcher {
                 }
                 hit
             }
-            Matcher::Lpm { field, by_len } => lookup_lpm(*field, by_len, keys, masks),
+            Matcher::Lpm {
+                field,
+                by_len,
+                trie,
+            } => lookup_lpm(*field, by_len, trie, keys, masks),
             Matcher::Scan(list)
                 if keys.len() <= NARROW_FIELDS && keys.iter().all(|k| k.width() <= 128) =>
             {
@@ -201,6 +231,7 @@ fn add_witness(
 fn lookup_lpm(
     field: usize,
     by_len: &BTreeMap<Reverse<u32>, HashMap<Vec<Bits>, u32>>,
+    trie: &Trie,
     keys: &[Bits],
     masks: Option<&mut Vec<Bits>>,
 ) -> Option<u32> {
@@ -240,19 +271,160 @@ fn lookup_lpm(
                         .all(|e| add_witness(&mut w, keys, e, Some((field, *len))))
                 });
         if !precise {
+            // Too many longer entries to compare (or fields too wide): the key's path in the
+            // trie of prefixes tells how many leading bits decide which entries its LPM field
+            // can match; the other fields matter if some entry lies on that path.
+            let decided = trie.decided(original);
             let longest = by_len.keys().next().map_or(0, |r| r.0);
+            let (bits, on_path) = decided.unwrap_or((longest, true));
+            let bits = bits.max(found.map_or(0, |(l, _)| l));
             w = keys
                 .iter()
                 .enumerate()
                 .map(|(i, k)| match i == field {
-                    true => Bits::prefix_mask(k.width(), longest),
-                    false => Bits::ones(k.width()),
+                    true => Bits::prefix_mask(k.width(), bits),
+                    false if on_path || found.is_some() => Bits::ones(k.width()),
+                    false => Bits::zero(k.width()),
                 })
                 .collect();
         }
         *masks = w;
     }
     found.map(|(_, i)| i)
+}
+
+/// A binary trie of the LPM field's prefixes (up to 128 bits wide), with per node the number
+/// of prefixes through it and ending at it: which leading bits of a key decide the entries
+/// its LPM field can match (OVS's prefix tracking, `lib/classifier.c`).
+#[derive(Clone, Debug, Default)]
+pub struct Trie {
+    /// `nodes[0]` is the root (once there is one); a child link of 0 is no child.
+    nodes: Vec<TrieNode>,
+    free: Vec<u32>,
+    /// The field's width; `None` until the first prefix.
+    width: Option<u32>,
+    /// A prefix wider than 128 bits (or of another width) came: the trie is not used.
+    broken: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct TrieNode {
+    child: [u32; 2],
+    /// Prefixes through this node (ending here or below).
+    refs: u32,
+    /// Prefixes ending here.
+    ends: u32,
+}
+
+impl Trie {
+    fn bit(v: u128, width: u32, i: u32) -> usize {
+        ((v >> (width - 1 - i)) & 1) as usize
+    }
+
+    /// Adds prefix `value/len` (the value's width is the field's).
+    fn add(&mut self, value: &Bits, len: u32) {
+        let w = value.width();
+        if self.broken || w > 128 || self.width.is_some_and(|x| x != w) {
+            self.broken = true;
+            self.nodes.clear();
+            self.free.clear();
+            return;
+        }
+        if self.nodes.is_empty() {
+            self.width = Some(w);
+            self.nodes.push(TrieNode::default());
+        }
+        let v = value.low_u128();
+        let mut n = 0usize;
+        self.nodes[0].refs += 1;
+        for i in 0..len.min(w) {
+            let b = Self::bit(v, w, i);
+            let c = match self.nodes[n].child[b] {
+                0 => {
+                    let id = self.alloc();
+                    self.nodes[n].child[b] = id;
+                    id
+                }
+                c => c,
+            };
+            n = c as usize;
+            self.nodes[n].refs += 1;
+        }
+        self.nodes[n].ends += 1;
+    }
+
+    fn alloc(&mut self) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.nodes[i as usize] = TrieNode::default();
+                i
+            }
+            None => {
+                self.nodes.push(TrieNode::default());
+                (self.nodes.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Removes prefix `value/len` (added before).
+    fn remove(&mut self, value: &Bits, len: u32) {
+        let Some(w) = self.width.filter(|w| *w == value.width() && !self.broken) else {
+            return;
+        };
+        if self.nodes.is_empty() {
+            return;
+        }
+        let v = value.low_u128();
+        let mut n = 0usize;
+        self.nodes[0].refs = self.nodes[0].refs.saturating_sub(1);
+        for i in 0..len.min(w) {
+            let b = Self::bit(v, w, i);
+            let c = self.nodes[n].child[b] as usize;
+            if c == 0 {
+                return;
+            }
+            self.nodes[c].refs = self.nodes[c].refs.saturating_sub(1);
+            if self.nodes[c].refs == 0 {
+                // Nothing passes through `c` any more: unlink it and free its subtree.
+                self.nodes[n].child[b] = 0;
+                let mut stack = vec![c as u32];
+                while let Some(x) = stack.pop() {
+                    let node = self.nodes[x as usize];
+                    stack.extend(node.child.iter().filter(|&&k| k != 0));
+                    self.free.push(x);
+                }
+                return;
+            }
+            n = c;
+        }
+        self.nodes[n].ends = self.nodes[n].ends.saturating_sub(1);
+    }
+
+    /// For a key's LPM field: how many leading bits decide which prefixes it matches (every
+    /// key with the same leading bits matches the same ones, so no longer prefix than the
+    /// key's matches either), and whether some prefix lies on its path (then the entry it
+    /// hits depends on the other fields too). `None` without a usable trie.
+    fn decided(&self, key: &Bits) -> Option<(u32, bool)> {
+        let w = self.width.filter(|w| *w == key.width() && !self.broken)?;
+        let root = self.nodes.first()?;
+        let v = key.low_u128();
+        let mut n = 0usize;
+        let mut on_path = root.ends > 0;
+        for i in 0..w {
+            let node = self.nodes[n];
+            let b = Self::bit(v, w, i);
+            match node.child[b] {
+                // The path leaves the trie here: bit `i` tells the key from the prefixes
+                // that go on the other way, if there are any.
+                0 => return Some((if node.child[1 - b] == 0 { i } else { i + 1 }, on_path)),
+                c => {
+                    n = c as usize;
+                    on_path |= self.nodes[n].ends > 0;
+                }
+            }
+        }
+        Some((w, on_path))
+    }
 }
 
 fn lookup_scan<'a>(
@@ -582,6 +754,150 @@ mod tests {
                 prop_assert_eq!(m.lookup(&q, none, None), hit, "key {:?} masks {:?} other {:?}", k, masks, q);
             }
         }
+    }
+
+    proptest! {
+        /// LPM tables with more longer entries than [`WITNESS_LIMIT`] get their masks from the
+        /// prefix trie: sound (every key agreeing on the mask bits gets the same result) and
+        /// never beyond the longest prefix on the LPM field. Entries come and go so that the
+        /// trie's removals are used (and lookups with few longer entries left use witness
+        /// bits, which must be sound too).
+        #[test]
+        fn large_lpm_masks_are_sound(
+            entries in proptest::collection::vec((any::<u16>(), 0u8..2, 0u32..=16), 65..300),
+            removed in proptest::collection::vec(any::<prop::sample::Index>(), 0..40),
+            keys in proptest::collection::vec((any::<u16>(), 0u8..2), 1..8),
+            others in proptest::collection::vec(any::<[u16; 2]>(), 1..12),
+        ) {
+            let mut m = Matcher::new(LookupKind::Lpm, Some(0));
+            let mut live: Vec<(Vec<Pattern>, u32)> = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            for (i, (v, x, len)) in entries.iter().enumerate() {
+                let ps = vec![
+                    Pattern::Prefix {
+                        value: b(16, u128::from(*v) & !low_mask(16 - len)),
+                        len: *len,
+                    },
+                    Pattern::Exact(b(1, u128::from(*x))),
+                ];
+                if seen.insert(format!("{ps:?}")) {
+                    m.insert(&ps, 0, i as u32);
+                    live.push((ps, i as u32));
+                }
+            }
+            for r in &removed {
+                if live.is_empty() {
+                    break;
+                }
+                let (ps, i) = live.swap_remove(r.index(live.len()));
+                m.remove(&ps, i);
+            }
+            let longest = live.iter().map(|(ps, _)| prefix_len(ps.first())).max().unwrap_or(0);
+            let none = |_| None;
+            for key in &keys {
+                let k = [b(16, u128::from(key.0)), b(1, u128::from(key.1))];
+                let mut masks = Vec::new();
+                let hit = m.lookup(&k, none, Some(&mut masks));
+                // Only bits within the longest prefix (the old mask for large tables).
+                prop_assert_eq!(masks[0].low_u128() & low_mask(16 - longest), 0, "longest prefix {}", longest);
+                for o in &others {
+                    let q: Vec<Bits> = [16u32, 1]
+                        .iter()
+                        .enumerate()
+                        .map(|(f, &w)| {
+                            let mk = masks[f].low_u128();
+                            b(w, (k[f].low_u128() & mk) | (u128::from(o[f]) & !mk & low_mask(w)))
+                        })
+                        .collect();
+                    prop_assert_eq!(m.lookup(&q, none, None), hit, "key {:?} masks {:?} other {:?}", k, masks, q);
+                }
+            }
+        }
+    }
+
+    /// A route table of 1,000 /24s: a key outside every route needs only the bits that take
+    /// it off the trie, not the longest prefix.
+    #[test]
+    fn large_lpm_misses_need_only_the_bits_that_leave_the_trie() {
+        let mut m = Matcher::new(LookupKind::Lpm, Some(0));
+        for i in 0..1000u128 {
+            let p = [Pattern::Prefix {
+                value: b(32, 0x0a00_0000 | (i << 8)),
+                len: 24,
+            }];
+            m.insert(&p, 0, i as u32);
+        }
+        let none = |_| None;
+        let mut masks = Vec::new();
+        // 11.0.0.1: bit 7 of the first byte (0x0a vs 0x0b) leaves the trie.
+        assert_eq!(
+            m.lookup(&[b(32, 0x0b00_0001)], none, Some(&mut masks)),
+            None
+        );
+        assert_eq!(masks, [b(32, 0xff00_0000)]);
+        // 10.0.5.1 hits its /24: 24 bits.
+        assert_eq!(
+            m.lookup(&[b(32, 0x0a00_0501)], none, Some(&mut masks)),
+            Some(5)
+        );
+        assert_eq!(masks, [b(32, 0xffff_ff00)]);
+        // Routes with a second (exact) field; the first half removed: the masks are those of
+        // a table built with the second half only.
+        let route = |i: u128| {
+            [
+                Pattern::Prefix {
+                    value: b(32, 0x0a00_0000 | (i << 8)),
+                    len: 24,
+                },
+                Pattern::Exact(b(8, i & 0xff)),
+            ]
+        };
+        let mut two = Matcher::new(LookupKind::Lpm, Some(0));
+        let mut fresh = Matcher::new(LookupKind::Lpm, Some(0));
+        // And 10.3.0.0/16 over some of them, removed too.
+        let wide = [
+            Pattern::Prefix {
+                value: b(32, 0x0a03_0000),
+                len: 16,
+            },
+            Pattern::Exact(b(8, 7)),
+        ];
+        two.insert(&wide, 0, 5000);
+        for i in 0..1000u128 {
+            two.insert(&route(i), 0, i as u32);
+        }
+        two.remove(&wide, 5000);
+        for i in 0..1000u128 {
+            if i < 500 {
+                two.remove(&route(i), i as u32);
+            } else {
+                fresh.insert(&route(i), 0, i as u32);
+            }
+        }
+        let keys = [
+            0x0a00_0401u128,
+            0x0a00_0501,
+            0x0a01_f401,
+            0x0a02_0000,
+            0x0a03_f001,
+            0x0b00_0000,
+        ];
+        for key in keys {
+            for x in [0u128, 4, 0xf4] {
+                let k = [b(32, key), b(8, x)];
+                let mut want = Vec::new();
+                let hit = fresh.lookup(&k, none, Some(&mut want));
+                assert_eq!(two.lookup(&k, none, Some(&mut masks)), hit, "{key:#x} {x}");
+                assert_eq!(masks, want, "{key:#x} {x}");
+            }
+        }
+        // 10.0.4.1 with the routes from 10.1.244.0 on: 16 bits tell it from them, and the
+        // second field does not matter.
+        assert_eq!(
+            two.lookup(&[b(32, 0x0a00_0401), b(8, 4)], none, Some(&mut masks)),
+            None
+        );
+        assert_eq!(masks, [b(32, 0xffff_0000), b(8, 0)]);
     }
 
     #[test]
