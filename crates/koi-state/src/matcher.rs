@@ -17,7 +17,12 @@ type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState
 /// The lookup structure.
 #[derive(Clone, Debug)]
 pub enum Matcher {
-    Exact(HashMap<Vec<Bits>, u32>),
+    Exact {
+        map: HashMap<Vec<Bits>, u32>,
+        /// The entries' keys, the fields concatenated (up to 128 bits), for the megaflow
+        /// masks of misses with too many entries to compare one by one.
+        trie: Trie,
+    },
     Lpm {
         /// Position of the LPM field among the match fields.
         field: usize,
@@ -58,7 +63,10 @@ impl Matcher {
                 by_len: BTreeMap::new(),
                 trie: Trie::default(),
             },
-            (LookupKind::Exact | LookupKind::Lpm, _) => Matcher::Exact(HashMap::default()),
+            (LookupKind::Exact | LookupKind::Lpm, _) => Matcher::Exact {
+                map: HashMap::default(),
+                trie: Trie::default(),
+            },
             (LookupKind::Ternary | LookupKind::Range, _) => Matcher::Scan(Vec::new()),
         }
     }
@@ -72,7 +80,7 @@ impl Matcher {
         patterns_of: impl Fn(u32) -> Option<&'a [Pattern]>,
     ) -> Option<u32> {
         match self {
-            Matcher::Exact(m) => m.get(&key_of(patterns)).copied(),
+            Matcher::Exact { map, .. } => map.get(&key_of(patterns)).copied(),
             Matcher::Lpm { field, by_len, .. } => {
                 let len = prefix_len(patterns.get(*field));
                 by_len.get(&Reverse(len))?.get(&key_of(patterns)).copied()
@@ -87,8 +95,15 @@ impl Matcher {
 
     pub fn insert(&mut self, patterns: &[Pattern], priority: u32, index: u32) {
         match self {
-            Matcher::Exact(m) => {
-                m.insert(key_of(patterns), index);
+            Matcher::Exact { map, trie } => {
+                let key = key_of(patterns);
+                let whole = concat(&key);
+                if map.insert(key, index).is_none() {
+                    match whole {
+                        Some(v) => trie.add(&v, v.width()),
+                        None => trie.add(&Bits::zero(129), 0),
+                    }
+                }
             }
             Matcher::Lpm {
                 field,
@@ -117,8 +132,13 @@ impl Matcher {
 
     pub fn remove(&mut self, patterns: &[Pattern], index: u32) {
         match self {
-            Matcher::Exact(m) => {
-                m.remove(&key_of(patterns));
+            Matcher::Exact { map, trie } => {
+                let key = key_of(patterns);
+                if map.remove(&key).is_some()
+                    && let Some(v) = concat(&key)
+                {
+                    trie.remove(&v, v.width());
+                }
             }
             Matcher::Lpm {
                 field,
@@ -144,7 +164,10 @@ impl Matcher {
 
     pub fn clear(&mut self) {
         match self {
-            Matcher::Exact(m) => m.clear(),
+            Matcher::Exact { map, trie } => {
+                map.clear();
+                *trie = Trie::default();
+            }
             Matcher::Lpm { by_len, trie, .. } => {
                 by_len.clear();
                 *trie = Trie::default();
@@ -162,16 +185,27 @@ impl Matcher {
         masks: Option<&mut Vec<Bits>>,
     ) -> Option<u32> {
         match self {
-            Matcher::Exact(m) => {
-                let hit = m.get(keys).copied();
+            Matcher::Exact { map, trie } => {
+                let hit = map.get(keys).copied();
                 if let Some(masks) = masks {
                     // A hit depends on every key bit; a miss only on one bit per entry that
-                    // tells the key from it (when there are few entries to compare).
+                    // tells the key from it (when there are few entries to compare), or on
+                    // the leading bits (fields in order) that take the key off the trie of
+                    // the entries' keys.
                     *masks = keys.iter().map(|k| Bits::ones(k.width())).collect();
-                    if hit.is_none() && m.len() <= WITNESS_LIMIT {
+                    if hit.is_none() && map.len() <= WITNESS_LIMIT {
                         let mut w: Vec<Bits> = keys.iter().map(|k| Bits::zero(k.width())).collect();
-                        if m.keys().all(|e| add_witness(&mut w, keys, e, None)) {
+                        if map.keys().all(|e| add_witness(&mut w, keys, e, None)) {
                             *masks = w;
+                        }
+                    } else if hit.is_none()
+                        && let Some((bits, _)) = concat(keys).and_then(|v| trie.decided(&v))
+                    {
+                        let mut left = bits;
+                        for (m, k) in masks.iter_mut().zip(keys) {
+                            let n = left.min(k.width());
+                            *m = Bits::prefix_mask(k.width(), n);
+                            left -= n;
                         }
                     }
                 }
@@ -293,9 +327,25 @@ fn lookup_lpm(
     found.map(|(_, i)| i)
 }
 
-/// A binary trie of the LPM field's prefixes (up to 128 bits wide), with per node the number
-/// of prefixes through it and ending at it: which leading bits of a key decide the entries
-/// its LPM field can match (OVS's prefix tracking, `lib/classifier.c`).
+/// The fields of a key side by side (the first the most significant), if they fit in 128
+/// bits.
+fn concat(fields: &[Bits]) -> Option<Bits> {
+    let w: u32 = fields.iter().map(Bits::width).sum();
+    if w > 128 || w == 0 {
+        return None;
+    }
+    let v = fields.iter().fold(0u128, |acc, f| {
+        let fw = f.width();
+        let shifted = if fw >= 128 { 0 } else { acc << fw };
+        shifted | f.low_u128()
+    });
+    Some(Bits::from_u128(w, v))
+}
+
+/// A binary trie of prefixes up to 128 bits wide (an LPM field's, or an exact table's whole
+/// keys), with per node the number of prefixes through it and ending at it: which leading
+/// bits of a key decide the entries it can match (OVS's prefix tracking,
+/// `lib/classifier.c`).
 #[derive(Clone, Debug, Default)]
 pub struct Trie {
     /// `nodes[0]` is the root (once there is one); a child link of 0 is no child.
@@ -813,6 +863,100 @@ mod tests {
                 }
             }
         }
+    }
+
+    proptest! {
+        /// Exact tables with more entries than [`WITNESS_LIMIT`]: a miss's mask comes from the
+        /// trie of the entries' keys (the fields' leading bits, in order) and is sound; a hit
+        /// takes the whole key.
+        #[test]
+        fn large_exact_masks_are_sound(
+            entries in proptest::collection::vec((any::<u16>(), 0u8..8), 65..300),
+            removed in proptest::collection::vec(any::<prop::sample::Index>(), 0..40),
+            keys in proptest::collection::vec((any::<u16>(), 0u8..8), 1..8),
+            others in proptest::collection::vec(any::<[u16; 2]>(), 1..12),
+        ) {
+            let mut m = Matcher::new(LookupKind::Exact, None);
+            let mut live: Vec<(Vec<Pattern>, u32)> = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            for (i, (v, x)) in entries.iter().enumerate() {
+                let ps = vec![
+                    Pattern::Exact(b(16, u128::from(*v))),
+                    Pattern::Exact(b(3, u128::from(*x))),
+                ];
+                if seen.insert((*v, *x)) {
+                    m.insert(&ps, 0, i as u32);
+                    live.push((ps, i as u32));
+                }
+            }
+            for r in &removed {
+                let (ps, i) = live.swap_remove(r.index(live.len()));
+                m.remove(&ps, i);
+            }
+            let none = |_| None;
+            // The keys given, and keys of live entries (hits).
+            let mut ks: Vec<(u16, u8)> = keys.clone();
+            ks.extend(live.iter().take(3).map(|(ps, _)| match (&ps[0], &ps[1]) {
+                (Pattern::Exact(a), Pattern::Exact(c)) => (a.low_u128() as u16, c.low_u128() as u8),
+                _ => (0, 0),
+            }));
+            for key in &ks {
+                let k = [b(16, u128::from(key.0)), b(3, u128::from(key.1))];
+                let mut masks = Vec::new();
+                let hit = m.lookup(&k, none, Some(&mut masks));
+                if hit.is_some() {
+                    prop_assert_eq!(&masks, &vec![b(16, 0xffff), b(3, 7)]);
+                }
+                for o in &others {
+                    let q: Vec<Bits> = [16u32, 3]
+                        .iter()
+                        .enumerate()
+                        .map(|(f, &w)| {
+                            let mk = masks[f].low_u128();
+                            b(w, (k[f].low_u128() & mk) | (u128::from(o[f]) & !mk & low_mask(w)))
+                        })
+                        .collect();
+                    prop_assert_eq!(m.lookup(&q, none, None), hit, "key {:?} masks {:?} other {:?}", k, masks, q);
+                }
+            }
+        }
+    }
+
+    /// A MAC table of 1,000 entries: an unknown address needs only the bits that take it off
+    /// the trie, not the whole key.
+    #[test]
+    fn large_exact_misses_need_only_the_bits_that_leave_the_trie() {
+        let mut m = Matcher::new(LookupKind::Exact, None);
+        let mac = |i: u128| {
+            [
+                Pattern::Exact(b(48, 0x0200_0000_0000 | i)),
+                Pattern::Exact(b(12, 100)),
+            ]
+        };
+        for i in 0..1000u128 {
+            m.insert(&mac(i), 0, i as u32);
+        }
+        let none = |_| None;
+        let mut masks = Vec::new();
+        // 04:00:...: bit 5 of the first byte leaves the trie (02 = 0000_0010, 04 = 0000_0100).
+        let k = [b(48, 0x0400_0000_0001), b(12, 100)];
+        assert_eq!(m.lookup(&k, none, Some(&mut masks)), None);
+        assert_eq!(masks, [b(48, 0xfc00_0000_0000), b(12, 0)]);
+        // A known address on another VLAN: 48 bits, then the VLAN's leading bits.
+        let k = [b(48, 0x0200_0000_0005), b(12, 200)];
+        assert_eq!(m.lookup(&k, none, Some(&mut masks)), None);
+        assert_eq!(masks[0], b(48, 0xffff_ffff_ffff));
+        // 100 = 0b0000_0110_0100 and 200 = 0b0000_1100_1000 part at their fifth bit.
+        assert_eq!(masks[1], b(12, 0xf80));
+        assert_eq!(
+            m.lookup(
+                &[b(48, 0x0200_0000_0005), b(12, 100)],
+                none,
+                Some(&mut masks)
+            ),
+            Some(5)
+        );
+        assert_eq!(masks, [b(48, 0xffff_ffff_ffff), b(12, 0xfff)]);
     }
 
     /// A route table of 1,000 /24s: a key outside every route needs only the bits that take
