@@ -315,6 +315,18 @@ pub struct Summary {
     pub aborted: Option<String>,
 }
 
+impl Summary {
+    /// A packet a compiled program executed (a cache hit), with its drops.
+    #[inline]
+    fn compiled(tier: Tier, drops: Vec<DropReason>) -> Summary {
+        Summary {
+            path: PathTaken::Compiled(tier),
+            drops,
+            aborted: None,
+        }
+    }
+}
+
 /// Sizes of the caches.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CacheInfo {
@@ -646,11 +658,7 @@ impl<'p> Datapath<'p> {
             };
             let r = match fast {
                 // The common case, without a call.
-                Fast::Done(tier) => Ok(Summary {
-                    path: PathTaken::Compiled(tier),
-                    drops,
-                    aborted: None,
-                }),
+                Fast::Done(tier) => Ok(Summary::compiled(tier, drops)),
                 _ => self.finish(fast, drops, state, packet, port, clock, &mut |to, b| {
                     sink(base + i, to, b)
                 }),
@@ -673,11 +681,7 @@ impl<'p> Datapath<'p> {
         sink: &mut dyn FnMut(u64, &[u8]),
     ) -> Result<Summary, InterpError> {
         match fast {
-            Fast::Done(tier) => Ok(Summary {
-                path: PathTaken::Compiled(tier),
-                drops,
-                aborted: None,
-            }),
+            Fast::Done(tier) => Ok(Summary::compiled(tier, drops)),
             Fast::Interp { miss } => {
                 if miss && !self.admit_upcall(clock) {
                     return Ok(Summary {

@@ -761,6 +761,41 @@ mod tests {
         }
     }
 
+    /// The keys that agree with `k` on the bits of `masks` and take the other bits (of fields
+    /// of `widths`) from each of `others`: each must get `hit` from `m` (the masks' soundness).
+    fn agreeing_keys_agree(
+        m: &Matcher,
+        k: &[Bits],
+        masks: &[Bits],
+        widths: &[u32],
+        others: &[[u16; 2]],
+        hit: Option<u32>,
+    ) -> Result<(), TestCaseError> {
+        let none = |_| None;
+        for o in others {
+            let q: Vec<Bits> = widths
+                .iter()
+                .enumerate()
+                .map(|(f, &w)| {
+                    let mk = masks[f].low_u128();
+                    b(
+                        w,
+                        (k[f].low_u128() & mk) | (u128::from(o[f]) & !mk & low_mask(w)),
+                    )
+                })
+                .collect();
+            prop_assert_eq!(
+                m.lookup(&q, none, None),
+                hit,
+                "key {:?} masks {:?} other {:?}",
+                k,
+                masks,
+                q
+            );
+        }
+        Ok(())
+    }
+
     proptest! {
         /// Exact and LPM masks are sound: every key that agrees with the looked-up key on the
         /// mask bits hits the same entry (or misses too). Keys and entries are drawn from few
@@ -792,17 +827,7 @@ mod tests {
             let k = [b(12, spread(key.0)), b(3, u128::from(key.1))];
             let mut masks = Vec::new();
             let hit = m.lookup(&k, none, Some(&mut masks));
-            for o in &others {
-                let q: Vec<Bits> = [12u32, 3]
-                    .iter()
-                    .enumerate()
-                    .map(|(f, &w)| {
-                        let mk = masks[f].low_u128();
-                        b(w, (k[f].low_u128() & mk) | (u128::from(o[f]) & !mk & low_mask(w)))
-                    })
-                    .collect();
-                prop_assert_eq!(m.lookup(&q, none, None), hit, "key {:?} masks {:?} other {:?}", k, masks, q);
-            }
+            agreeing_keys_agree(&m, &k, &masks, &[12u32, 3], &others, hit)?;
         }
     }
 
@@ -850,17 +875,7 @@ mod tests {
                 let hit = m.lookup(&k, none, Some(&mut masks));
                 // Only bits within the longest prefix (the old mask for large tables).
                 prop_assert_eq!(masks[0].low_u128() & low_mask(16 - longest), 0, "longest prefix {}", longest);
-                for o in &others {
-                    let q: Vec<Bits> = [16u32, 1]
-                        .iter()
-                        .enumerate()
-                        .map(|(f, &w)| {
-                            let mk = masks[f].low_u128();
-                            b(w, (k[f].low_u128() & mk) | (u128::from(o[f]) & !mk & low_mask(w)))
-                        })
-                        .collect();
-                    prop_assert_eq!(m.lookup(&q, none, None), hit, "key {:?} masks {:?} other {:?}", k, masks, q);
-                }
+                agreeing_keys_agree(&m, &k, &masks, &[16u32, 1], &others, hit)?;
             }
         }
     }
@@ -907,17 +922,7 @@ mod tests {
                 if hit.is_some() {
                     prop_assert_eq!(&masks, &vec![b(16, 0xffff), b(3, 7)]);
                 }
-                for o in &others {
-                    let q: Vec<Bits> = [16u32, 3]
-                        .iter()
-                        .enumerate()
-                        .map(|(f, &w)| {
-                            let mk = masks[f].low_u128();
-                            b(w, (k[f].low_u128() & mk) | (u128::from(o[f]) & !mk & low_mask(w)))
-                        })
-                        .collect();
-                    prop_assert_eq!(m.lookup(&q, none, None), hit, "key {:?} masks {:?} other {:?}", k, masks, q);
-                }
+                agreeing_keys_agree(&m, &k, &masks, &[16u32, 3], &others, hit)?;
             }
         }
     }

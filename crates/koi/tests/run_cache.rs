@@ -243,22 +243,33 @@ fn cache_flags_no_microflow_and_no_cache() {
 
 #[test]
 fn misses_beyond_the_upcall_rate_are_dropped_and_counted() {
-    // examples/l2.p4 with 100 learned MACs (too many for a miss to be told apart by a few
-    // bits): every other destination MAC is its own flow, and the default action drops. 2000
-    // misses fit the slow path's burst; at --upcall-rate 1 a handful more are let through
-    // while the rest are dropped unprocessed.
+    // examples/l2.p4 with learned MACs at even addresses and frames to the odd ones: each
+    // destination differs from a learned one only in its last bit, so each miss needs the
+    // whole address and is its own flow; the default action drops. 2000 misses fit the slow
+    // path's burst; at --upcall-rate 1 a handful more are let through while the rest are
+    // dropped unprocessed.
     let total = 2100usize;
+    let mac = |n: usize| {
+        let b = (n as u32).to_be_bytes();
+        [6, 0, 0, b[1], b[2], b[3]]
+    };
     let frames: Vec<Vec<u8>> = (0..total)
         .map(|i| {
             let mut f = frame(4);
-            f[3..6].copy_from_slice(&(i as u32).to_be_bytes()[1..]);
+            f[..6].copy_from_slice(&mac(2 * i + 1));
             f
         })
         .collect();
     let dir = tmpdir("run_cache", "limit");
     write_pcap(&dir.join("in.pcap"), &frames);
-    let learned: String = (0..100)
-        .map(|i| format!("table_add dmac forward 06:00:00:00:00:{i:02x} => 3\n"))
+    let learned: String = (0..total)
+        .map(|i| {
+            let m = mac(2 * i);
+            format!(
+                "table_add dmac forward {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x} => 3\n",
+                m[0], m[1], m[2], m[3], m[4], m[5]
+            )
+        })
         .collect();
     std::fs::write(dir.join("learned.entries"), learned).expect("entries");
     let port = std::net::TcpListener::bind("127.0.0.1:0")
