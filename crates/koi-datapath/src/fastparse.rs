@@ -49,6 +49,9 @@ enum Op {
         bits: u32,
     },
     Advance(u32),
+    /// `advance(e)` by a value the packet gives (bits; a whole number of bytes, else the
+    /// interpreter's parser takes the packet).
+    AdvanceBy(Ex),
     /// `vars[var] = e` (a metadata, local or temporary slot written by the parser).
     Assign {
         id: u32,
@@ -203,6 +206,8 @@ pub struct Parsed {
     selects: Vec<(u32, u32, u64)>,
     /// The `verify`s that passed, in order: (state, op index).
     verified: Vec<(u32, u32)>,
+    /// The `advance`s by a packet value, in order: (state, op index, bits).
+    advanced: Vec<(u32, u32, u64)>,
     /// States visited.
     visited: u64,
 }
@@ -496,6 +501,7 @@ impl FastParser {
                         }
                         Op::Advance(n)
                     }
+                    Stmt::Advance { bits } => Op::AdvanceBy(key_expr(p, &inputs, bits)?.0),
                     Stmt::Assign {
                         dst: Place::Slot(d),
                         value,
@@ -691,6 +697,7 @@ impl FastParser {
             record: false,
             selects: Vec::with_capacity(8),
             verified: Vec::new(),
+            advanced: Vec::new(),
             visited: 0,
         }
     }
@@ -706,6 +713,7 @@ impl FastParser {
         out.reextracted = false;
         out.selects.clear();
         out.verified.clear();
+        out.advanced.clear();
         let total = (pkt.len() as u64) * 8;
         let limit = self.margin + 8 * total;
         let mut cursor: u64 = 0;
@@ -748,6 +756,14 @@ impl FastParser {
                             return false;
                         }
                         cursor += u64::from(bits);
+                    }
+                    Op::AdvanceBy(ref e) => {
+                        let bits = eval(e, pkt, out, port);
+                        if !bits.is_multiple_of(8) || cursor.saturating_add(bits) > total {
+                            return false;
+                        }
+                        out.advanced.push((state, oi as u32, bits));
+                        cursor += bits;
                     }
                     Op::Verify { ref e, lo, hi } => {
                         let v = eval(e, pkt, out, port);
@@ -996,6 +1012,30 @@ impl FastParser {
             };
             ranges.push((off, len, *lo, *hi));
         }
+        // Each `advance` by a packet value: the path's later offsets hold for that value only.
+        for &(state, oi, bits) in &p.advanced {
+            let Some(Op::AdvanceBy(e)) = self.states.get(state as usize)?.ops.get(oi as usize)
+            else {
+                return None;
+            };
+            // The field itself, or zero-extended (a narrowing cast gets no template).
+            let (field, keep) = match e {
+                Ex::Trunc(inner, tw) => (&**inner, Some(*tw)),
+                e => (e, None),
+            };
+            let (off, len) = match field {
+                Ex::Field { h, off, w, .. } => match *p.hdr_off.get(*h as usize)? {
+                    NONE => continue, // 0 on this path whatever the packet
+                    base => match keep {
+                        Some(tw) if tw < *w => return None,
+                        _ => (base + off, *w),
+                    },
+                },
+                Ex::Const(..) => continue,
+                _ => return None,
+            };
+            ranges.push((off, len, bits, bits));
+        }
         let budget = p.visited.saturating_sub(self.margin).div_ceil(64);
         let min_len = (p.cursor.div_ceil(8) as usize).max(budget as usize);
         let mut key_base = vec![0u64; self.words];
@@ -1156,8 +1196,15 @@ impl FastParser {
                 _ => None,
             }
         });
+        let advanced = out.advanced.iter().filter_map(|&(st, oi, _)| {
+            match self.states.get(st as usize)?.ops.get(oi as usize)? {
+                Op::AdvanceBy(e) => Some(e),
+                _ => None,
+            }
+        });
         selected
             .chain(verified)
+            .chain(advanced)
             .chain(assigned)
             .any(|e| reads(e, h, false))
     }

@@ -177,3 +177,78 @@ fn each_path_is_compiled_or_replayed_as_expected() {
         assert_eq!(twin.dp.stats().fast_parse_mismatch, 0, "{what}");
     }
 }
+
+/// `advance` by a packet field: the headers after it move with the value, so a parse-path
+/// template holds for that value only.
+const ADVANCE: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header skip_t { bit<8> n; }
+header h_t { bit<8> f; bit<8> g; }
+struct headers { skip_t skip; h_t h; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.skip);
+        pkt.advance((bit<32>) hdr.skip.n);
+        pkt.extract(hdr.h);
+        transition accept;
+    }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply {
+        if (hdr.h.f == 1) {
+            sm.egress_spec = 1;
+        } else {
+            sm.egress_spec = 2;
+            hdr.h.g = hdr.h.g + 1;
+        }
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) {
+    apply {
+        pkt.emit(hdr.skip);
+        pkt.emit(hdr.h);
+    }
+}
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+#[test]
+fn advance_by_a_packet_value_is_followed() {
+    use koi_datapath::{PathTaken, Tier};
+    let p = compile_str(ADVANCE).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = Twin::new(&p, |_| {});
+    assert!(twin.dp.has_fast_parser());
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    for _ in 0..3000 {
+        // Skips of 0 to 3 bytes (and a few bit counts that are not whole bytes).
+        let n = [0u8, 8, 16, 24, 3][(rng.next() % 5) as usize];
+        let len = 1 + (rng.next() % 8) as usize;
+        let mut pkt: Vec<u8> = (0..len)
+            .map(|_| [0u8, 1, 2][(rng.next() % 3) as usize])
+            .collect();
+        pkt[0] = n;
+        twin.send(&pkt, 0);
+    }
+    let s = twin.dp.stats();
+    assert_eq!(s.fast_parse_mismatch + s.compile_mismatch, 0, "{s:?}");
+    assert!(s.compiled_hits > 1000, "{s:?}");
+    assert!(s.jit_templates >= 2, "{s:?}");
+    // The same packet twice: the second runs the compiled program.
+    let mut twin = Twin::new(&p, |_| {});
+    let pkt = [16u8, 9, 9, 1, 5];
+    let (out, first) = twin.send(&pkt, 0);
+    assert_eq!(
+        (first, out.first().map(|o| o.0)),
+        (PathTaken::Slow, Some(1))
+    );
+    let (_, again) = twin.send(&pkt, 0);
+    assert!(
+        matches!(again, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow)),
+        "{again:?}"
+    );
+}
