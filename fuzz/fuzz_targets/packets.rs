@@ -112,6 +112,51 @@ fuzz_target!(|data: &[u8]| {
                 "round {round}: the cached datapath differs from the interpreter"
             );
         }
+        // The packet, a variant with one byte changed, and the packet again, in one batch
+        // (`Datapath::process_batch`): each gives what the interpreter gives it in turn, on
+        // one state.
+        let mut other = pkt.to_vec();
+        if let Some(b) = other.get_mut(usize::from(data[1]) % pkt.len().max(1)) {
+            *b ^= 0x5a;
+        }
+        let batch = [pkt, &other[..], pkt];
+        let (mut si, mut sd) = (p.state.clone(), p.state.clone());
+        let clock = ManualClock::new(0);
+        let want: Vec<_> = batch
+            .iter()
+            .map(|pkt| {
+                interp.process(&mut si, pkt, port, &clock).map(|o| {
+                    let outs: Vec<_> = o
+                        .outputs
+                        .iter()
+                        .map(|x| (x.port, x.bytes.clone()))
+                        .collect();
+                    (outs, o.report.drops, o.report.aborted)
+                })
+            })
+            .collect();
+        let mut outs = vec![Vec::new(); 3];
+        let mut sums = vec![None; 3];
+        dp.process_batch(
+            &mut sd,
+            &batch,
+            port,
+            &clock,
+            &mut |k, to, b| outs[k].push((to, b.to_vec())),
+            &mut |k, r| sums[k] = Some(r),
+        );
+        for (k, w) in want.iter().enumerate() {
+            let got = match sums[k].take() {
+                Some(Ok(s)) => Ok((std::mem::take(&mut outs[k]), s.drops, s.aborted)),
+                Some(Err(e)) => Err(e),
+                None => panic!("packet {k} of the batch had no summary"),
+            };
+            assert_eq!(
+                got.as_ref().map_err(|e| e.to_string()),
+                w.as_ref().map_err(|e| e.to_string()),
+                "batch packet {k}: the cached datapath differs from the interpreter"
+            );
+        }
         let st = dp.stats();
         assert_eq!(
             st.compile_mismatch + st.fast_parse_mismatch + st.jit_mismatch,
