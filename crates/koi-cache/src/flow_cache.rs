@@ -34,6 +34,26 @@ pub enum Tier {
     Megaflow,
 }
 
+/// Offers `key` (served by megaflow `id`) to the microflow tier after a probe: `Some(true)`
+/// if the probe did not find it, `Some(false)` if it found a stale id; `None`: no probe.
+fn offer_microflow(
+    m: Option<&mut Microflow>,
+    offer: Option<bool>,
+    key: &[u64],
+    hash: u64,
+    id: MegaflowId,
+) {
+    match (m, offer) {
+        (Some(m), Some(true)) => {
+            m.insert_absent(key, hash, id);
+        }
+        (Some(m), Some(false)) => {
+            m.insert(key, hash, id);
+        }
+        _ => {}
+    }
+}
+
 /// Microflow probes per measurement window of the bypass decision.
 pub const WINDOW: u32 = 4096;
 
@@ -120,6 +140,9 @@ impl<V> FlowCache<V> {
         } else {
             None
         };
+        // The key to offer the microflow tier: not there (a probe missed it), or there with a
+        // stale id (to update); not offered without a probe (bypassed).
+        let offer = probe.then_some(cached.is_none());
         if let Some(id) = cached {
             if self.classifier.get(id).is_some() {
                 // Borrowck: the value is returned from the branch that found it.
@@ -132,15 +155,11 @@ impl<V> FlowCache<V> {
             && let Some(id) = self.classifier.slot_matches(slot, key)
         {
             s.count_hit();
-            if let Some(m) = self.microflow.as_mut().filter(|_| probe) {
-                m.insert(key, hash, id);
-            }
+            offer_microflow(self.microflow.as_mut(), offer, key, hash, id);
             return self.classifier.hit(id).map(|v| (id, v, Tier::Megaflow));
         }
         let (id, value) = self.classifier.lookup(key)?;
-        if let Some(m) = self.microflow.as_mut().filter(|_| probe) {
-            m.insert(key, hash, id);
-        }
+        offer_microflow(self.microflow.as_mut(), offer, key, hash, id);
         if let Some(s) = self.signatures.as_mut() {
             s.insert(hash, id.slot());
         }

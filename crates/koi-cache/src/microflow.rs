@@ -268,6 +268,15 @@ impl Microflow {
             self.stats.updates = self.stats.updates.wrapping_add(1);
             return Insertion::Updated;
         }
+        self.insert_absent(key, hash, id)
+    }
+
+    /// [`Microflow::insert`] for a key a lookup just missed (so not present): without
+    /// looking it up again.
+    pub fn insert_absent(&mut self, key: &[u64], hash: u64, id: MegaflowId) -> Insertion {
+        if key.len() != self.width {
+            return Insertion::Skipped;
+        }
         let draw = self.next_random();
         if self.threshold.is_none_or(|t| draw as u32 > t) {
             self.stats.skipped = self.stats.skipped.wrapping_add(1);

@@ -75,6 +75,19 @@ use koi_state::{Clock, State};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
+/// What a compiled program emits, as the caller wants it: packets to `sink`, drops into
+/// `drops` (digests are in the state already).
+fn emitter<'a>(
+    drops: &'a mut Vec<DropReason>,
+    mut sink: impl FnMut(u64, &[u8]) + 'a,
+) -> impl FnMut(Emitted<'_>) + 'a {
+    move |e| match e {
+        Emitted::Packet(to, bytes) => sink(to, bytes),
+        Emitted::Drop(why) => drops.push(why.clone()),
+        Emitted::Digest => {}
+    }
+}
+
 /// A traffic-manager event as recorded (ports left out: they are computed on replay).
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum TmKind {
@@ -566,11 +579,13 @@ impl<'p> Datapath<'p> {
         sink: &mut dyn FnMut(u64, &[u8]),
     ) -> Result<Summary, InterpError> {
         let mut drops = Vec::new();
-        let fast = self.fast_path(state, packet, port, clock, &mut |e| match e {
-            Emitted::Packet(to, bytes) => sink(to, bytes),
-            Emitted::Drop(why) => drops.push(why.clone()),
-            Emitted::Digest => {}
-        });
+        let fast = self.fast_path(
+            state,
+            packet,
+            port,
+            clock,
+            &mut emitter(&mut drops, &mut *sink),
+        );
         self.finish(fast, drops, state, packet, port, clock, sink)
     }
 
@@ -647,13 +662,11 @@ impl<'p> Datapath<'p> {
             let packet = p.as_ref();
             self.stats.packets += 1;
             let mut drops = Vec::new();
-            let mut emit = |e: Emitted<'_>| match e {
-                Emitted::Packet(to, bytes) => sink(base + i, to, bytes),
-                Emitted::Drop(why) => drops.push(why.clone()),
-                Emitted::Digest => {}
-            };
             let fast = match hashes[i] {
-                Some(h) => self.cached(state, packet, port, now, key, h, &mut emit),
+                Some(h) => {
+                    let mut emit = emitter(&mut drops, |to, b| sink(base + i, to, b));
+                    self.cached(state, packet, port, now, key, h, &mut emit)
+                }
                 None => Fast::Interp { miss: false },
             };
             let r = match fast {

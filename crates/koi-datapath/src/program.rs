@@ -221,6 +221,36 @@ struct OutProg {
     cut: Vec<N>,
 }
 
+impl OutProg {
+    /// Starts the output packet in `out`: its headers' bytes before the writes. When the
+    /// output headers have the input's layout, one copy of the whole packet (the payload is
+    /// then already in place: returns true); else the copied or zeroed prefix.
+    #[inline]
+    fn begin(&self, pkt: &[u8], out: &mut Vec<u8>) -> bool {
+        out.clear();
+        let whole = self.copy_input
+            && self.prefix_bytes == self.payload_start
+            && pkt.len() >= self.payload_start;
+        if whole {
+            out.extend_from_slice(pkt);
+        } else {
+            if self.copy_input {
+                out.extend_from_slice(pkt.get(..self.prefix_bytes).unwrap_or(pkt));
+            }
+            out.resize(self.prefix_bytes, 0);
+        }
+        whole
+    }
+
+    /// Ends the output packet: appends the payload unless [`OutProg::begin`] copied it.
+    #[inline]
+    fn end(&self, pkt: &[u8], out: &mut Vec<u8>, whole: bool) {
+        if !whole && let Some(payload) = pkt.get(self.payload_start..) {
+            out.extend_from_slice(payload);
+        }
+    }
+}
+
 /// A compiled action program.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Program {
@@ -364,23 +394,11 @@ impl Program {
         if code.reads != 0 || !o.cut.is_empty() || pkt.len() < code.need {
             return None;
         }
-        out.clear();
-        let whole =
-            o.copy_input && o.prefix_bytes == o.payload_start && pkt.len() >= o.payload_start;
-        if whole {
-            out.extend_from_slice(pkt);
-        } else {
-            if o.copy_input {
-                out.extend_from_slice(pkt.get(..o.prefix_bytes).unwrap_or(pkt));
-            }
-            out.resize(o.prefix_bytes, 0);
-        }
+        let whole = o.begin(pkt, out);
         if !code.call(0, pkt, port, out, o.prefix_bytes, &[]) {
             return None;
         }
-        if !whole && let Some(payload) = pkt.get(o.payload_start..) {
-            out.extend_from_slice(payload);
-        }
+        o.end(pkt, out, whole);
         Some(*to)
     }
 
@@ -593,19 +611,7 @@ impl Program {
         out: &mut Vec<u8>,
         scratch: &mut Scratch,
     ) {
-        out.clear();
-        // The output headers have the input's layout: one copy of the whole packet, then the
-        // writes (the payload is already in place).
-        let whole =
-            o.copy_input && o.prefix_bytes == o.payload_start && pkt.len() >= o.payload_start;
-        if whole {
-            out.extend_from_slice(pkt);
-        } else if o.copy_input {
-            out.extend_from_slice(pkt.get(..o.prefix_bytes).unwrap_or(pkt));
-        }
-        if !whole {
-            out.resize(o.prefix_bytes, 0);
-        }
+        let whole = o.begin(pkt, out);
         let done = native
             .is_some_and(|(c, i)| c.call(i, pkt, port, out, o.prefix_bytes, &scratch.jit_reads));
         if !done && !*evaluated && !self.lin.is_empty() {
@@ -641,9 +647,7 @@ impl Program {
                 }
             }
         }
-        if !whole && let Some(payload) = pkt.get(o.payload_start..) {
-            out.extend_from_slice(payload);
-        }
+        o.end(pkt, out, whole);
         if !o.cut.is_empty() {
             let t = o
                 .cut

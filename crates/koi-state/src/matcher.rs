@@ -101,7 +101,7 @@ impl Matcher {
                 if map.insert(key, index).is_none() {
                     match whole {
                         Some(v) => trie.add(&v, v.width()),
-                        None => trie.add(&Bits::zero(129), 0),
+                        None => trie.disable(),
                     }
                 }
             }
@@ -375,9 +375,7 @@ impl Trie {
     fn add(&mut self, value: &Bits, len: u32) {
         let w = value.width();
         if self.broken || w > 128 || self.width.is_some_and(|x| x != w) {
-            self.broken = true;
-            self.nodes.clear();
-            self.free.clear();
+            self.disable();
             return;
         }
         if self.nodes.is_empty() {
@@ -401,6 +399,13 @@ impl Trie {
             self.nodes[n].refs += 1;
         }
         self.nodes[n].ends += 1;
+    }
+
+    /// Keys the trie cannot hold came: it is not used from now on.
+    fn disable(&mut self) {
+        self.broken = true;
+        self.nodes.clear();
+        self.free.clear();
     }
 
     fn alloc(&mut self) -> u32 {
