@@ -3,8 +3,10 @@
 //! traffic: 60-byte untagged Ethernet/IPv4/UDP-or-TCP frames from host 0 to the router MAC on
 //! port 1, destinations spread over the 16 routes, N distinct flows.
 //!
-//! `cargo bench -p koi-conformance --bench interp_l2l3 [-- FLOWS [SECONDS [cached]]]` prints
-//! packets/s (with `cached`: through koi's cached datapath, which replays megaflows),
+//! `cargo bench -p koi-conformance --bench interp_l2l3 [-- FLOWS [SECONDS [cached|upcall]]]`
+//! prints packets/s (with `cached`: through koi's cached datapath; with `upcall`: through the
+//! datapath with its caches emptied before every packet, so that each is a slow-path upcall
+//! with wildcard tracking and a megaflow install),
 //! nanoseconds per packet and cycles per packet at the CPU's nominal TSC frequency (read from
 //! /proc/cpuinfo). A benchmark, not a test: the machine is shared and the numbers are noisy.
 
@@ -12,6 +14,10 @@ use koi_interp::Interpreter;
 use koi_state::{ManualClock, State};
 use std::path::Path;
 use std::time::{Duration, Instant};
+
+/// The allocator `koi` itself uses, so that the slow path's allocations cost what they do there.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -37,12 +43,16 @@ fn main() {
         }
     }
     let packets = l2l3_frames(flows);
-    let cached = args.get(2).is_some_and(|a| a == "cached");
+    let mode = args.get(2).map_or("", String::as_str);
+    let (cached, upcall) = (mode == "cached" || mode == "upcall", mode == "upcall");
     let mut interp = Interpreter::new(p).expect("interpreter");
     let mut dp = koi_datapath::Datapath::new(p).expect("datapath");
     let clock = ManualClock::new(0);
     let mut run = |state: &mut State, f: &[u8]| {
         if cached {
+            if upcall {
+                dp.invalidate_all();
+            }
             let mut n = 0;
             let _ = dp.process_with(state, f, 1, &clock, &mut |_, _| n += 1);
             return n;
@@ -83,7 +93,9 @@ fn main() {
     let mhz = tsc_mhz();
     println!(
         "{}, L2L3-ACL, {flows} flows: {n} packets in {secs:.2} s: {:.0} packets/s, {ns:.0} ns/packet, {:.0} cycles/packet at {mhz:.0} MHz",
-        if cached {
+        if upcall {
+            "slow path (every packet an upcall)"
+        } else if cached {
             "cached datapath"
         } else {
             "interpreter"

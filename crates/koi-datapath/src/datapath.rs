@@ -201,6 +201,10 @@ pub struct DatapathStats {
     pub jit_compiled: u64,
     /// Hot parse-path templates given native code.
     pub jit_templates: u64,
+    /// Flow keys the fast path took from a parse-path template, and from a full run of the
+    /// specialised parser.
+    pub template_hits: u64,
+    pub full_parses: u64,
     /// Hits of hot programs whose compile was put off by [`DatapathConfig::jit_rate`] or the
     /// module limit (counted per hit until the compile happens).
     pub jit_deferred: u64,
@@ -556,6 +560,8 @@ impl<'p> Datapath<'p> {
     pub fn reset_stats(&mut self) {
         self.stats = DatapathStats::default();
         self.cache_base = self.cache_counts();
+        self.templates.hits = 0;
+        self.templates.parses = 0;
     }
 
     /// The flow cache's own counters behind [`DatapathStats::signature_hits`] and
@@ -949,6 +955,8 @@ impl<'p> Datapath<'p> {
         let mut s = self.stats;
         s.jit_mismatch += self.templates.native_mismatch;
         s.jit_templates = self.templates.native;
+        s.template_hits = self.templates.hits;
+        s.full_parses = self.templates.parses;
         let (hits, bypassed) = self.cache_counts();
         s.signature_hits = hits.wrapping_sub(self.cache_base.0);
         s.microflow_bypassed = bypassed.wrapping_sub(self.cache_base.1);

@@ -114,6 +114,18 @@ pub enum Ex {
     Trunc(Box<Ex>, u32),
     /// Sign extension from `from` to `to` bits.
     Sext(Box<Ex>, u32, u32),
+    /// `(a + b) & mask(w)`, `(a - b) & mask(w)`: `stack.last`'s index is `next - 1`.
+    Add(Box<Ex>, Box<Ex>, u32),
+    Sub(Box<Ex>, Box<Ex>, u32),
+    /// The field `w` bits at bit `off` of stack element `elems[index]` (headers of one
+    /// type), as [`Ex::Field`] reads it; 0 for an index past the stack, as the
+    /// interpreter's out-of-range read (`stack.last` before any `extract(stack.next)`).
+    StackField {
+        elems: Vec<u32>,
+        index: Box<Ex>,
+        off: u32,
+        w: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -203,11 +215,14 @@ pub struct Parsed {
     /// false, assignments whose values neither the key nor a `select` reads are skipped.
     pub record: bool,
     /// The `select` keys evaluated, in order: (state, key index, value).
-    selects: Vec<(u32, u32, u64)>,
+    /// Each with the stack element it read through a run-time index ([`NONE`]: none).
+    selects: Vec<(u32, u32, u64, u32)>,
     /// The `verify`s that passed, in order: (state, op index).
-    verified: Vec<(u32, u32)>,
+    verified: Vec<(u32, u32, u32)>,
     /// The `advance`s by a packet value, in order: (state, op index, bits).
     advanced: Vec<(u32, u32, u64)>,
+    /// The stack elements reads through a run-time index ([`Ex::StackField`]) named.
+    stack_reads: Vec<u32>,
     /// States visited.
     visited: u64,
 }
@@ -698,6 +713,7 @@ impl FastParser {
             selects: Vec::with_capacity(8),
             verified: Vec::new(),
             advanced: Vec::new(),
+            stack_reads: Vec::new(),
             visited: 0,
         }
     }
@@ -714,6 +730,7 @@ impl FastParser {
         out.selects.clear();
         out.verified.clear();
         out.advanced.clear();
+        out.stack_reads.clear();
         let total = (pkt.len() as u64) * 8;
         let limit = self.margin + 8 * total;
         let mut cursor: u64 = 0;
@@ -766,11 +783,13 @@ impl FastParser {
                         cursor += bits;
                     }
                     Op::Verify { ref e, lo, hi } => {
+                        let n = out.stack_reads.len();
                         let v = eval(e, pkt, out, port);
                         if v < lo || v > hi {
                             return false;
                         }
-                        out.verified.push((state, oi as u32));
+                        let elem = out.stack_reads.get(n).copied().unwrap_or(NONE);
+                        out.verified.push((state, oi as u32, elem));
                     }
                     // (The packet length v1model counts for egress changes too; compiled
                     // programs never use it: the tracer treats `packet_length` as opaque.)
@@ -815,8 +834,10 @@ impl FastParser {
                         return false;
                     }
                     for (i, (v, k)) in vals.iter_mut().zip(keys).enumerate() {
+                        let n = out.stack_reads.len();
                         *v = eval(k, pkt, out, port);
-                        out.selects.push((state, i as u32, *v));
+                        let elem = out.stack_reads.get(n).copied().unwrap_or(NONE);
+                        out.selects.push((state, i as u32, *v, elem));
                     }
                     let found = cases.iter().find(|(pats, _)| {
                         pats.iter().zip(&vals[..n]).all(|(p, v)| match *p {
@@ -949,7 +970,7 @@ impl FastParser {
         }
         let mut checks = Vec::new();
         let mut port_checks = Vec::new();
-        for &(state, i, value) in &p.selects {
+        for &(state, i, value, elem) in &p.selects {
             let Trans::Select { keys, .. } = &self.states.get(state as usize)?.trans else {
                 return None;
             };
@@ -982,11 +1003,26 @@ impl FastParser {
                 // Fixed by the path itself.
                 Ex::Valid(_) | Ex::Next(_) | Ex::Const(..) => {}
                 Ex::Port(w) => port_checks.push((*w, value)),
+                Ex::StackField { index, off, w, .. } if path_fixed(index) => {
+                    // The element the index named then (its bits have not moved since).
+                    let base = match elem {
+                        NONE => continue, // past the stack: 0 whatever the packet
+                        h => *p.hdr_off.get(h as usize)?,
+                    };
+                    if base == NONE {
+                        continue;
+                    }
+                    checks.push(Check {
+                        off: base + off,
+                        len: *w,
+                        value,
+                    });
+                }
                 _ => return None,
             }
         }
         let mut ranges = Vec::new();
-        for &(state, oi) in &p.verified {
+        for &(state, oi, elem) in &p.verified {
             let Some(Op::Verify { e, lo, hi }) =
                 self.states.get(state as usize)?.ops.get(oi as usize)
             else {
@@ -1008,6 +1044,13 @@ impl FastParser {
                 },
                 // Fixed by the path itself.
                 Ex::Valid(_) | Ex::Next(_) | Ex::Const(..) => continue,
+                Ex::StackField { index, off, w, .. } if path_fixed(index) => match elem {
+                    NONE => continue,
+                    h => match *p.hdr_off.get(h as usize)? {
+                        NONE => continue,
+                        base => (base + off, *w),
+                    },
+                },
                 _ => return None,
             };
             ranges.push((off, len, *lo, *hi));
@@ -1184,13 +1227,16 @@ impl FastParser {
         if validity {
             return assigned.into_iter().any(|e| reads(e, h, true));
         }
-        let selected = out.selects.iter().filter_map(|&(st, i, _)| {
+        if out.stack_reads.contains(&h) {
+            return true;
+        }
+        let selected = out.selects.iter().filter_map(|&(st, i, ..)| {
             match &self.states.get(st as usize)?.trans {
                 Trans::Select { keys, .. } => keys.get(i as usize),
                 Trans::Goto(_) => None,
             }
         });
-        let verified = out.verified.iter().filter_map(|&(st, oi)| {
+        let verified = out.verified.iter().filter_map(|&(st, oi, _)| {
             match self.states.get(st as usize)?.ops.get(oi as usize)? {
                 Op::Verify { e, .. } => Some(e),
                 _ => None,
@@ -1291,12 +1337,24 @@ fn verify_range(p: &Pipeline, inputs: &Inputs, cond: &Expr) -> Option<(Ex, u64, 
     (lo <= hi).then_some((ex, lo, hi))
 }
 
+/// Whether `e`'s value is fixed by the parse path (a stack's next index, constants): the
+/// same for every packet that takes the path.
+fn path_fixed(e: &Ex) -> bool {
+    match e {
+        Ex::Next(_) | Ex::Const(..) => true,
+        Ex::Add(a, b, _) | Ex::Sub(a, b, _) => path_fixed(a) && path_fixed(b),
+        Ex::Slice(v, ..) | Ex::Trunc(v, _) | Ex::Sext(v, ..) => path_fixed(v),
+        _ => false,
+    }
+}
+
 /// Whether `e` reads a parser variable.
 fn reads_var(e: &Ex) -> bool {
     match e {
         Ex::Var(..) => true,
         Ex::Slice(v, ..) | Ex::Trunc(v, _) | Ex::Sext(v, ..) => reads_var(v),
-        Ex::Concat(a, b, _) => reads_var(a) || reads_var(b),
+        Ex::Concat(a, b, _) | Ex::Add(a, b, _) | Ex::Sub(a, b, _) => reads_var(a) || reads_var(b),
+        Ex::StackField { index, .. } => reads_var(index),
         _ => false,
     }
 }
@@ -1376,7 +1434,11 @@ fn reads(e: &Ex, h: u32, validity: bool) -> bool {
         Ex::Field { h: x, .. } => !validity && *x == h,
         Ex::Valid(x) => validity && *x == h,
         Ex::Slice(a, ..) | Ex::Trunc(a, _) | Ex::Sext(a, ..) => reads(a, h, validity),
-        Ex::Concat(a, b, _) => reads(a, h, validity) || reads(b, h, validity),
+        Ex::Concat(a, b, _) | Ex::Add(a, b, _) | Ex::Sub(a, b, _) => {
+            reads(a, h, validity) || reads(b, h, validity)
+        }
+        // The element it read is in `Parsed::stack_reads`.
+        Ex::StackField { index, .. } => reads(index, h, validity),
         Ex::Next(_) | Ex::Port(_) | Ex::Len(_) | Ex::Const(..) | Ex::Var(..) => false,
     }
 }
@@ -1438,6 +1500,50 @@ fn key_expr(p: &Pipeline, inputs: &Inputs, e: &Expr) -> Option<(Ex, u32)> {
             }
             (Ex::Concat(Box::new(a), Box::new(b), wb), wa + wb)
         }
+        Expr::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+            let (a, w) = key_expr(p, inputs, a)?;
+            let (b, wb) = key_expr(p, inputs, b)?;
+            if w != wb {
+                return None;
+            }
+            let (a, b) = (Box::new(a), Box::new(b));
+            let e = match op {
+                BinOp::Add => Ex::Add(a, b, w),
+                _ => Ex::Sub(a, b, w),
+            };
+            (e, w)
+        }
+        Expr::StackField {
+            stack,
+            index,
+            field,
+        } => {
+            let st = p.phv.stacks.get(*stack)?;
+            let (index, _) = key_expr(p, inputs, index)?;
+            // The field's place in each element (one header type: the same in all).
+            let mut at = None;
+            for &h in &st.elems {
+                fixed_width(p, h)?;
+                let hd = p.phv.headers.get(h)?;
+                let slot = p.phv.slots.get(*hd.fields.get(*field as usize)?)?;
+                let here = (slot.offset - hd.offset, slot.width);
+                if slot.width > 64 || at.is_some_and(|a| a != here) {
+                    return None;
+                }
+                at = Some(here);
+            }
+            let (off, w) = at?;
+            let elems = st.elems.iter().map(|h| h.index()).collect();
+            (
+                Ex::StackField {
+                    elems,
+                    index: Box::new(index),
+                    off,
+                    w,
+                },
+                w,
+            )
+        }
         Expr::Cast(Cast::Resize { width, signed }, v) => {
             let (v, w) = key_expr(p, inputs, v)?;
             if *width > 64 {
@@ -1488,7 +1594,7 @@ fn pattern(pt: &Pattern, w: u32) -> Option<Pat> {
     })
 }
 
-fn eval(e: &Ex, pkt: &[u8], out: &Parsed, port: u64) -> u64 {
+fn eval(e: &Ex, pkt: &[u8], out: &mut Parsed, port: u64) -> u64 {
     match e {
         Ex::Field { h, off, w, .. } => {
             let base = out.hdr_off[*h as usize];
@@ -1518,6 +1624,28 @@ fn eval(e: &Ex, pkt: &[u8], out: &Parsed, port: u64) -> u64 {
                 (x | !mask(*from)) & mask(*to)
             } else {
                 x
+            }
+        }
+        Ex::Add(a, b, w) => {
+            eval(a, pkt, out, port).wrapping_add(eval(b, pkt, out, port)) & mask(*w)
+        }
+        Ex::Sub(a, b, w) => {
+            eval(a, pkt, out, port).wrapping_sub(eval(b, pkt, out, port)) & mask(*w)
+        }
+        Ex::StackField {
+            elems,
+            index,
+            off,
+            w,
+        } => {
+            let i = eval(index, pkt, out, port);
+            let Some(&h) = usize::try_from(i).ok().and_then(|i| elems.get(i)) else {
+                return 0;
+            };
+            out.stack_reads.push(h);
+            match out.hdr_off[h as usize] {
+                NONE => 0,
+                base => read_bits(pkt, base + off, *w),
             }
         }
     }

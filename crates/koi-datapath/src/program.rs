@@ -252,7 +252,7 @@ impl OutProg {
 }
 
 /// A compiled action program.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Program {
     nodes: Vec<Node>,
     /// Each node's width.
@@ -272,6 +272,17 @@ pub struct Program {
     results: Vec<Res>,
     /// Native code, once the program is hot ([`Jit`]).
     jit: jit::JitCell,
+}
+
+/// Hashes what defines the program (its nodes, state operations and results; the rest is
+/// derived from them), for the set the datapath interns programs in: the whole program
+/// would hash its derived tables again.
+impl std::hash::Hash for Program {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.nodes.hash(h);
+        self.state.hash(h);
+        self.results.hash(h);
+    }
 }
 
 /// One piece of a hash's data.
@@ -1538,7 +1549,9 @@ impl<'p> Tracer<'p> {
             Ex::Port(w) => self.add(Node::Port(*w)),
             Ex::Len(w) => self.add(Node::Opaque(*w)),
             Ex::Const(v, w) => self.add(Node::Const(Bits::from_u64(*w, *v))),
-            Ex::Var(_, _) => return None,
+            // A value of the parser's own (the index of a stack element when the parser read
+            // it): not followed.
+            Ex::Var(_, _) | Ex::Add(..) | Ex::Sub(..) | Ex::StackField { .. } => return None,
             Ex::Slice(v, lo, w) => {
                 let v = self.parser_value(v, parsed)?;
                 self.add(Node::Slice(v, lo + w - 1, *lo))

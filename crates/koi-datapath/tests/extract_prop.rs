@@ -101,4 +101,27 @@ proptest! {
             prop_assert_eq!(k & !u, 0);
         }
     }
+
+    #[test]
+    fn a_partial_mask_covers_the_union_of_its_bits(
+        which in 0usize..2,
+        field in 0usize..16,
+        bits in any::<u128>(),
+    ) {
+        // Whatever runs of bits an influence mask has (a prefix, scattered bits), it maps to
+        // the key bits its bits map to one by one.
+        let (p, l) = &programs()[which];
+        let f = &l.fields()[field % l.fields().len()];
+        let v = bits & if f.width >= 128 { u128::MAX } else { (1u128 << f.width) - 1 };
+        let mask = Bits::from_u128(f.width, v).resize(f.slot_width).shl(u64::from(f.lsb));
+        let mut whole = vec![0u64; l.key_words()];
+        let cov = l.mask_for(f.slot, &mask, &mut whole);
+        let mut union = vec![0u64; l.key_words()];
+        for i in (0..f.width).filter(|&i| (v >> i) & 1 == 1) {
+            let one = Bits::from_u128(f.width, 1 << i).resize(f.slot_width).shl(u64::from(f.lsb));
+            prop_assert_eq!(l.mask_for(f.slot, &one, &mut union), cov);
+        }
+        prop_assert_eq!(whole, union, "{} mask {:#x}", &f.name, v);
+        let _ = p;
+    }
 }

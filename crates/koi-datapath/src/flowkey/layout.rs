@@ -512,10 +512,12 @@ impl FlowKeyLayout {
                 if m == low_mask128(f.width) {
                     set_range(out, f.key_offset, f.width);
                 } else {
+                    // Run by run of set bits (a prefix mask is one run).
                     while m != 0 {
                         let i = m.trailing_zeros();
-                        m &= m - 1;
-                        set_range(out, f.key_offset + (f.width - 1 - i), 1);
+                        let len = (!(m >> i)).trailing_zeros();
+                        m &= !(low_mask128(len) << i);
+                        set_range(out, f.key_offset + (f.width - i - len), len);
                     }
                 }
             } else {
