@@ -341,6 +341,12 @@ impl<V> Classifier<V> {
         Some(&flow.value)
     }
 
+    /// [`Classifier::hit`] without the value: whether `id` is live (then credited).
+    #[inline]
+    pub fn credit(&mut self, id: MegaflowId) -> bool {
+        self.hit(id).is_some()
+    }
+
     /// The id of the live megaflow in slot `slot` if it matches `key`: the check of a
     /// [`crate::SignatureCache`] hint, one subtable's compare instead of a search (credit the
     /// hit with [`Classifier::hit`]).

@@ -133,23 +133,35 @@ impl<V> FlowCache<V> {
     #[inline]
     pub fn lookup_hashed(&mut self, key: &[u64], hash: u64) -> Option<(MegaflowId, &V, Tier)> {
         let probe = self.microflow.is_some() && self.probe_microflow();
-        let cached = if probe {
-            let c = self.microflow.as_mut().and_then(|m| m.lookup(key, hash));
-            self.count_probe(c.is_some());
-            c
-        } else {
-            None
-        };
         // The key to offer the microflow tier: not there (a probe missed it), or there with a
         // stale id (to update); not offered without a probe (bypassed).
-        let offer = probe.then_some(cached.is_none());
-        if let Some(id) = cached {
-            if self.classifier.get(id).is_some() {
-                // Borrowck: the value is returned from the branch that found it.
-                return self.classifier.hit(id).map(|v| (id, v, Tier::Microflow));
+        let mut offer = None;
+        if probe {
+            let cached = self.microflow.as_mut().and_then(|m| m.lookup(key, hash));
+            self.count_probe(cached.is_some());
+            match cached {
+                Some(id) if self.classifier.credit(id) => {
+                    return self.classifier.get(id).map(|v| (id, v, Tier::Microflow));
+                }
+                Some(_) => {
+                    self.stale = self.stale.wrapping_add(1);
+                    offer = Some(false);
+                }
+                None => offer = Some(true),
             }
-            self.stale = self.stale.wrapping_add(1);
         }
+        self.lookup_megaflow(key, hash, offer)
+    }
+
+    /// The lookup below the microflow tier: the signature cache's hint, then the classifier.
+    /// Out of line, so that a microflow hit runs a small function.
+    #[inline(never)]
+    fn lookup_megaflow(
+        &mut self,
+        key: &[u64],
+        hash: u64,
+        offer: Option<bool>,
+    ) -> Option<(MegaflowId, &V, Tier)> {
         if let Some(s) = self.signatures.as_mut()
             && let Some(slot) = s.get(hash)
             && let Some(id) = self.classifier.slot_matches(slot, key)

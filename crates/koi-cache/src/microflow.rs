@@ -143,7 +143,14 @@ pub struct Microflow {
 /// Whether `a == b`, without a call to `memcmp` (keys are a few words long).
 #[inline]
 fn same_words(a: &[u64], b: &[u64]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0, |d, (x, y)| d | (x ^ y)) == 0
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut d = 0;
+    for i in 0..a.len() {
+        d |= a[i] ^ b[i];
+    }
+    d == 0
 }
 
 impl Microflow {
@@ -245,13 +252,17 @@ impl Microflow {
     fn find(&self, key: &[u64], hash: u64) -> Option<usize> {
         let base = self.set_index(hash) * self.ways;
         let sig = (hash >> 32) as u32;
-        let set = self.entries.get(base..base + self.ways)?;
-        let keys = self
-            .keys
-            .get(base * self.width..(base + self.ways) * self.width)?;
-        for (w, (e, k)) in set.iter().zip(keys.chunks_exact(self.width)).enumerate() {
-            if e.sig == sig && e.generation == self.generation && same_words(k, key) {
-                return Some(base + w);
+        let w = self.width;
+        // Plain index loops: the signature and generation decide before the key is read,
+        // and the key compare needs no iterator state (this is the per-packet path).
+        for i in base..base + self.ways {
+            let e = self.entries.get(i)?;
+            if e.sig == sig
+                && e.generation == self.generation
+                && let Some(k) = self.keys.get(i * w..i * w + w)
+                && same_words(k, key)
+            {
+                return Some(i);
             }
         }
         None
