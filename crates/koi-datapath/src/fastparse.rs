@@ -223,6 +223,9 @@ pub struct Parsed {
     advanced: Vec<(u32, u32, u64)>,
     /// The stack elements reads through a run-time index ([`Ex::StackField`]) named.
     stack_reads: Vec<u32>,
+    /// The parse stopped early: a full stack, a failed `verify`, an `advance` that is not
+    /// whole bytes, a `reject` or a `select` without match (v1model goes on from there).
+    pub stopped: bool,
     /// States visited.
     visited: u64,
 }
@@ -392,6 +395,10 @@ pub struct FastParser {
     /// Whether the key or a `select` reads a variable (else assignments only matter to the
     /// slow path).
     vars_read: bool,
+    /// Whether the pipeline goes on after a parser error, with the headers parsed until
+    /// then (v1model: `parser_error` says which; a `reject` or a `select` without match
+    /// accepts). Elsewhere an error is left to the interpreter's parser.
+    errors_continue: bool,
 }
 
 /// Architecture inputs the fast parser knows at the start of a parse, and the slots the
@@ -691,6 +698,7 @@ impl FastParser {
             vars: inputs.vars.len(),
             vars_read,
             assigns,
+            errors_continue: p.arch == koi_ir::Architecture::V1Model,
         })
     }
 
@@ -714,6 +722,7 @@ impl FastParser {
             verified: Vec::new(),
             advanced: Vec::new(),
             stack_reads: Vec::new(),
+            stopped: false,
             visited: 0,
         }
     }
@@ -731,12 +740,25 @@ impl FastParser {
         out.verified.clear();
         out.advanced.clear();
         out.stack_reads.clear();
+        out.stopped = false;
         let total = (pkt.len() as u64) * 8;
         let limit = self.margin + 8 * total;
         let mut cursor: u64 = 0;
         let mut state = self.start;
         let mut visited: u64 = 0;
-        loop {
+        // Where the parse stops early: the error is the interpreter's to report, and v1model's
+        // pipeline goes on with what was parsed (else the interpreter's parser takes over).
+        macro_rules! stop {
+            ($l:lifetime) => {
+                if self.errors_continue {
+                    out.stopped = true;
+                    break $l;
+                } else {
+                    return false;
+                }
+            };
+        }
+        'states: loop {
             visited += 1;
             if visited > limit {
                 return false;
@@ -759,7 +781,7 @@ impl FastParser {
                         };
                         let i = out.next[stack as usize] as usize;
                         let Some(&h) = elems.get(i) else {
-                            return false;
+                            stop!('states);
                         };
                         if cursor + u64::from(bits) > total {
                             return false;
@@ -776,7 +798,10 @@ impl FastParser {
                     }
                     Op::AdvanceBy(ref e) => {
                         let bits = eval(e, pkt, out, port);
-                        if !bits.is_multiple_of(8) || cursor.saturating_add(bits) > total {
+                        if !bits.is_multiple_of(8) {
+                            stop!('states);
+                        }
+                        if cursor.saturating_add(bits) > total {
                             return false;
                         }
                         out.advanced.push((state, oi as u32, bits));
@@ -786,7 +811,7 @@ impl FastParser {
                         let n = out.stack_reads.len();
                         let v = eval(e, pkt, out, port);
                         if v < lo || v > hi {
-                            return false;
+                            stop!('states);
                         }
                         let elem = out.stack_reads.get(n).copied().unwrap_or(NONE);
                         out.verified.push((state, oi as u32, elem));
@@ -847,14 +872,14 @@ impl FastParser {
                     });
                     match found {
                         Some((_, t)) => *t,
-                        None => return false,
+                        None => stop!('states),
                     }
                 }
             };
             match to {
                 To::State(s) => state = s,
                 To::Accept => break,
-                To::Reject => return false,
+                To::Reject => stop!('states),
             }
         }
         out.cursor = cursor as u32;
@@ -965,7 +990,8 @@ impl FastParser {
 
     /// The template of the path `p` took, if it can have one.
     fn template(&self, p: &Parsed) -> Option<Template> {
-        if self.vars_read || p.reextracted {
+        // (A template of a stopped parse would have to check the failed condition too.)
+        if self.vars_read || p.reextracted || p.stopped {
             return None;
         }
         let mut checks = Vec::new();
