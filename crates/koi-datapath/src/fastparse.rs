@@ -226,6 +226,10 @@ pub struct Parsed {
     /// The parse stopped early: a full stack, a failed `verify`, an `advance` that is not
     /// whole bytes, a `reject` or a `select` without match (v1model goes on from there).
     pub stopped: bool,
+    /// It stopped on a value the record of the path does not hold (a failed `verify`, an
+    /// `advance` that is not whole bytes): no parse-path template. The other stops follow
+    /// from the path itself (a full stack) or from the `select` values it records.
+    stopped_unrecorded: bool,
     /// States visited.
     visited: u64,
 }
@@ -723,6 +727,7 @@ impl FastParser {
             advanced: Vec::new(),
             stack_reads: Vec::new(),
             stopped: false,
+            stopped_unrecorded: false,
             visited: 0,
         }
     }
@@ -741,6 +746,7 @@ impl FastParser {
         out.advanced.clear();
         out.stack_reads.clear();
         out.stopped = false;
+        out.stopped_unrecorded = false;
         let total = (pkt.len() as u64) * 8;
         let limit = self.margin + 8 * total;
         let mut cursor: u64 = 0;
@@ -756,6 +762,12 @@ impl FastParser {
                 } else {
                     return false;
                 }
+            };
+            // A stop on a value the path's record does not hold (a failed `verify`, an
+            // `advance` that is not whole bytes).
+            ($l:lifetime, unrecorded) => {
+                out.stopped_unrecorded = true;
+                stop!($l)
             };
         }
         'states: loop {
@@ -799,7 +811,7 @@ impl FastParser {
                     Op::AdvanceBy(ref e) => {
                         let bits = eval(e, pkt, out, port);
                         if !bits.is_multiple_of(8) {
-                            stop!('states);
+                            stop!('states, unrecorded);
                         }
                         if cursor.saturating_add(bits) > total {
                             return false;
@@ -811,7 +823,7 @@ impl FastParser {
                         let n = out.stack_reads.len();
                         let v = eval(e, pkt, out, port);
                         if v < lo || v > hi {
-                            stop!('states);
+                            stop!('states, unrecorded);
                         }
                         let elem = out.stack_reads.get(n).copied().unwrap_or(NONE);
                         out.verified.push((state, oi as u32, elem));
@@ -990,8 +1002,8 @@ impl FastParser {
 
     /// The template of the path `p` took, if it can have one.
     fn template(&self, p: &Parsed) -> Option<Template> {
-        // (A template of a stopped parse would have to check the failed condition too.)
-        if self.vars_read || p.reextracted || p.stopped {
+        // (A template of a parse stopped by a failed condition would have to check it.)
+        if self.vars_read || p.reextracted || p.stopped_unrecorded {
             return None;
         }
         let mut checks = Vec::new();
