@@ -143,11 +143,14 @@ pub struct Microflow {
 /// Whether `a == b`, without a call to `memcmp` (keys are a few words long).
 #[inline]
 fn same_words(a: &[u64], b: &[u64]) -> bool {
-    if a.len() != b.len() {
+    let n = a.len();
+    if b.len() != n {
         return false;
     }
+    // Both re-sliced to `n`, so that the loop has no bounds checks.
+    let (a, b) = (&a[..n], &b[..n]);
     let mut d = 0;
-    for i in 0..a.len() {
+    for i in 0..n {
         d |= a[i] ^ b[i];
     }
     d == 0

@@ -960,6 +960,13 @@ impl FastParser {
                 return true;
             }
         }
+        self.key_by_parse(pkt, port, t, key)
+    }
+
+    /// [`FastParser::key`] when no template fits: a full parse, whose path becomes a
+    /// template if it can. Out of line, so that a template hit runs a small function.
+    #[inline(never)]
+    fn key_by_parse(&self, pkt: &[u8], port: u64, t: &mut Templates, key: &mut [u64]) -> bool {
         t.parses += 1;
         let mut parsed = t.scratch.take().unwrap_or_else(|| self.new_parsed());
         let ok = self.parse(pkt, port, &mut parsed, key);
@@ -1703,6 +1710,15 @@ pub fn read_bits(data: &[u8], bit: u32, len: u32) -> u64 {
         let v = u64::from_be_bytes(w) << shift;
         return if len == 0 { 0 } else { v >> (64 - len) };
     }
+    if shift + len <= 64 {
+        // Near the end: the bytes there are, zero-padded to the same 8-byte window.
+        let mut w = [0u8; 8];
+        let tail = data.get(first..).unwrap_or(&[]);
+        let n = tail.len().min(8);
+        w[..n].copy_from_slice(&tail[..n]);
+        let v = u64::from_be_bytes(w) << shift;
+        return if len == 0 { 0 } else { v >> (64 - len) };
+    }
     let nbytes = (shift + len).div_ceil(8) as usize;
     let mut v: u128 = 0;
     for i in 0..nbytes {
@@ -1730,5 +1746,30 @@ pub fn write_key(out: &mut [u64], key: u32, len: u32, v: u64) {
     }
     if let Some(x) = out.get_mut(w + 1) {
         *x |= v << (64 - len2);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_bits;
+    use proptest::prelude::*;
+
+    /// Bit `i` of `data` in network order (0: the first byte's top bit); 0 past the end.
+    fn bit(data: &[u8], i: u32) -> u64 {
+        data.get((i / 8) as usize)
+            .map_or(0, |b| u64::from((b >> (7 - i % 8)) & 1))
+    }
+
+    proptest! {
+        /// Any field, anywhere (across the end too): the bits one by one.
+        #[test]
+        fn read_bits_reads_the_bits_one_by_one(
+            data in proptest::collection::vec(any::<u8>(), 0..24),
+            bit_off in 0u32..200,
+            len in 1u32..=64,
+        ) {
+            let want = (bit_off..bit_off + len).fold(0u64, |v, i| (v << 1) | bit(&data, i));
+            prop_assert_eq!(read_bits(&data, bit_off, len), want);
+        }
     }
 }
