@@ -1298,6 +1298,12 @@ impl Observer for DpObserver<'_> {
         self.trace(|t, k| t.packet_out(o.port, k));
     }
 
+    fn parser_end(&mut self, error: Option<&str>) {
+        if error.is_some() {
+            self.trace(|t, _| t.parser_failed());
+        }
+    }
+
     fn extern_call(&mut self, ev: &koi_interp::observer::ExternEvent<'_>) {
         self.trace(|t, _| t.extern_result(ev.result));
     }

@@ -58,12 +58,13 @@ enum Op {
         var: u32,
         e: Ex,
     },
-    /// `verify(lo <= e <= hi, ...)`: the parse goes on only when it holds (else the
-    /// interpreter's parser sets the error).
+    /// `verify(lo <= e <= hi, ...)` (with `outside`: `verify(e < lo || e > hi)`, as `!=`
+    /// gives): the parse goes on only when it holds (else it stops on the error).
     Verify {
         e: Ex,
         lo: u64,
         hi: u64,
+        outside: bool,
     },
     /// `h.setInvalid()`: the header is invalid, its fields keep their values.
     SetInvalid(u32),
@@ -224,7 +225,8 @@ pub struct Parsed {
     /// The stack elements reads through a run-time index ([`Ex::StackField`]) named.
     stack_reads: Vec<u32>,
     /// The parse stopped early: a full stack, a failed `verify`, an `advance` that is not
-    /// whole bytes, a `reject` or a `select` without match (v1model goes on from there).
+    /// whole bytes, a `reject` or a `select` without match (v1model goes on to ingress from
+    /// there, uBPF sends the packet out unchanged).
     pub stopped: bool,
     /// It stopped on a value the record of the path does not hold (a failed `verify`, an
     /// `advance` that is not whole bytes): no parse-path template. The other stops follow
@@ -399,10 +401,9 @@ pub struct FastParser {
     /// Whether the key or a `select` reads a variable (else assignments only matter to the
     /// slow path).
     vars_read: bool,
-    /// Whether the pipeline goes on after a parser error, with the headers parsed until
-    /// then (v1model: `parser_error` says which; a `reject` or a `select` without match
-    /// accepts). Elsewhere an error is left to the interpreter's parser.
-    errors_continue: bool,
+    /// v1model: an `advance` that is not whole bytes is an error (uBPF advances by bits,
+    /// which the fast parser leaves to the interpreter).
+    v1model: bool,
 }
 
 /// Architecture inputs the fast parser knows at the start of a parse, and the slots the
@@ -542,8 +543,8 @@ impl FastParser {
                         }
                     }
                     Stmt::Verify { cond, .. } => {
-                        let (e, lo, hi) = verify_range(p, &inputs, cond)?;
-                        Op::Verify { e, lo, hi }
+                        let (e, lo, hi, outside) = verify_range(p, &inputs, cond)?;
+                        Op::Verify { e, lo, hi, outside }
                     }
                     Stmt::SetInvalid(HeaderRef::Header(h)) => Op::SetInvalid(h.index()),
                     Stmt::SetValid(HeaderRef::Header(h)) => Op::SetValid {
@@ -702,7 +703,7 @@ impl FastParser {
             vars: inputs.vars.len(),
             vars_read,
             assigns,
-            errors_continue: p.arch == koi_ir::Architecture::V1Model,
+            v1model: p.arch == koi_ir::Architecture::V1Model,
         })
     }
 
@@ -752,23 +753,21 @@ impl FastParser {
         let mut cursor: u64 = 0;
         let mut state = self.start;
         let mut visited: u64 = 0;
-        // Where the parse stops early: the error is the interpreter's to report, and v1model's
-        // pipeline goes on with what was parsed (else the interpreter's parser takes over).
+        // Where the parse stops early (an error, a `reject`, a `select` without match), with
+        // the headers parsed until then: v1model goes on to ingress (`parser_error` says
+        // which error; the tracer follows the architecture's write), uBPF sends the packet
+        // out unchanged (`Tracer::parser_failed`).
         macro_rules! stop {
-            ($l:lifetime) => {
-                if self.errors_continue {
-                    out.stopped = true;
-                    break $l;
-                } else {
-                    return false;
-                }
-            };
+            ($l:lifetime) => {{
+                out.stopped = true;
+                break $l;
+            }};
             // A stop on a value the path's record does not hold (a failed `verify`, an
             // `advance` that is not whole bytes).
-            ($l:lifetime, unrecorded) => {
+            ($l:lifetime, unrecorded) => {{
                 out.stopped_unrecorded = true;
                 stop!($l)
-            };
+            }};
         }
         'states: loop {
             visited += 1;
@@ -811,6 +810,9 @@ impl FastParser {
                     Op::AdvanceBy(ref e) => {
                         let bits = eval(e, pkt, out, port);
                         if !bits.is_multiple_of(8) {
+                            if !self.v1model {
+                                return false;
+                            }
                             stop!('states, unrecorded);
                         }
                         if cursor.saturating_add(bits) > total {
@@ -819,10 +821,15 @@ impl FastParser {
                         out.advanced.push((state, oi as u32, bits));
                         cursor += bits;
                     }
-                    Op::Verify { ref e, lo, hi } => {
+                    Op::Verify {
+                        ref e,
+                        lo,
+                        hi,
+                        outside,
+                    } => {
                         let n = out.stack_reads.len();
                         let v = eval(e, pkt, out, port);
-                        if v < lo || v > hi {
+                        if (lo <= v && v <= hi) == outside {
                             stop!('states, unrecorded);
                         }
                         let elem = out.stack_reads.get(n).copied().unwrap_or(NONE);
@@ -1068,8 +1075,13 @@ impl FastParser {
         }
         let mut ranges = Vec::new();
         for &(state, oi, elem) in &p.verified {
-            let Some(Op::Verify { e, lo, hi }) =
-                self.states.get(state as usize)?.ops.get(oi as usize)
+            // (A `!=` that held would need a check of its own: no template.)
+            let Some(Op::Verify {
+                e,
+                lo,
+                hi,
+                outside: false,
+            }) = self.states.get(state as usize)?.ops.get(oi as usize)
             else {
                 return None;
             };
@@ -1354,7 +1366,7 @@ impl FastParser {
 /// A `verify` condition as a range of one value: `e == c`, `e >= c`, `e > c`, `e <= c`,
 /// `e < c` (unsigned), with the constant on either side; `None` for anything else (the
 /// program then has no fast parser).
-fn verify_range(p: &Pipeline, inputs: &Inputs, cond: &Expr) -> Option<(Ex, u64, u64)> {
+fn verify_range(p: &Pipeline, inputs: &Inputs, cond: &Expr) -> Option<(Ex, u64, u64, bool)> {
     let Expr::Binary(op, a, b) = cond else {
         return None;
     };
@@ -1371,6 +1383,9 @@ fn verify_range(p: &Pipeline, inputs: &Inputs, cond: &Expr) -> Option<(Ex, u64, 
     }
     // `e op c`, or `c op e` when flipped.
     use koi_ir::BinOp::*;
+    if *op == Ne {
+        return Some((ex, c, c, true));
+    }
     let (lo, hi) = match (op, flipped) {
         (Eq, _) => (c, c),
         (GeU, false) | (LeU, true) => (c, max),
@@ -1379,7 +1394,7 @@ fn verify_range(p: &Pipeline, inputs: &Inputs, cond: &Expr) -> Option<(Ex, u64, 
         (LtU, false) | (GtU, true) => (0, c.checked_sub(1)?),
         _ => return None,
     };
-    (lo <= hi).then_some((ex, lo, hi))
+    (lo <= hi).then_some((ex, lo, hi, false))
 }
 
 /// Whether `e`'s value is fixed by the parse path (a stack's next index, constants): the

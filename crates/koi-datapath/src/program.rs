@@ -2613,6 +2613,16 @@ impl<'p> Tracer<'p> {
 
     /// A packet leaves on `port`: egress did not drop it, which must hold for every packet of
     /// the megaflow.
+    /// The parser stopped on an error or a `reject`: uBPF then sends the packet as it came
+    /// in (nothing emitted, the whole input as payload); v1model goes on to ingress.
+    pub fn parser_failed(&mut self) {
+        if self.ubpf {
+            self.emitted.clear();
+            self.payload_start = 0;
+            self.cursor_bits = 0;
+        }
+    }
+
     pub fn packet_out(&mut self, port: u64, k: &Known<'_>) {
         if self.failed.is_some() {
             return;

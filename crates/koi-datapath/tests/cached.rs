@@ -263,6 +263,64 @@ ubpf(P(), C(), D()) main;
     );
 }
 
+/// A uBPF parser that rejects (explicitly, by a failed `verify`, or by a `select` without
+/// match) sends the packet out unchanged, without the pipeline: such paths are compiled too.
+#[test]
+fn ubpf_rejected_packets_are_compiled() {
+    const UBPF: &str = r#"
+#include <core.p4>
+#define UBPF_MODEL_VERSION 20200515
+#include <ubpf_model.p4>
+header h_t { bit<8> t; bit<8> v; }
+header g_t { bit<8> x; }
+struct headers { h_t h; g_t g; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata std) {
+    state start {
+        pkt.extract(hdr.h);
+        verify(hdr.h.v != 9, error.NoMatch);
+        transition select(hdr.h.t) {
+            1: more;
+            2: reject;
+        }
+    }
+    state more { pkt.extract(hdr.g); transition accept; }
+}
+control C(inout headers hdr, inout meta_t m, inout standard_metadata std) {
+    apply {
+        hdr.g.x = hdr.g.x + 1;
+        std.output_port = 5;
+    }
+}
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); pkt.emit(hdr.g); } }
+ubpf(P(), C(), D()) main;
+"#;
+    let p = common::compile_str(UBPF).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = common::Twin::new(&p, |_| {});
+    let mut paths = Vec::new();
+    // Accepted; rejected explicitly; by the verify; by a select without match.
+    let packets: [(&[u8], u64, &[u8]); 4] = [
+        (&[1, 0, 7, 0xee], 5, &[1, 0, 8, 0xee]),
+        (&[2, 0, 7, 0xee], 0, &[2, 0, 7, 0xee]),
+        (&[1, 9, 7, 0xee], 0, &[1, 9, 7, 0xee]),
+        (&[3, 0, 7, 0xee], 0, &[3, 0, 7, 0xee]),
+    ];
+    for (pkt, port, out) in packets {
+        for _ in 0..2 {
+            let (got, path) = twin.send(pkt, 1);
+            assert_eq!(got, [(port, out.to_vec())], "{pkt:?}");
+            paths.push(path);
+        }
+    }
+    common::assert_compiled_except(&paths, &[0, 2, 4, 6]);
+    let s = twin.dp.stats();
+    assert_eq!(
+        (s.compiled, s.compile_mismatch, s.not_compiled),
+        (4, 0, 0),
+        "{s:?}"
+    );
+}
+
 /// v1model `truncate` with a length read from the packet (not a decision, so one megaflow
 /// serves every length) is compiled: the unicast copy is cut to the smallest length given,
 /// multicast replicas are not cut (they do not inherit it), an egress `truncate` cuts its own
