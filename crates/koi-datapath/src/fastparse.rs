@@ -115,14 +115,20 @@ pub enum Ex {
     Trunc(Box<Ex>, u32),
     /// Sign extension from `from` to `to` bits.
     Sext(Box<Ex>, u32, u32),
-    /// `(a + b) & mask(w)`, `(a - b) & mask(w)`: `stack.last`'s index is `next - 1`.
-    Add(Box<Ex>, Box<Ex>, u32),
-    Sub(Box<Ex>, Box<Ex>, u32),
+    /// A binary operation on values of at most 64 bits, as the interpreter computes it
+    /// ([`bin`]: arithmetic wraps at the operands' width `w`, comparisons and `&&`/`||`
+    /// give 0 or 1): `stack.last`'s index is `next - 1`, parsers compute with their
+    /// fields and compare them.
+    Bin(BinOp, Box<Ex>, Box<Ex>, u32),
+    /// `!b`, `~x`, `-x` on a value of `w` bits.
+    Un(koi_ir::UnOp, Box<Ex>, u32),
     /// The field `w` bits at bit `off` of stack element `elems[index]` (headers of one
     /// type), as [`Ex::Field`] reads it; 0 for an index past the stack, as the
     /// interpreter's out-of-range read (`stack.last` before any `extract(stack.next)`).
     StackField {
         elems: Vec<u32>,
+        /// The field's slot in each element.
+        slots: Vec<SlotId>,
         index: Box<Ex>,
         off: u32,
         w: u32,
@@ -222,8 +228,11 @@ pub struct Parsed {
     verified: Vec<(u32, u32, u32)>,
     /// The `advance`s by a packet value, in order: (state, op index, bits).
     advanced: Vec<(u32, u32, u64)>,
-    /// The stack elements reads through a run-time index ([`Ex::StackField`]) named.
-    stack_reads: Vec<u32>,
+    /// The stack elements reads through a run-time index ([`Ex::StackField`]) named, in
+    /// the order they were read ([`NONE`]: an index past the stack).
+    pub(crate) stack_reads: Vec<u32>,
+    /// Per entry of `assigned`: the range of `stack_reads` its expression made.
+    pub(crate) assigned_reads: Vec<(u32, u32)>,
     /// The parse stopped early: a full stack, a failed `verify`, an `advance` that is not
     /// whole bytes, a `reject` or a `select` without match (v1model goes on to ingress from
     /// there, uBPF sends the packet out unchanged).
@@ -398,6 +407,8 @@ pub struct FastParser {
     /// The assignments: destination slot and value.
     assigns: Vec<(SlotId, Ex)>,
     vars: usize,
+    /// The slot of each variable ([`Ex::Var`]).
+    var_slots: Vec<SlotId>,
     /// Whether the key or a `select` reads a variable (else assignments only matter to the
     /// slow path).
     vars_read: bool,
@@ -543,7 +554,13 @@ impl FastParser {
                         }
                     }
                     Stmt::Verify { cond, .. } => {
-                        let (e, lo, hi, outside) = verify_range(p, &inputs, cond)?;
+                        // A range on one value, or any condition the fast parser computes
+                        // (it holds when it is 1).
+                        let (e, lo, hi, outside) =
+                            verify_range(p, &inputs, cond).or_else(|| {
+                                let (e, w) = key_expr(p, &inputs, cond)?;
+                                (w == 1).then_some((e, 1, 1, false))
+                            })?;
                         Op::Verify { e, lo, hi, outside }
                     }
                     Stmt::SetInvalid(HeaderRef::Header(h)) => Op::SetInvalid(h.index()),
@@ -701,6 +718,7 @@ impl FastParser {
             words: layout.key_words().max(1),
             margin,
             vars: inputs.vars.len(),
+            var_slots: inputs.vars.clone(),
             vars_read,
             assigns,
             v1model: p.arch == koi_ir::Architecture::V1Model,
@@ -710,6 +728,11 @@ impl FastParser {
     /// Assignment `id` of the parser: destination slot and value.
     pub fn assignment(&self, id: u32) -> Option<&(SlotId, Ex)> {
         self.assigns.get(id as usize)
+    }
+
+    /// The slot variable `var` ([`Ex::Var`]) holds.
+    pub fn var_slot(&self, var: u32) -> Option<SlotId> {
+        self.var_slots.get(var as usize).copied()
     }
 
     /// A [`Parsed`] sized for this parser.
@@ -727,6 +750,7 @@ impl FastParser {
             verified: Vec::new(),
             advanced: Vec::new(),
             stack_reads: Vec::new(),
+            assigned_reads: Vec::with_capacity(8),
             stopped: false,
             stopped_unrecorded: false,
             visited: 0,
@@ -746,6 +770,7 @@ impl FastParser {
         out.verified.clear();
         out.advanced.clear();
         out.stack_reads.clear();
+        out.assigned_reads.clear();
         out.stopped = false;
         out.stopped_unrecorded = false;
         let total = (pkt.len() as u64) * 8;
@@ -863,9 +888,11 @@ impl FastParser {
                         if !(self.vars_read || out.record) {
                             continue;
                         }
+                        let n = out.stack_reads.len() as u32;
                         let v = eval(e, pkt, out, port);
                         out.vars[var as usize] = v;
                         out.assigned.push(id);
+                        out.assigned_reads.push((n, out.stack_reads.len() as u32));
                     }
                 }
             }
@@ -1399,10 +1426,11 @@ fn verify_range(p: &Pipeline, inputs: &Inputs, cond: &Expr) -> Option<(Ex, u64, 
 
 /// Whether `e`'s value is fixed by the parse path (a stack's next index, constants): the
 /// same for every packet that takes the path.
-fn path_fixed(e: &Ex) -> bool {
+pub(crate) fn path_fixed(e: &Ex) -> bool {
     match e {
         Ex::Next(_) | Ex::Const(..) => true,
-        Ex::Add(a, b, _) | Ex::Sub(a, b, _) => path_fixed(a) && path_fixed(b),
+        Ex::Bin(_, a, b, _) => path_fixed(a) && path_fixed(b),
+        Ex::Un(_, a, _) => path_fixed(a),
         Ex::Slice(v, ..) | Ex::Trunc(v, _) | Ex::Sext(v, ..) => path_fixed(v),
         _ => false,
     }
@@ -1413,7 +1441,8 @@ fn reads_var(e: &Ex) -> bool {
     match e {
         Ex::Var(..) => true,
         Ex::Slice(v, ..) | Ex::Trunc(v, _) | Ex::Sext(v, ..) => reads_var(v),
-        Ex::Concat(a, b, _) | Ex::Add(a, b, _) | Ex::Sub(a, b, _) => reads_var(a) || reads_var(b),
+        Ex::Concat(a, b, _) | Ex::Bin(_, a, b, _) => reads_var(a) || reads_var(b),
+        Ex::Un(_, a, _) => reads_var(a),
         Ex::StackField { index, .. } => reads_var(index),
         _ => false,
     }
@@ -1494,9 +1523,8 @@ fn reads(e: &Ex, h: u32, validity: bool) -> bool {
         Ex::Field { h: x, .. } => !validity && *x == h,
         Ex::Valid(x) => validity && *x == h,
         Ex::Slice(a, ..) | Ex::Trunc(a, _) | Ex::Sext(a, ..) => reads(a, h, validity),
-        Ex::Concat(a, b, _) | Ex::Add(a, b, _) | Ex::Sub(a, b, _) => {
-            reads(a, h, validity) || reads(b, h, validity)
-        }
+        Ex::Concat(a, b, _) | Ex::Bin(_, a, b, _) => reads(a, h, validity) || reads(b, h, validity),
+        Ex::Un(_, a, _) => reads(a, h, validity),
         // The element it read is in `Parsed::stack_reads`.
         Ex::StackField { index, .. } => reads(index, h, validity),
         Ex::Next(_) | Ex::Port(_) | Ex::Len(_) | Ex::Const(..) | Ex::Var(..) => false,
@@ -1560,18 +1588,18 @@ fn key_expr(p: &Pipeline, inputs: &Inputs, e: &Expr) -> Option<(Ex, u32)> {
             }
             (Ex::Concat(Box::new(a), Box::new(b), wb), wa + wb)
         }
-        Expr::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+        Expr::Binary(op, a, b) if bin_supported(*op) => {
             let (a, w) = key_expr(p, inputs, a)?;
             let (b, wb) = key_expr(p, inputs, b)?;
-            if w != wb {
+            if w != wb && !matches!(op, BinOp::Shl | BinOp::ShrU) {
                 return None;
             }
-            let (a, b) = (Box::new(a), Box::new(b));
-            let e = match op {
-                BinOp::Add => Ex::Add(a, b, w),
-                _ => Ex::Sub(a, b, w),
-            };
-            (e, w)
+            let rw = if bin_is_bool(*op) { 1 } else { w };
+            (Ex::Bin(*op, Box::new(a), Box::new(b), w), rw)
+        }
+        Expr::Unary(op, a) => {
+            let (a, w) = key_expr(p, inputs, a)?;
+            (Ex::Un(*op, Box::new(a), w), w)
         }
         Expr::StackField {
             stack,
@@ -1582,10 +1610,13 @@ fn key_expr(p: &Pipeline, inputs: &Inputs, e: &Expr) -> Option<(Ex, u32)> {
             let (index, _) = key_expr(p, inputs, index)?;
             // The field's place in each element (one header type: the same in all).
             let mut at = None;
+            let mut slots = Vec::with_capacity(st.elems.len());
             for &h in &st.elems {
                 fixed_width(p, h)?;
                 let hd = p.phv.headers.get(h)?;
-                let slot = p.phv.slots.get(*hd.fields.get(*field as usize)?)?;
+                let id = *hd.fields.get(*field as usize)?;
+                let slot = p.phv.slots.get(id)?;
+                slots.push(id);
                 let here = (slot.offset - hd.offset, slot.width);
                 if slot.width > 64 || at.is_some_and(|a| a != here) {
                     return None;
@@ -1597,6 +1628,7 @@ fn key_expr(p: &Pipeline, inputs: &Inputs, e: &Expr) -> Option<(Ex, u32)> {
             (
                 Ex::StackField {
                     elems,
+                    slots,
                     index: Box::new(index),
                     off,
                     w,
@@ -1621,6 +1653,62 @@ fn key_expr(p: &Pipeline, inputs: &Inputs, e: &Expr) -> Option<(Ex, u32)> {
         Expr::Cast(Cast::ToBool | Cast::FromBool, v) => key_expr(p, inputs, v)?,
         _ => return None,
     })
+}
+
+/// The binary operations [`Ex::Bin`] computes.
+fn bin_supported(op: BinOp) -> bool {
+    use BinOp::*;
+    matches!(
+        op,
+        Add | Sub
+            | Mul
+            | BitAnd
+            | BitOr
+            | BitXor
+            | Shl
+            | ShrU
+            | Eq
+            | Ne
+            | LtU
+            | LeU
+            | GtU
+            | GeU
+            | And
+            | Or
+    )
+}
+
+/// Whether `op` gives a bool (0 or 1).
+fn bin_is_bool(op: BinOp) -> bool {
+    use BinOp::*;
+    matches!(op, Eq | Ne | LtU | LeU | GtU | GeU | And | Or)
+}
+
+/// `x op y` on operands of `w` (at most 64) bits, as [`Bits`] computes it: arithmetic wraps
+/// at `w`, a shift by `w` or more gives 0, comparisons and `&&`/`||` give 0 or 1.
+fn bin(op: BinOp, x: u64, y: u64, w: u32) -> u64 {
+    use BinOp::*;
+    let m = mask(w);
+    match op {
+        Add => x.wrapping_add(y) & m,
+        Sub => x.wrapping_sub(y) & m,
+        Mul => x.wrapping_mul(y) & m,
+        BitAnd => x & y,
+        BitOr => x | y,
+        BitXor => x ^ y,
+        Shl if y < u64::from(w) => (x << y) & m,
+        ShrU if y < u64::from(w) => x >> y,
+        Shl | ShrU => 0,
+        Eq => u64::from(x == y),
+        Ne => u64::from(x != y),
+        LtU => u64::from(x < y),
+        LeU => u64::from(x <= y),
+        GtU => u64::from(x > y),
+        GeU => u64::from(x >= y),
+        And => u64::from(x != 0 && y != 0),
+        Or => u64::from(x != 0 || y != 0),
+        _ => 0,
+    }
 }
 
 /// A keyset pattern on a key of `w` bits.
@@ -1686,20 +1774,31 @@ fn eval(e: &Ex, pkt: &[u8], out: &mut Parsed, port: u64) -> u64 {
                 x
             }
         }
-        Ex::Add(a, b, w) => {
-            eval(a, pkt, out, port).wrapping_add(eval(b, pkt, out, port)) & mask(*w)
+        Ex::Bin(op, a, b, w) => {
+            let x = eval(a, pkt, out, port);
+            let y = eval(b, pkt, out, port);
+            bin(*op, x, y, *w)
         }
-        Ex::Sub(a, b, w) => {
-            eval(a, pkt, out, port).wrapping_sub(eval(b, pkt, out, port)) & mask(*w)
+        Ex::Un(op, a, w) => {
+            let x = eval(a, pkt, out, port);
+            match op {
+                koi_ir::UnOp::Not => u64::from(x == 0),
+                koi_ir::UnOp::BitNot => !x & mask(*w),
+                koi_ir::UnOp::Neg => x.wrapping_neg() & mask(*w),
+            }
         }
         Ex::StackField {
             elems,
             index,
             off,
             w,
+            ..
         } => {
             let i = eval(index, pkt, out, port);
             let Some(&h) = usize::try_from(i).ok().and_then(|i| elems.get(i)) else {
+                // Past the stack: recorded too, so that the reads line up with the
+                // expressions that made them (`Tracer::parser_value`).
+                out.stack_reads.push(NONE);
                 return 0;
             };
             out.stack_reads.push(h);

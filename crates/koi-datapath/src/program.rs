@@ -1393,6 +1393,16 @@ impl TracerSetup {
     }
 }
 
+/// What [`Tracer::parser_value`] follows a parser assignment's expression with: the parse,
+/// the stack elements the expression's run-time indices named (in evaluation order), and the
+/// node of each variable assigned so far.
+struct ParserCx<'a, 'r> {
+    parsed: &'a Parsed,
+    fast: &'a FastParser,
+    reads: &'r mut std::slice::Iter<'a, u32>,
+    vars: &'r [Option<N>],
+}
+
 /// Follows one slow-path run symbolically; see the module documentation.
 #[derive(Debug)]
 pub struct Tracer<'p> {
@@ -1501,10 +1511,20 @@ impl<'p> Tracer<'p> {
             let n = t.add(node);
             t.slots.push(n);
         }
-        // The parser's assignments, in the order they ran.
-        for id in &parsed.assigned {
+        // The parser's assignments, in the order they ran, with the stack elements each read.
+        // A variable read before any assignment has its value at the start of the parse, 0.
+        let mut vars: Vec<Option<N>> = Vec::new();
+        for (i, id) in parsed.assigned.iter().enumerate() {
             let (dst, e) = fast.assignment(*id)?;
-            let n = t.parser_value(e, parsed)?;
+            let &(from, to) = parsed.assigned_reads.get(i)?;
+            let mut reads = parsed.stack_reads.get(from as usize..to as usize)?.iter();
+            let mut cx = ParserCx {
+                parsed,
+                fast,
+                reads: &mut reads,
+                vars: &vars,
+            };
+            let n = t.parser_value(e, &mut cx)?;
             let w = p.phv.slots.get(*dst)?.width;
             let n = if t.width(n) != w {
                 t.add(Node::Cast(
@@ -1518,13 +1538,24 @@ impl<'p> Tracer<'p> {
                 n
             };
             *t.slots.get_mut(dst.index() as usize)? = n;
+            if let Some(v) = (0..)
+                .map_while(|v| fast.var_slot(v))
+                .position(|s| s == *dst)
+            {
+                if vars.len() <= v {
+                    vars.resize(v + 1, None);
+                }
+                vars[v] = Some(n);
+            }
         }
         t.initial = t.slots.clone();
         Some(t)
     }
 
-    /// A value the parser computed, as a node.
-    fn parser_value(&mut self, e: &Ex, parsed: &Parsed) -> Option<N> {
+    /// A value the parser computed, as a node; `reads` are the stack elements its run-time
+    /// indices named, in evaluation order.
+    fn parser_value(&mut self, e: &Ex, cx: &mut ParserCx<'_, '_>) -> Option<N> {
+        let parsed = cx.parsed;
         Some(match e {
             Ex::Field { h, off, w, slot } => {
                 let base = *parsed.hdr_off.get(*h as usize)?;
@@ -1542,27 +1573,59 @@ impl<'p> Tracer<'p> {
                 let v = *parsed.valid.get(*h as usize)?;
                 self.add(Node::Const(Bits::from_bool(v)))
             }
-            Ex::Next(s) => {
-                let v = *parsed.next.get(*s as usize)?;
-                self.add(Node::Const(Bits::from_u64(32, u64::from(v))))
-            }
+            // The index when the parse ended, not necessarily when the assignment ran.
+            Ex::Next(_) => return None,
             Ex::Port(w) => self.add(Node::Port(*w)),
             Ex::Len(w) => self.add(Node::Opaque(*w)),
             Ex::Const(v, w) => self.add(Node::Const(Bits::from_u64(*w, *v))),
-            // A value of the parser's own (the index of a stack element when the parser read
-            // it): not followed.
-            Ex::Var(_, _) | Ex::Add(..) | Ex::Sub(..) | Ex::StackField { .. } => return None,
+            // The variable's last assignment on this path, else its value at the start.
+            Ex::Var(v, w) => match cx.vars.get(*v as usize).copied().flatten() {
+                Some(n) => n,
+                None if cx.fast.var_slot(*v).is_some() => self.add(Node::Const(Bits::zero(*w))),
+                None => return None,
+            },
+            Ex::Bin(op, a, b, _) => {
+                let a = self.parser_value(a, cx)?;
+                let b = self.parser_value(b, cx)?;
+                self.add(Node::Bin(*op, a, b))
+            }
+            Ex::Un(op, a, _) => {
+                let a = self.parser_value(a, cx)?;
+                self.add(Node::Un(*op, a))
+            }
+            // The element the index named then (a path-fixed index reads no other element).
+            Ex::StackField {
+                elems,
+                slots,
+                index,
+                off,
+                w,
+            } if crate::fastparse::path_fixed(index) => {
+                let h = *cx.reads.next()?;
+                let Some(i) = elems.iter().position(|&x| x == h) else {
+                    return Some(self.add(Node::Const(Bits::zero(*w))));
+                };
+                match *parsed.hdr_off.get(h as usize)? {
+                    NONE => self.add(Node::Const(Bits::zero(*w))),
+                    base => self.add(Node::Pkt {
+                        off: base + off,
+                        w: *w,
+                        slot: *slots.get(i)?,
+                    }),
+                }
+            }
+            Ex::StackField { .. } => return None,
             Ex::Slice(v, lo, w) => {
-                let v = self.parser_value(v, parsed)?;
+                let v = self.parser_value(v, cx)?;
                 self.add(Node::Slice(v, lo + w - 1, *lo))
             }
             Ex::Concat(a, b, _) => {
-                let a = self.parser_value(a, parsed)?;
-                let b = self.parser_value(b, parsed)?;
+                let a = self.parser_value(a, cx)?;
+                let b = self.parser_value(b, cx)?;
                 self.add(Node::Bin(BinOp::Concat, a, b))
             }
             Ex::Trunc(v, w) => {
-                let v = self.parser_value(v, parsed)?;
+                let v = self.parser_value(v, cx)?;
                 self.add(Node::Cast(
                     Cast::Resize {
                         width: *w,
@@ -1572,7 +1635,7 @@ impl<'p> Tracer<'p> {
                 ))
             }
             Ex::Sext(v, _, to) => {
-                let v = self.parser_value(v, parsed)?;
+                let v = self.parser_value(v, cx)?;
                 self.add(Node::Cast(
                     Cast::Resize {
                         width: *to,
