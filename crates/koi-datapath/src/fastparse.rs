@@ -58,6 +58,12 @@ enum Op {
         var: u32,
         e: Ex,
     },
+    /// `vars[var] = pkt.lookahead<bit<w>>()` (assignment `id`, its value [`Ex::Ahead`]).
+    Lookahead {
+        id: u32,
+        var: u32,
+        w: u32,
+    },
     /// `verify(lo <= e <= hi, ...)` (with `outside`: `verify(e < lo || e > hi)`, as `!=`
     /// gives): the parse goes on only when it holds (else it stops on the error).
     Verify {
@@ -122,6 +128,9 @@ pub enum Ex {
     Bin(BinOp, Box<Ex>, Box<Ex>, u32),
     /// `!b`, `~x`, `-x` on a value of `w` bits.
     Un(koi_ir::UnOp, Box<Ex>, u32),
+    /// The `w` packet bits at the cursor when a `lookahead` ran (only as the value of an
+    /// [`Op::Lookahead`] assignment: [`Parsed::lookaheads`] says where).
+    Ahead(u32),
     /// The field `w` bits at bit `off` of stack element `elems[index]` (headers of one
     /// type), as [`Ex::Field`] reads it; 0 for an index past the stack, as the
     /// interpreter's out-of-range read (`stack.last` before any `extract(stack.next)`).
@@ -233,6 +242,10 @@ pub struct Parsed {
     pub(crate) stack_reads: Vec<u32>,
     /// Per entry of `assigned`: the range of `stack_reads` its expression made.
     pub(crate) assigned_reads: Vec<(u32, u32)>,
+    /// The cursor (bits) at each `lookahead` assigned, in order.
+    pub(crate) lookaheads: Vec<u32>,
+    /// The end (bits) of the furthest `lookahead`: a packet must be this long too.
+    ahead_end: u32,
     /// The parse stopped early: a full stack, a failed `verify`, an `advance` that is not
     /// whole bytes, a `reject` or a `select` without match (v1model goes on to ingress from
     /// there, uBPF sends the packet out unchanged).
@@ -409,8 +422,8 @@ pub struct FastParser {
     vars: usize,
     /// The slot of each variable ([`Ex::Var`]).
     var_slots: Vec<SlotId>,
-    /// Whether the key or a `select` reads a variable (else assignments only matter to the
-    /// slow path).
+    /// Whether the key, a `select`, a `verify` or an `advance` reads a variable (else the
+    /// assignments and `lookahead`s only matter to the slow path, which records them).
     vars_read: bool,
     /// v1model: an `advance` that is not whole bytes is an error (uBPF advances by bits,
     /// which the fast parser leaves to the interpreter).
@@ -460,10 +473,11 @@ impl FastParser {
             },
             _ => return None,
         };
-        // The slots the parser assigns: plain metadata, locals and temporaries only.
+        // The slots the parser assigns (and `lookahead`s write): plain metadata, locals and
+        // temporaries only.
         for st in parser.states.values() {
             for s in &st.stmts {
-                if let Stmt::Assign { dst, .. } = s {
+                if let Stmt::Assign { dst, .. } | Stmt::Lookahead { dst } = s {
                     let Place::Slot(d) = dst else {
                         return None;
                     };
@@ -551,6 +565,18 @@ impl FastParser {
                             id: (assigns.len() - 1) as u32,
                             var,
                             e,
+                        }
+                    }
+                    Stmt::Lookahead {
+                        dst: Place::Slot(d),
+                    } => {
+                        let var = inputs.var(*d)?;
+                        let w = p.phv.slots.get(*d)?.width;
+                        assigns.push((*d, Ex::Ahead(w)));
+                        Op::Lookahead {
+                            id: (assigns.len() - 1) as u32,
+                            var,
+                            w,
                         }
                     }
                     Stmt::Verify { cond, .. } => {
@@ -704,9 +730,10 @@ impl FastParser {
                 Trans::Goto(_) => false,
             })
             || states.iter().any(|st| {
-                st.ops
-                    .iter()
-                    .any(|o| matches!(o, Op::Assign { e, .. } if reads_var(e)))
+                st.ops.iter().any(|o| match o {
+                    Op::Verify { e, .. } | Op::AdvanceBy(e) => reads_var(e),
+                    _ => false,
+                })
             });
         Some(FastParser {
             states,
@@ -751,6 +778,8 @@ impl FastParser {
             advanced: Vec::new(),
             stack_reads: Vec::new(),
             assigned_reads: Vec::with_capacity(8),
+            lookaheads: Vec::new(),
+            ahead_end: 0,
             stopped: false,
             stopped_unrecorded: false,
             visited: 0,
@@ -771,6 +800,8 @@ impl FastParser {
         out.advanced.clear();
         out.stack_reads.clear();
         out.assigned_reads.clear();
+        out.lookaheads.clear();
+        out.ahead_end = 0;
         out.stopped = false;
         out.stopped_unrecorded = false;
         let total = (pkt.len() as u64) * 8;
@@ -883,6 +914,22 @@ impl FastParser {
                         if v {
                             self.invalidate_siblings(out, dst);
                         }
+                    }
+                    Op::Lookahead { id, var, w } => {
+                        // Too short: `PacketTooShort`, which the interpreter does not cache.
+                        let end = cursor + u64::from(w);
+                        if end > total {
+                            return false;
+                        }
+                        out.ahead_end = out.ahead_end.max(end as u32);
+                        if !(self.vars_read || out.record) {
+                            continue;
+                        }
+                        out.vars[var as usize] = read_bits(pkt, cursor as u32, w);
+                        let n = out.stack_reads.len() as u32;
+                        out.assigned.push(id);
+                        out.assigned_reads.push((n, n));
+                        out.lookaheads.push(cursor as u32);
                     }
                     Op::Assign { id, var, ref e } => {
                         if !(self.vars_read || out.record) {
@@ -1164,7 +1211,7 @@ impl FastParser {
             ranges.push((off, len, bits, bits));
         }
         let budget = p.visited.saturating_sub(self.margin).div_ceil(64);
-        let min_len = (p.cursor.div_ceil(8) as usize).max(budget as usize);
+        let min_len = (p.cursor.max(p.ahead_end).div_ceil(8) as usize).max(budget as usize);
         let mut key_base = vec![0u64; self.words];
         let mut copies: Vec<Copy> = Vec::new();
         let (mut port_ops, mut len_ops) = (Vec::new(), Vec::new());
@@ -1527,7 +1574,10 @@ fn reads(e: &Ex, h: u32, validity: bool) -> bool {
         Ex::Un(_, a, _) => reads(a, h, validity),
         // The element it read is in `Parsed::stack_reads`.
         Ex::StackField { index, .. } => reads(index, h, validity),
-        Ex::Next(_) | Ex::Port(_) | Ex::Len(_) | Ex::Const(..) | Ex::Var(..) => false,
+        // (Packet bits, which no header operation moves.)
+        Ex::Next(_) | Ex::Port(_) | Ex::Len(_) | Ex::Const(..) | Ex::Var(..) | Ex::Ahead(_) => {
+            false
+        }
     }
 }
 
@@ -1779,6 +1829,8 @@ fn eval(e: &Ex, pkt: &[u8], out: &mut Parsed, port: u64) -> u64 {
             let y = eval(b, pkt, out, port);
             bin(*op, x, y, *w)
         }
+        // (Never evaluated: `Op::Lookahead` reads the packet itself.)
+        Ex::Ahead(_) => 0,
         Ex::Un(op, a, w) => {
             let x = eval(a, pkt, out, port);
             match op {

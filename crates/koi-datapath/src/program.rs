@@ -1394,13 +1394,17 @@ impl TracerSetup {
 }
 
 /// What [`Tracer::parser_value`] follows a parser assignment's expression with: the parse,
-/// the stack elements the expression's run-time indices named (in evaluation order), and the
-/// node of each variable assigned so far.
+/// the stack elements the expression's run-time indices named (in evaluation order), the
+/// node of each variable assigned so far, and where the `lookahead`s read.
 struct ParserCx<'a, 'r> {
     parsed: &'a Parsed,
     fast: &'a FastParser,
     reads: &'r mut std::slice::Iter<'a, u32>,
     vars: &'r [Option<N>],
+    /// The cursor of each `lookahead`, in order, and the slot a `lookahead` being followed
+    /// writes (`None`: a later assignment overwrites it).
+    aheads: &'r mut std::slice::Iter<'a, u32>,
+    ahead_slot: Option<SlotId>,
 }
 
 /// Follows one slow-path run symbolically; see the module documentation.
@@ -1514,15 +1518,23 @@ impl<'p> Tracer<'p> {
         // The parser's assignments, in the order they ran, with the stack elements each read.
         // A variable read before any assignment has its value at the start of the parse, 0.
         let mut vars: Vec<Option<N>> = Vec::new();
+        let mut aheads = parsed.lookaheads.iter();
         for (i, id) in parsed.assigned.iter().enumerate() {
             let (dst, e) = fast.assignment(*id)?;
             let &(from, to) = parsed.assigned_reads.get(i)?;
             let mut reads = parsed.stack_reads.get(from as usize..to as usize)?.iter();
+            // A `lookahead` is its slot's value when the parse ended if nothing wrote the slot
+            // after it (packet bits are tied to the slot whose final value they are).
+            let last_write = !parsed.assigned[i + 1..]
+                .iter()
+                .any(|j| fast.assignment(*j).is_some_and(|(d, _)| d == dst));
             let mut cx = ParserCx {
                 parsed,
                 fast,
                 reads: &mut reads,
                 vars: &vars,
+                aheads: &mut aheads,
+                ahead_slot: last_write.then_some(*dst),
             };
             let n = t.parser_value(e, &mut cx)?;
             let w = p.phv.slots.get(*dst)?.width;
@@ -1579,6 +1591,14 @@ impl<'p> Tracer<'p> {
             Ex::Len(w) => self.add(Node::Opaque(*w)),
             Ex::Const(v, w) => self.add(Node::Const(Bits::from_u64(*w, *v))),
             // The variable's last assignment on this path, else its value at the start.
+            Ex::Ahead(w) => {
+                let off = *cx.aheads.next()?;
+                self.add(Node::Pkt {
+                    off,
+                    w: *w,
+                    slot: cx.ahead_slot?,
+                })
+            }
             Ex::Var(v, w) => match cx.vars.get(*v as usize).copied().flatten() {
                 Some(n) => n,
                 None if cx.fast.var_slot(*v).is_some() => self.add(Node::Const(Bits::zero(*w))),

@@ -504,3 +504,179 @@ fn parser_computations_are_followed() {
     // Each megaflow's first packet took the slow path; packets cut short are not cached.
     assert_eq!(s.compiled_hits + s.installs + s.uncacheable, 3000, "{s:?}");
 }
+
+/// `lookahead` into metadata and into a `select`: the packet bits at the cursor, without
+/// moving it; a packet too short for a lookahead is the interpreter's (not cached).
+const LOOKAHEAD: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header a_t { bit<8> t; bit<8> v; }
+header b_t { bit<8> x; }
+struct headers { a_t a; b_t b; }
+struct meta_t { bit<16> peek; }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start {
+        m.peek = pkt.lookahead<bit<16>>();
+        pkt.extract(hdr.a);
+        transition select(pkt.lookahead<bit<8>>()) {
+            1: b;
+            default: accept;
+        }
+    }
+    state b { pkt.extract(hdr.b); transition accept; }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply {
+        hdr.a.v = m.peek[7:0] + 1;
+        if (m.peek[15:8] == 5) {
+            sm.egress_spec = 1;
+        } else {
+            sm.egress_spec = 2;
+        }
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.a); pkt.emit(hdr.b); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+#[test]
+fn lookahead_is_followed() {
+    use koi_datapath::{PathTaken, Tier};
+    let p = compile_str(LOOKAHEAD).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = Twin::new(&p, |_| {});
+    assert!(
+        twin.dp.has_fast_parser(),
+        "the fast parser follows lookahead"
+    );
+    let mut rng = Rng(0x0ddb_a11c_afe0_0001);
+    for _ in 0..2000 {
+        let len = 1 + (rng.next() % 5) as usize;
+        let pkt: Vec<u8> = (0..len)
+            .map(|_| [0u8, 1, 5, 9][(rng.next() % 4) as usize])
+            .collect();
+        twin.send(&pkt, 0);
+    }
+    let s = twin.dp.stats();
+    assert_eq!(s.fast_parse_mismatch + s.compile_mismatch, 0, "{s:?}");
+    assert_eq!(s.not_compiled, 0, "{:?}", twin.dp.not_compiled_reasons());
+    assert_eq!(s.compiled_hits + s.installs + s.uncacheable, 2000, "{s:?}");
+    // The same packet twice: the second runs the compiled program.
+    let mut twin = Twin::new(&p, |_| {});
+    let pkt = [5u8, 9, 1, 7];
+    let (out, first) = twin.send(&pkt, 0);
+    assert_eq!(
+        (first, out.first().map(|o| (o.0, o.1.clone()))),
+        (PathTaken::Slow, Some((1, vec![5, 10, 1, 7])))
+    );
+    let (_, again) = twin.send(&pkt, 0);
+    assert!(
+        matches!(again, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow)),
+        "{again:?}"
+    );
+}
+
+/// A `lookahead` past the last header, whose value no decision reads: parse-path templates
+/// serve such paths, and hold only for packets long enough for the lookahead.
+const LOOKAHEAD_PAST: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header a_t { bit<8> t; bit<8> v; }
+struct headers { a_t a; }
+struct meta_t { bit<16> peek; }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.a);
+        m.peek = pkt.lookahead<bit<16>>();
+        transition accept;
+    }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply {
+        hdr.a.v = m.peek[7:0];
+        if (hdr.a.t == 5) {
+            sm.egress_spec = 1;
+        } else {
+            sm.egress_spec = 2;
+        }
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.a); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+#[test]
+fn a_lookahead_past_the_headers_is_followed_by_templates() {
+    let p = compile_str(LOOKAHEAD_PAST).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = Twin::new(&p, |_| {});
+    let mut rng = Rng(0x7777_1234_0000_abcd);
+    for _ in 0..2000 {
+        // 2 and 3 bytes: too short for the lookahead; 4 and 5: long enough.
+        let len = 2 + (rng.next() % 4) as usize;
+        let pkt: Vec<u8> = (0..len)
+            .map(|_| [5u8, 6, 7][(rng.next() % 3) as usize])
+            .collect();
+        twin.send(&pkt, 0);
+    }
+    let s = twin.dp.stats();
+    assert_eq!(s.fast_parse_mismatch + s.compile_mismatch, 0, "{s:?}");
+    assert_eq!(s.not_compiled, 0, "{:?}", twin.dp.not_compiled_reasons());
+    assert!(s.uncacheable > 600, "{s:?}");
+    assert!(s.template_hits > 900, "{s:?}");
+}
+
+/// A `verify` on a variable the parser assigned, which neither the key nor a `select`
+/// reads: every parse must still compute it (a parse that skipped the assignment would
+/// check a stale value and take the wrong path).
+const VERIFY_VAR: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header a_t { bit<8> t; bit<8> v; }
+header b_t { bit<8> y; }
+struct headers { a_t a; b_t b; }
+struct meta_t { bit<8> x; }
+error { Three }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.a);
+        m.x = hdr.a.t + 1;
+        verify(m.x != 4, error.Three);
+        pkt.extract(hdr.b);
+        transition accept;
+    }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply {
+        // `t` itself decides nothing: one megaflow serves every `t` with `b` valid.
+        if (hdr.b.isValid()) {
+            sm.egress_spec = 1;
+        } else {
+            sm.egress_spec = 3;
+        }
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.a); pkt.emit(hdr.b); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+#[test]
+fn a_verify_on_a_parser_variable_is_computed_on_every_parse() {
+    let p = compile_str(VERIFY_VAR).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = Twin::new(&p, |_| {});
+    for round in 0..3 {
+        for t in 0..8u8 {
+            let (out, _) = twin.send(&[t, round, 0xbb], 0);
+            assert_eq!(out.first().map(|o| o.0), Some(if t == 3 { 3 } else { 1 }));
+        }
+    }
+    let s = twin.dp.stats();
+    assert_eq!(s.fast_parse_mismatch + s.compile_mismatch, 0, "{s:?}");
+}
