@@ -150,18 +150,6 @@ impl<V> FlowCache<V> {
                 None => offer = Some(true),
             }
         }
-        self.lookup_megaflow(key, hash, offer)
-    }
-
-    /// The lookup below the microflow tier: the signature cache's hint, then the classifier.
-    /// Out of line, so that a microflow hit runs a small function.
-    #[inline(never)]
-    fn lookup_megaflow(
-        &mut self,
-        key: &[u64],
-        hash: u64,
-        offer: Option<bool>,
-    ) -> Option<(MegaflowId, &V, Tier)> {
         if let Some(s) = self.signatures.as_mut()
             && let Some(slot) = s.get(hash)
             && let Some(id) = self.classifier.slot_matches(slot, key)
@@ -170,6 +158,18 @@ impl<V> FlowCache<V> {
             offer_microflow(self.microflow.as_mut(), offer, key, hash, id);
             return self.classifier.hit(id).map(|v| (id, v, Tier::Megaflow));
         }
+        self.search(key, hash, offer)
+    }
+
+    /// The lookup when neither the microflow tier nor the signature cache's hint served it:
+    /// the classifier's search. Out of line, so that the hits run a smaller function.
+    #[inline(never)]
+    fn search(
+        &mut self,
+        key: &[u64],
+        hash: u64,
+        offer: Option<bool>,
+    ) -> Option<(MegaflowId, &V, Tier)> {
         let (id, value) = self.classifier.lookup(key)?;
         offer_microflow(self.microflow.as_mut(), offer, key, hash, id);
         if let Some(s) = self.signatures.as_mut() {
