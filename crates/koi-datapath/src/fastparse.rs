@@ -121,11 +121,11 @@ pub enum Ex {
     Trunc(Box<Ex>, u32),
     /// Sign extension from `from` to `to` bits.
     Sext(Box<Ex>, u32, u32),
-    /// A binary operation on values of at most 64 bits, as the interpreter computes it
-    /// ([`bin`]: arithmetic wraps at the operands' width `w`, comparisons and `&&`/`||`
-    /// give 0 or 1): `stack.last`'s index is `next - 1`, parsers compute with their
-    /// fields and compare them.
-    Bin(BinOp, Box<Ex>, Box<Ex>, u32),
+    /// A binary operation on values of at most 64 bits (the left operand's width `w`, the
+    /// right one's `wb`), as compiled programs compute it (`program::arith64`, the
+    /// interpreter's operators bit for bit): `stack.last`'s index is `next - 1`, parsers
+    /// compute with their fields and compare them.
+    Bin(BinOp, Box<Ex>, Box<Ex>, u32, u32),
     /// `!b`, `~x`, `-x` on a value of `w` bits.
     Un(koi_ir::UnOp, Box<Ex>, u32),
     /// The `w` packet bits at the cursor when a `lookahead` ran (only as the value of an
@@ -1476,7 +1476,7 @@ fn verify_range(p: &Pipeline, inputs: &Inputs, cond: &Expr) -> Option<(Ex, u64, 
 pub(crate) fn path_fixed(e: &Ex) -> bool {
     match e {
         Ex::Next(_) | Ex::Const(..) => true,
-        Ex::Bin(_, a, b, _) => path_fixed(a) && path_fixed(b),
+        Ex::Bin(_, a, b, ..) => path_fixed(a) && path_fixed(b),
         Ex::Un(_, a, _) => path_fixed(a),
         Ex::Slice(v, ..) | Ex::Trunc(v, _) | Ex::Sext(v, ..) => path_fixed(v),
         _ => false,
@@ -1488,7 +1488,7 @@ fn reads_var(e: &Ex) -> bool {
     match e {
         Ex::Var(..) => true,
         Ex::Slice(v, ..) | Ex::Trunc(v, _) | Ex::Sext(v, ..) => reads_var(v),
-        Ex::Concat(a, b, _) | Ex::Bin(_, a, b, _) => reads_var(a) || reads_var(b),
+        Ex::Concat(a, b, _) | Ex::Bin(_, a, b, ..) => reads_var(a) || reads_var(b),
         Ex::Un(_, a, _) => reads_var(a),
         Ex::StackField { index, .. } => reads_var(index),
         _ => false,
@@ -1570,7 +1570,9 @@ fn reads(e: &Ex, h: u32, validity: bool) -> bool {
         Ex::Field { h: x, .. } => !validity && *x == h,
         Ex::Valid(x) => validity && *x == h,
         Ex::Slice(a, ..) | Ex::Trunc(a, _) | Ex::Sext(a, ..) => reads(a, h, validity),
-        Ex::Concat(a, b, _) | Ex::Bin(_, a, b, _) => reads(a, h, validity) || reads(b, h, validity),
+        Ex::Concat(a, b, _) | Ex::Bin(_, a, b, ..) => {
+            reads(a, h, validity) || reads(b, h, validity)
+        }
         Ex::Un(_, a, _) => reads(a, h, validity),
         // The element it read is in `Parsed::stack_reads`.
         Ex::StackField { index, .. } => reads(index, h, validity),
@@ -1641,11 +1643,11 @@ fn key_expr(p: &Pipeline, inputs: &Inputs, e: &Expr) -> Option<(Ex, u32)> {
         Expr::Binary(op, a, b) if bin_supported(*op) => {
             let (a, w) = key_expr(p, inputs, a)?;
             let (b, wb) = key_expr(p, inputs, b)?;
-            if w != wb && !matches!(op, BinOp::Shl | BinOp::ShrU) {
+            if w != wb && !matches!(op, BinOp::Shl | BinOp::ShrU | BinOp::ShrS) {
                 return None;
             }
             let rw = if bin_is_bool(*op) { 1 } else { w };
-            (Ex::Bin(*op, Box::new(a), Box::new(b), w), rw)
+            (Ex::Bin(*op, Box::new(a), Box::new(b), w, wb), rw)
         }
         Expr::Unary(op, a) => {
             let (a, w) = key_expr(p, inputs, a)?;
@@ -1705,60 +1707,18 @@ fn key_expr(p: &Pipeline, inputs: &Inputs, e: &Expr) -> Option<(Ex, u32)> {
     })
 }
 
-/// The binary operations [`Ex::Bin`] computes.
+/// The binary operations [`Ex::Bin`] computes (`++` is [`Ex::Concat`]).
 fn bin_supported(op: BinOp) -> bool {
-    use BinOp::*;
-    matches!(
-        op,
-        Add | Sub
-            | Mul
-            | BitAnd
-            | BitOr
-            | BitXor
-            | Shl
-            | ShrU
-            | Eq
-            | Ne
-            | LtU
-            | LeU
-            | GtU
-            | GeU
-            | And
-            | Or
-    )
+    op != BinOp::Concat
 }
 
 /// Whether `op` gives a bool (0 or 1).
 fn bin_is_bool(op: BinOp) -> bool {
     use BinOp::*;
-    matches!(op, Eq | Ne | LtU | LeU | GtU | GeU | And | Or)
-}
-
-/// `x op y` on operands of `w` (at most 64) bits, as [`Bits`] computes it: arithmetic wraps
-/// at `w`, a shift by `w` or more gives 0, comparisons and `&&`/`||` give 0 or 1.
-fn bin(op: BinOp, x: u64, y: u64, w: u32) -> u64 {
-    use BinOp::*;
-    let m = mask(w);
-    match op {
-        Add => x.wrapping_add(y) & m,
-        Sub => x.wrapping_sub(y) & m,
-        Mul => x.wrapping_mul(y) & m,
-        BitAnd => x & y,
-        BitOr => x | y,
-        BitXor => x ^ y,
-        Shl if y < u64::from(w) => (x << y) & m,
-        ShrU if y < u64::from(w) => x >> y,
-        Shl | ShrU => 0,
-        Eq => u64::from(x == y),
-        Ne => u64::from(x != y),
-        LtU => u64::from(x < y),
-        LeU => u64::from(x <= y),
-        GtU => u64::from(x > y),
-        GeU => u64::from(x >= y),
-        And => u64::from(x != 0 && y != 0),
-        Or => u64::from(x != 0 || y != 0),
-        _ => 0,
-    }
+    matches!(
+        op,
+        Eq | Ne | LtU | LeU | GtU | GeU | LtS | LeS | GtS | GeS | And | Or
+    )
 }
 
 /// A keyset pattern on a key of `w` bits.
@@ -1824,20 +1784,16 @@ fn eval(e: &Ex, pkt: &[u8], out: &mut Parsed, port: u64) -> u64 {
                 x
             }
         }
-        Ex::Bin(op, a, b, w) => {
+        Ex::Bin(op, a, b, w, wb) => {
             let x = eval(a, pkt, out, port);
             let y = eval(b, pkt, out, port);
-            bin(*op, x, y, *w)
+            crate::program::arith64(*op, x, y, *w, *wb)
         }
         // (Never evaluated: `Op::Lookahead` reads the packet itself.)
         Ex::Ahead(_) => 0,
         Ex::Un(op, a, w) => {
             let x = eval(a, pkt, out, port);
-            match op {
-                koi_ir::UnOp::Not => u64::from(x == 0),
-                koi_ir::UnOp::BitNot => !x & mask(*w),
-                koi_ir::UnOp::Neg => x.wrapping_neg() & mask(*w),
-            }
+            crate::program::unary64(*op, x, *w)
         }
         Ex::StackField {
             elems,

@@ -1092,9 +1092,8 @@ fn sext(x: u64, w: u32) -> i128 {
     }
 }
 
-/// The interpreter's binary operators on `u64` values of widths `wa` and `wb` (at most 64;
-/// the result too), bit for bit what [`arith`] computes on [`Bits`].
-fn unary64(op: UnOp, x: u64, w: u32) -> u64 {
+/// The interpreter's unary operators on a `u64` value of `w` (at most 64) bits.
+pub(crate) fn unary64(op: UnOp, x: u64, w: u32) -> u64 {
     match op {
         UnOp::Not => u64::from(x == 0),
         UnOp::BitNot => !x & mask64(w),
@@ -1115,7 +1114,9 @@ fn cast64(c: Cast, x: u64, wa: u32) -> u64 {
     }
 }
 
-fn arith64(op: BinOp, x: u64, y: u64, wa: u32, wb: u32) -> u64 {
+/// The interpreter's binary operators on `u64` values of widths `wa` and `wb` (at most 64;
+/// the result too), bit for bit what [`arith`] computes on [`Bits`].
+pub(crate) fn arith64(op: BinOp, x: u64, y: u64, wa: u32, wb: u32) -> u64 {
     use BinOp::*;
     let m = mask64(wa);
     let sx = || sext(x, wa);
@@ -1604,7 +1605,7 @@ impl<'p> Tracer<'p> {
                 None if cx.fast.var_slot(*v).is_some() => self.add(Node::Const(Bits::zero(*w))),
                 None => return None,
             },
-            Ex::Bin(op, a, b, _) => {
+            Ex::Bin(op, a, b, ..) => {
                 let a = self.parser_value(a, cx)?;
                 let b = self.parser_value(b, cx)?;
                 self.add(Node::Bin(*op, a, b))

@@ -402,9 +402,9 @@ fn a_select_on_the_last_stack_element_is_followed() {
     }
 }
 
-/// Parsers that compute: metadata from arithmetic, shifts, comparisons and logic on fields,
-/// variables read back (a counter), a field of `stack.last`, a `verify` on a compound
-/// condition and a `select` on a computed value. The ingress both decides on the results
+/// Parsers that compute: metadata from arithmetic, shifts, comparisons (signed too) and
+/// logic on fields, variables read back (a counter), a field of `stack.last`, a `verify` on
+/// a compound condition and a `select` on a computed value. The ingress both decides on the results
 /// and writes them into the packet, so every value the fast parser and the tracer compute
 /// is compared with the interpreter's.
 const COMPUTE: &str = r#"
@@ -414,7 +414,7 @@ header a_t { bit<8> t; bit<8> u; bit<16> w; }
 header s_t { bit<4> k; bit<4> n; }
 header out_t { bit<8> sum; bit<8> shifted; bit<8> flags; bit<8> count; bit<8> last; }
 struct headers { a_t a; s_t[3] s; out_t o; }
-struct meta_t { bit<8> sum; bit<8> shifted; bit<8> count; bit<8> last; bool big; bit<1> odd; }
+struct meta_t { bit<8> sum; bit<8> shifted; bit<8> count; bit<8> last; bool big; bit<1> odd; bool neg; }
 error { Bad }
 parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
     state start {
@@ -422,7 +422,8 @@ parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata
         m.sum = hdr.a.t + hdr.a.u * 3;
         m.shifted = (hdr.a.t << 2) ^ (hdr.a.u >> 3);
         m.big = hdr.a.w > 16w1000 && hdr.a.t != 0;
-        m.odd = (bit<1>) (hdr.a.u & 1);
+        m.odd = (bit<1>) (hdr.a.u % 2);
+        m.neg = (int<8>) hdr.a.u < 0;
         verify(hdr.a.t != 0xff && !(hdr.a.u == 0xfe), error.Bad);
         transition select(hdr.a.t & 0x0f) {
             1: elems;
@@ -445,13 +446,15 @@ control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
         hdr.o.setValid();
         hdr.o.sum = m.sum;
         hdr.o.shifted = m.shifted;
-        hdr.o.flags = (m.big ? 8w2 : 8w0) | (bit<8>) m.odd;
+        hdr.o.flags = (m.big ? 8w2 : 8w0) | (m.neg ? 8w4 : 8w0) | (bit<8>) m.odd;
         hdr.o.count = m.count;
         hdr.o.last = m.last;
         if (sm.parser_error != error.NoError) {
             sm.egress_spec = 9;
         } else if (m.big) {
             sm.egress_spec = 1;
+        } else if (m.neg) {
+            sm.egress_spec = 4;
         } else if (m.count == 2) {
             sm.egress_spec = 2;
         } else {
