@@ -1525,7 +1525,8 @@ impl<'p> Tracer<'p> {
             let &(from, to) = parsed.assigned_reads.get(i)?;
             let mut reads = parsed.stack_reads.get(from as usize..to as usize)?.iter();
             // A `lookahead` is its slot's value when the parse ended if nothing wrote the slot
-            // after it (packet bits are tied to the slot whose final value they are).
+            // after it. An overwritten one is not followed: the flow key holds the slot's final
+            // value only, so the megaflow would not fix the path it decided.
             let last_write = !parsed.assigned[i + 1..]
                 .iter()
                 .any(|j| fast.assignment(*j).is_some_and(|(d, _)| d == dst));
@@ -1591,7 +1592,8 @@ impl<'p> Tracer<'p> {
             Ex::Port(w) => self.add(Node::Port(*w)),
             Ex::Len(w) => self.add(Node::Opaque(*w)),
             Ex::Const(v, w) => self.add(Node::Const(Bits::from_u64(*w, *v))),
-            // The variable's last assignment on this path, else its value at the start.
+            // Only while its slot keeps these bits to the end of the parse: the megaflow fixes
+            // a `lookahead` through that slot's final value, which an overwritten one is not.
             Ex::Ahead(w) => {
                 let off = *cx.aheads.next()?;
                 self.add(Node::Pkt {
@@ -1600,6 +1602,7 @@ impl<'p> Tracer<'p> {
                     slot: cx.ahead_slot?,
                 })
             }
+            // The variable's last assignment on this path, else its value at the start.
             Ex::Var(v, w) => match cx.vars.get(*v as usize).copied().flatten() {
                 Some(n) => n,
                 None if cx.fast.var_slot(*v).is_some() => self.add(Node::Const(Bits::zero(*w))),
