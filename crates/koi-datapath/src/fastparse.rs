@@ -246,13 +246,10 @@ pub struct Parsed {
     pub(crate) lookaheads: Vec<u32>,
     /// The end (bits) of the furthest `lookahead`: a packet must be this long too.
     ahead_end: u32,
-    /// The parse stopped early: a full stack, a failed `verify`, an `advance` that is not
-    /// whole bytes, a `reject` or a `select` without match (v1model goes on to ingress from
-    /// there, uBPF sends the packet out unchanged).
-    pub stopped: bool,
-    /// It stopped on a value the record of the path does not hold (a failed `verify`, an
-    /// `advance` that is not whole bytes): no parse-path template. The other stops follow
-    /// from the path itself (a full stack) or from the `select` values it records.
+    /// The parse stopped early on a value the record of the path does not hold (a failed
+    /// `verify`, an `advance` that is not whole bytes): no parse-path template. The other
+    /// early stops (a full stack, a `reject`, a `select` without match) follow from the
+    /// path itself or from the `select` values it records.
     stopped_unrecorded: bool,
     /// States visited.
     visited: u64,
@@ -419,7 +416,6 @@ pub struct FastParser {
     margin: u64,
     /// The assignments: destination slot and value.
     assigns: Vec<(SlotId, Ex)>,
-    vars: usize,
     /// The slot of each variable ([`Ex::Var`]).
     var_slots: Vec<SlotId>,
     /// Whether the key, a `select`, a `verify` or an `advance` reads a variable (else the
@@ -744,8 +740,7 @@ impl FastParser {
             key,
             words: layout.key_words().max(1),
             margin,
-            vars: inputs.vars.len(),
-            var_slots: inputs.vars.clone(),
+            var_slots: inputs.vars,
             vars_read,
             assigns,
             v1model: p.arch == koi_ir::Architecture::V1Model,
@@ -757,9 +752,17 @@ impl FastParser {
         self.assigns.get(id as usize)
     }
 
-    /// The slot variable `var` ([`Ex::Var`]) holds.
-    pub fn var_slot(&self, var: u32) -> Option<SlotId> {
-        self.var_slots.get(var as usize).copied()
+    /// The parser's variables ([`Ex::Var`]: metadata, locals and temporaries it assigns).
+    pub fn vars(&self) -> usize {
+        self.var_slots.len()
+    }
+
+    /// The variable that holds `slot`.
+    pub fn var_of(&self, slot: SlotId) -> Option<u32> {
+        self.var_slots
+            .iter()
+            .position(|s| *s == slot)
+            .map(|v| v as u32)
     }
 
     /// A [`Parsed`] sized for this parser.
@@ -769,7 +772,7 @@ impl FastParser {
             valid: vec![false; self.headers],
             next: vec![0; self.stacks.len()],
             cursor: 0,
-            vars: vec![0; self.vars],
+            vars: vec![0; self.var_slots.len()],
             assigned: Vec::with_capacity(8),
             reextracted: false,
             record: false,
@@ -780,7 +783,6 @@ impl FastParser {
             assigned_reads: Vec::with_capacity(8),
             lookaheads: Vec::new(),
             ahead_end: 0,
-            stopped: false,
             stopped_unrecorded: false,
             visited: 0,
         }
@@ -802,29 +804,16 @@ impl FastParser {
         out.assigned_reads.clear();
         out.lookaheads.clear();
         out.ahead_end = 0;
-        out.stopped = false;
         out.stopped_unrecorded = false;
         let total = (pkt.len() as u64) * 8;
         let limit = self.margin + 8 * total;
         let mut cursor: u64 = 0;
         let mut state = self.start;
         let mut visited: u64 = 0;
-        // Where the parse stops early (an error, a `reject`, a `select` without match), with
-        // the headers parsed until then: v1model goes on to ingress (`parser_error` says
-        // which error; the tracer follows the architecture's write), uBPF sends the packet
-        // out unchanged (`Tracer::parser_failed`).
-        macro_rules! stop {
-            ($l:lifetime) => {{
-                out.stopped = true;
-                break $l;
-            }};
-            // A stop on a value the path's record does not hold (a failed `verify`, an
-            // `advance` that is not whole bytes).
-            ($l:lifetime, unrecorded) => {{
-                out.stopped_unrecorded = true;
-                stop!($l)
-            }};
-        }
+        // A parse that stops early (an error, a `reject`, a `select` without match) ends
+        // there (`break 'states`), with the headers parsed until then: v1model goes on to
+        // ingress (`parser_error` says which error; the tracer follows the architecture's
+        // write), uBPF sends the packet out unchanged (`Tracer::parser_failed`).
         'states: loop {
             visited += 1;
             if visited > limit {
@@ -848,7 +837,7 @@ impl FastParser {
                         };
                         let i = out.next[stack as usize] as usize;
                         let Some(&h) = elems.get(i) else {
-                            stop!('states);
+                            break 'states;
                         };
                         if cursor + u64::from(bits) > total {
                             return false;
@@ -869,7 +858,10 @@ impl FastParser {
                             if !self.v1model {
                                 return false;
                             }
-                            stop!('states, unrecorded);
+                            {
+                                out.stopped_unrecorded = true;
+                                break 'states;
+                            }
                         }
                         if cursor.saturating_add(bits) > total {
                             return false;
@@ -886,13 +878,17 @@ impl FastParser {
                         let n = out.stack_reads.len();
                         let v = eval(e, pkt, out, port);
                         if (lo <= v && v <= hi) == outside {
-                            stop!('states, unrecorded);
+                            {
+                                out.stopped_unrecorded = true;
+                                break 'states;
+                            }
                         }
                         let elem = out.stack_reads.get(n).copied().unwrap_or(NONE);
                         out.verified.push((state, oi as u32, elem));
                     }
-                    // (The packet length v1model counts for egress changes too; compiled
-                    // programs never use it: the tracer treats `packet_length` as opaque.)
+                    // (`setValid`/`setInvalid` also change the packet length v1model counts
+                    // for egress; compiled programs never use it: the tracer treats
+                    // `packet_length` as opaque.)
                     Op::SetInvalid(h) => self.set_valid(out, h, false),
                     Op::SetValid { h, zero } => {
                         if !out.valid.get(h as usize).copied().unwrap_or(true) {
@@ -965,14 +961,14 @@ impl FastParser {
                     });
                     match found {
                         Some((_, t)) => *t,
-                        None => stop!('states),
+                        None => break 'states,
                     }
                 }
             };
             match to {
                 To::State(s) => state = s,
                 To::Accept => break,
-                To::Reject => stop!('states),
+                To::Reject => break 'states,
             }
         }
         out.cursor = cursor as u32;
@@ -1640,13 +1636,15 @@ fn key_expr(p: &Pipeline, inputs: &Inputs, e: &Expr) -> Option<(Ex, u32)> {
             }
             (Ex::Concat(Box::new(a), Box::new(b), wb), wa + wb)
         }
-        Expr::Binary(op, a, b) if bin_supported(*op) => {
+        // (`++` is the arm above.)
+        Expr::Binary(op, a, b) => {
             let (a, w) = key_expr(p, inputs, a)?;
             let (b, wb) = key_expr(p, inputs, b)?;
             if w != wb && !matches!(op, BinOp::Shl | BinOp::ShrU | BinOp::ShrS) {
                 return None;
             }
-            let rw = if bin_is_bool(*op) { 1 } else { w };
+            let bool_result = op.is_comparison() || matches!(op, BinOp::And | BinOp::Or);
+            let rw = if bool_result { 1 } else { w };
             (Ex::Bin(*op, Box::new(a), Box::new(b), w, wb), rw)
         }
         Expr::Unary(op, a) => {
@@ -1705,20 +1703,6 @@ fn key_expr(p: &Pipeline, inputs: &Inputs, e: &Expr) -> Option<(Ex, u32)> {
         Expr::Cast(Cast::ToBool | Cast::FromBool, v) => key_expr(p, inputs, v)?,
         _ => return None,
     })
-}
-
-/// The binary operations [`Ex::Bin`] computes (`++` is [`Ex::Concat`]).
-fn bin_supported(op: BinOp) -> bool {
-    op != BinOp::Concat
-}
-
-/// Whether `op` gives a bool (0 or 1).
-fn bin_is_bool(op: BinOp) -> bool {
-    use BinOp::*;
-    matches!(
-        op,
-        Eq | Ne | LtU | LeU | GtU | GeU | LtS | LeS | GtS | GeS | And | Or
-    )
 }
 
 /// A keyset pattern on a key of `w` bits.

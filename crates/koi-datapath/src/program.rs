@@ -1399,7 +1399,6 @@ impl TracerSetup {
 /// node of each variable assigned so far, and where the `lookahead`s read.
 struct ParserCx<'a, 'r> {
     parsed: &'a Parsed,
-    fast: &'a FastParser,
     reads: &'r mut std::slice::Iter<'a, u32>,
     vars: &'r [Option<N>],
     /// The cursor of each `lookahead`, in order, and the slot a `lookahead` being followed
@@ -1518,7 +1517,7 @@ impl<'p> Tracer<'p> {
         }
         // The parser's assignments, in the order they ran, with the stack elements each read.
         // A variable read before any assignment has its value at the start of the parse, 0.
-        let mut vars: Vec<Option<N>> = Vec::new();
+        let mut vars: Vec<Option<N>> = vec![None; fast.vars()];
         let mut aheads = parsed.lookaheads.iter();
         for (i, id) in parsed.assigned.iter().enumerate() {
             let (dst, e) = fast.assignment(*id)?;
@@ -1527,12 +1526,12 @@ impl<'p> Tracer<'p> {
             // A `lookahead` is its slot's value when the parse ended if nothing wrote the slot
             // after it. An overwritten one is not followed: the flow key holds the slot's final
             // value only, so the megaflow would not fix the path it decided.
-            let last_write = !parsed.assigned[i + 1..]
-                .iter()
-                .any(|j| fast.assignment(*j).is_some_and(|(d, _)| d == dst));
+            let last_write = matches!(e, Ex::Ahead(_))
+                && !parsed.assigned[i + 1..]
+                    .iter()
+                    .any(|j| fast.assignment(*j).is_some_and(|(d, _)| d == dst));
             let mut cx = ParserCx {
                 parsed,
-                fast,
                 reads: &mut reads,
                 vars: &vars,
                 aheads: &mut aheads,
@@ -1552,14 +1551,8 @@ impl<'p> Tracer<'p> {
                 n
             };
             *t.slots.get_mut(dst.index() as usize)? = n;
-            if let Some(v) = (0..)
-                .map_while(|v| fast.var_slot(v))
-                .position(|s| s == *dst)
-            {
-                if vars.len() <= v {
-                    vars.resize(v + 1, None);
-                }
-                vars[v] = Some(n);
+            if let Some(v) = fast.var_of(*dst).and_then(|v| vars.get_mut(v as usize)) {
+                *v = Some(n);
             }
         }
         t.initial = t.slots.clone();
@@ -1603,10 +1596,9 @@ impl<'p> Tracer<'p> {
                 })
             }
             // The variable's last assignment on this path, else its value at the start.
-            Ex::Var(v, w) => match cx.vars.get(*v as usize).copied().flatten() {
+            Ex::Var(v, w) => match *cx.vars.get(*v as usize)? {
                 Some(n) => n,
-                None if cx.fast.var_slot(*v).is_some() => self.add(Node::Const(Bits::zero(*w))),
-                None => return None,
+                None => self.add(Node::Const(Bits::zero(*w))),
             },
             Ex::Bin(op, a, b, ..) => {
                 let a = self.parser_value(a, cx)?;
