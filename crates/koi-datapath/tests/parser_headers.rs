@@ -113,6 +113,21 @@ impl Rng {
     }
 }
 
+/// Sends `pkt` twice through a fresh datapath for `p`: the first takes the slow path, the
+/// second runs the compiled program the first installed. The first's outputs.
+fn slow_then_compiled(p: &koi_ir::Pipeline, pkt: &[u8], what: &str) -> Vec<(u64, Vec<u8>)> {
+    use koi_datapath::{PathTaken, Tier};
+    let mut twin = Twin::new(p, |_| {});
+    let (out, first) = twin.send(pkt, 0);
+    assert_eq!(first, PathTaken::Slow, "{what}");
+    let (_, again) = twin.send(pkt, 0);
+    assert!(
+        matches!(again, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow)),
+        "{what}: {again:?}"
+    );
+    out
+}
+
 #[test]
 fn header_operations_in_parser_states_are_followed_exactly() {
     let p = compile_str(PROG).unwrap_or_else(|e| panic!("{e}"));
@@ -219,7 +234,6 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
 
 #[test]
 fn advance_by_a_packet_value_is_followed() {
-    use koi_datapath::{PathTaken, Tier};
     let p = compile_str(ADVANCE).unwrap_or_else(|e| panic!("{e}"));
     let mut twin = Twin::new(&p, |_| {});
     assert!(twin.dp.has_fast_parser());
@@ -239,18 +253,8 @@ fn advance_by_a_packet_value_is_followed() {
     assert!(s.compiled_hits > 1000, "{s:?}");
     assert!(s.jit_templates >= 2, "{s:?}");
     // The same packet twice: the second runs the compiled program.
-    let mut twin = Twin::new(&p, |_| {});
-    let pkt = [16u8, 9, 9, 1, 5];
-    let (out, first) = twin.send(&pkt, 0);
-    assert_eq!(
-        (first, out.first().map(|o| o.0)),
-        (PathTaken::Slow, Some(1))
-    );
-    let (_, again) = twin.send(&pkt, 0);
-    assert!(
-        matches!(again, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow)),
-        "{again:?}"
-    );
+    let out = slow_then_compiled(&p, &[16, 9, 9, 1, 5], "advance by 16");
+    assert_eq!(out.first().map(|o| o.0), Some(1));
 }
 
 /// An MPLS label stack: the parser loops on `stack.last`'s bottom-of-stack bit, and a
@@ -324,7 +328,6 @@ fn label(l: u32, bos: bool, ttl: u8) -> [u8; 4] {
 
 #[test]
 fn a_select_on_the_last_stack_element_is_followed() {
-    use koi_datapath::{PathTaken, Tier};
     let p = compile_str(MPLS).unwrap_or_else(|e| panic!("{e}"));
     let mut twin = Twin::new(&p, |_| {});
     assert!(twin.dp.has_fast_parser());
@@ -382,23 +385,13 @@ fn a_select_on_the_last_stack_element_is_followed() {
         ("verify failed", &bad_ttl, 5),
     ];
     for (what, labels, port) in cases {
-        let mut twin = Twin::new(&p, |_| {});
         let mut pkt = vec![0x47];
         for l in labels {
             pkt.extend(l);
         }
         pkt.extend([6, 1]);
-        let (out, first) = twin.send(&pkt, 0);
-        assert_eq!(
-            (first, out.first().map(|o| o.0)),
-            (PathTaken::Slow, Some(port)),
-            "{what}"
-        );
-        let (_, again) = twin.send(&pkt, 0);
-        assert!(
-            matches!(again, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow)),
-            "{what}: {again:?}"
-        );
+        let out = slow_then_compiled(&p, &pkt, what);
+        assert_eq!(out.first().map(|o| o.0), Some(port), "{what}");
     }
 }
 
@@ -547,7 +540,6 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
 
 #[test]
 fn lookahead_is_followed() {
-    use koi_datapath::{PathTaken, Tier};
     let p = compile_str(LOOKAHEAD).unwrap_or_else(|e| panic!("{e}"));
     let mut twin = Twin::new(&p, |_| {});
     assert!(
@@ -567,18 +559,8 @@ fn lookahead_is_followed() {
     assert_eq!(s.not_compiled, 0, "{:?}", twin.dp.not_compiled_reasons());
     assert_eq!(s.compiled_hits + s.installs + s.uncacheable, 2000, "{s:?}");
     // The same packet twice: the second runs the compiled program.
-    let mut twin = Twin::new(&p, |_| {});
-    let pkt = [5u8, 9, 1, 7];
-    let (out, first) = twin.send(&pkt, 0);
-    assert_eq!(
-        (first, out.first().map(|o| (o.0, o.1.clone()))),
-        (PathTaken::Slow, Some((1, vec![5, 10, 1, 7])))
-    );
-    let (_, again) = twin.send(&pkt, 0);
-    assert!(
-        matches!(again, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow)),
-        "{again:?}"
-    );
+    let out = slow_then_compiled(&p, &[5, 9, 1, 7], "lookahead");
+    assert_eq!(out.first(), Some(&(1, vec![5, 10, 1, 7])));
 }
 
 /// A `lookahead` past the last header, whose value no decision reads: parse-path templates
