@@ -88,6 +88,28 @@ pub fn if_index(name: &str) -> Option<u32> {
     (i != 0).then_some(i)
 }
 
+/// Whether interface `name` is administratively up (`IFF_UP`), asked through `fd` (any socket
+/// of the network namespace to look in). `None` if there is no such interface.
+pub fn if_up(fd: &OwnedFd, name: &str) -> Option<bool> {
+    let bytes = name.as_bytes();
+    if bytes.len() >= libc::IFNAMSIZ || bytes.contains(&0) {
+        return None;
+    }
+    // SAFETY: ifreq is plain integers and arrays, for which all-zero bytes are a valid value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (d, &b) in req.ifr_name.iter_mut().zip(bytes) {
+        *d = b as libc::c_char;
+    }
+    // SAFETY: `req` is a valid ifreq with a NUL-terminated name (zeroed beyond it); the kernel
+    // writes only the flags of its union.
+    if unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) } < 0 {
+        return None;
+    }
+    // SAFETY: SIOCGIFFLAGS succeeded, so the union holds the flags.
+    let flags = unsafe { req.ifr_ifru.ifru_flags };
+    Some(flags & libc::IFF_UP as libc::c_short != 0)
+}
+
 /// Binds a packet socket to interface `ifindex` for all protocols.
 pub fn bind_ll(fd: &OwnedFd, ifindex: u32) -> io::Result<()> {
     // SAFETY: sockaddr_ll is plain integers, for which all-zero bytes are a valid value.

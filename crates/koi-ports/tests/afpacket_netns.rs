@@ -178,6 +178,31 @@ fn jumbo_frames_pass_and_oversized_frames_are_counted_as_drops() {
     assert_eq!(pa.stats().tx_packets, 2);
 }
 
+/// Runs the port's poll loop from inside namespace `ns` (where its interface lives, so that
+/// its look at the interface sees what the switch would) until `done` holds or the patience
+/// runs out.
+fn pump_in(
+    ns: &str,
+    pa: AfPacketPort,
+    done: impl Fn(&AfPacketPort) -> bool + Send,
+) -> AfPacketPort {
+    netns::run_in(ns, move || {
+        let mut pa = pa;
+        let mut batch = Batch::new(koi_ports::DEFAULT_SNAPLEN);
+        let mut poller = Poller::new();
+        let deadline = Instant::now() + PATIENCE;
+        while !done(&pa) && Instant::now() < deadline {
+            poller.wait(&[pa.readiness()], 100).expect("poll");
+            if poller.wake(0) == Wake::Error {
+                pa.handle_error();
+            }
+            pa.recv_batch(&mut batch).expect("recv");
+        }
+        pa
+    })
+    .expect("enter namespace")
+}
+
 #[test]
 fn a_vanished_interface_is_retried_until_it_comes_back() {
     let Some(t) = Topo::new() else { return };
@@ -185,16 +210,7 @@ fn a_vanished_interface_is_retried_until_it_comes_back() {
     assert!(ip(&["-n", &t.a, "link", "del", "va"]));
 
     // The socket reports the loss; the port closes and counts sends as link-down drops.
-    let mut batch = Batch::new(koi_ports::DEFAULT_SNAPLEN);
-    let mut poller = Poller::new();
-    let deadline = Instant::now() + PATIENCE;
-    while pa.is_open() && Instant::now() < deadline {
-        poller.wait(&[pa.readiness()], 100).expect("poll");
-        if poller.wake(0) == Wake::Error {
-            pa.handle_error();
-        }
-        pa.recv_batch(&mut batch).expect("recv");
-    }
+    pa = pump_in(&t.a, pa, |p| !p.is_open());
     assert!(!pa.is_open(), "the port noticed the interface is gone");
     assert_eq!(pa.readiness(), Readiness::Idle);
     assert!(pa.send(&frame(MAC_B, MAC_A, 1, 60)).is_err());
@@ -219,4 +235,49 @@ fn a_vanished_interface_is_retried_until_it_comes_back() {
     pa.send(&f).expect("send after reopen");
     pa.flush().expect("flush after reopen");
     assert_eq!(receive(&mut pb, 1), vec![f]);
+}
+
+#[test]
+fn a_link_that_goes_down_and_up_resumes_and_one_deleted_while_down_is_noticed() {
+    let Some(t) = Topo::new() else { return };
+    let mut pa = t.open(&t.a, "va", AfPacketConfig::default());
+    let mut pb = t.open(&t.b, "vb", AfPacketConfig::default());
+
+    // Down: the socket reports it, the port keeps its socket and counts sends as link-down.
+    assert!(ip(&["-n", &t.a, "link", "set", "va", "down"]));
+    pa = pump_in(&t.a, pa, AfPacketPort::is_down);
+    assert!(
+        pa.is_down() && pa.is_open(),
+        "the port saw the link go down"
+    );
+    assert_eq!(
+        pa.readiness(),
+        Readiness::Idle,
+        "a down link is looked at, not waited on"
+    );
+    let _ = pa.send(&frame(MAC_B, MAC_A, 1, 60));
+    let _ = pa.flush();
+    assert_eq!(pa.stats().drop_link_down, 1, "{:?}", pa.stats());
+
+    // Up again: the port notices by itself and frames flow both ways.
+    assert!(ip(&["-n", &t.a, "link", "set", "va", "up"]));
+    pa = pump_in(&t.a, pa, |p| !p.is_down());
+    assert!(!pa.is_down(), "the port saw the link come back up");
+    assert!(matches!(pa.readiness(), Readiness::Fd(_)));
+    let f = frame(MAC_A, MAC_B, 2, 60);
+    pb.send(&f).expect("send to the port that came back");
+    pb.flush().expect("flush");
+    assert_eq!(receive(&mut pa, 1), vec![f]);
+
+    // Down, seen as down, and only then deleted: the kernel says nothing more to the socket,
+    // and the port still finds out the interface is gone.
+    assert!(ip(&["-n", &t.a, "link", "set", "va", "down"]));
+    pa = pump_in(&t.a, pa, AfPacketPort::is_down);
+    assert!(pa.is_down());
+    assert!(ip(&["-n", &t.a, "link", "del", "va"]));
+    pa = pump_in(&t.a, pa, |p| !p.is_open());
+    assert!(
+        !pa.is_open(),
+        "the port noticed the interface vanished while down"
+    );
 }

@@ -22,9 +22,12 @@
 //!
 //! Link events: when the interface goes down the socket reports `ENETDOWN` (a `poll` error);
 //! sends fail and count as `link_down`, and reception resumes by itself when it comes back up.
-//! When the interface disappears, the port closes its socket and retries opening it by name with
-//! exponential backoff (100 ms to 5 s), logging each transition. The retry looks the name up
-//! in the network namespace of the thread that calls [`crate::Port::recv_batch`].
+//! The kernel tells such a socket nothing more (neither the way up nor the interface's removal:
+//! `ip link del` takes the link down first), so while it is down the port is polled now and
+//! then ([`crate::Readiness::Idle`]) and looks at the interface itself. When the interface
+//! disappears, the port closes its socket and retries opening it by name with exponential
+//! backoff (100 ms to 5 s), logging each transition. The look and the retry find the name in
+//! the network namespace of the thread that calls [`crate::Port::recv_batch`].
 
 mod ring;
 
@@ -81,6 +84,9 @@ struct Live {
     fd: OwnedFd,
     ring: RxRing,
     ifindex: u32,
+    /// The socket reported the link down (`ENETDOWN`). The kernel stops delivering to it and
+    /// reports nothing more, not even the interface's removal, so the port looks by itself.
+    down: bool,
 }
 
 /// An `AF_PACKET` port on one interface.
@@ -117,6 +123,33 @@ impl AfPacketPort {
     /// Whether the port has an open socket (false while an interface that vanished is retried).
     pub fn is_open(&self) -> bool {
         self.live.is_some()
+    }
+
+    /// Whether the socket reported the link down and it has not come back up since.
+    pub fn is_down(&self) -> bool {
+        self.live.as_ref().is_some_and(|l| l.down)
+    }
+
+    /// The interface is gone (or another took its name): close the socket and retry by name.
+    fn vanished(&mut self) {
+        tracing::warn!(port = %self.ifname, "interface vanished; retrying with backoff");
+        self.live = None;
+        self.retry.lost();
+    }
+
+    /// A link reported down: has the interface vanished meanwhile, or come back up? (A socket
+    /// whose link went down is told nothing of either: the kernel resumes delivery on the
+    /// way up, and removes the interface without another error.)
+    fn check_down_link(&mut self) {
+        let Some(live) = &mut self.live else { return };
+        if sys::if_index(&self.ifname) != Some(live.ifindex) {
+            self.vanished();
+            return;
+        }
+        if sys::if_up(&live.fd, &self.ifname) == Some(true) {
+            live.down = false;
+            tracing::info!(port = %self.ifname, "link is up");
+        }
     }
 
     fn try_reopen(&mut self) {
@@ -164,6 +197,7 @@ fn open_live(ifname: &str, cfg: &AfPacketConfig) -> io::Result<Live> {
         fd,
         ring: RxRing::new(map, block_size, block_nr),
         ifindex,
+        down: false,
     })
 }
 
@@ -242,6 +276,9 @@ impl crate::Port for AfPacketPort {
 
     fn recv_batch(&mut self, out: &mut Batch) -> Result<usize> {
         out.clear();
+        if self.live.as_ref().is_some_and(|l| l.down) {
+            self.check_down_link();
+        }
         let Some(live) = &mut self.live else {
             self.try_reopen();
             return Ok(0);
@@ -322,23 +359,27 @@ impl crate::Port for AfPacketPort {
 
     fn readiness(&self) -> Readiness {
         match &self.live {
-            Some(l) => Readiness::Fd(sys::raw(&l.fd)),
-            None => Readiness::Idle,
+            // A link that is down is looked at now and then (see `check_down_link`).
+            Some(l) if !l.down => Readiness::Fd(sys::raw(&l.fd)),
+            _ => Readiness::Idle,
         }
     }
 
     fn handle_error(&mut self) {
-        let Some(live) = &self.live else { return };
+        let Some(live) = &mut self.live else { return };
         let err =
             sys::getsockopt::<libc::c_int>(&live.fd, libc::SOL_SOCKET, libc::SO_ERROR).unwrap_or(0);
-        if sys::if_index(&self.ifname) == Some(live.ifindex) {
-            if err != 0 {
-                tracing::warn!(port = %self.ifname, error = %io::Error::from_raw_os_error(err), "link event");
-            }
+        if sys::if_index(&self.ifname) != Some(live.ifindex) {
+            self.vanished();
             return;
         }
-        tracing::warn!(port = %self.ifname, "interface vanished; retrying with backoff");
-        self.live = None;
-        self.retry.lost();
+        if err != 0 {
+            tracing::warn!(port = %self.ifname, error = %io::Error::from_raw_os_error(err), "link event");
+        }
+        if err == libc::ENETDOWN {
+            // The interface may be on its way out: `ip link del` takes it down first, and the
+            // error can arrive while the name still resolves.
+            live.down = true;
+        }
     }
 }
