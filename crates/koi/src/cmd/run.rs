@@ -123,7 +123,8 @@ impl Counters {
 
 pub fn run(a: &RunArgs) -> ExitCode {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        // The code generator logs every function it compiles at `info`: not koi's news.
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,cranelift=warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
