@@ -981,7 +981,7 @@ fn run_round(
                 port,
                 &cd,
                 &mut |k, to, bytes| outs[k].push((to, bytes.to_vec())),
-                &mut |k, r| sums[k] = Some(r),
+                &mut |k, r| sums[k] = Some(r.cloned().map_err(Clone::clone)),
             );
             ci.advance_ns(GAP_NS);
             cd.advance_ns(GAP_NS);

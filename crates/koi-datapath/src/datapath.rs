@@ -597,7 +597,9 @@ impl<'p> Datapath<'p> {
 
     /// Processes `packets`, all received on `port`, in order: for each packet, exactly what
     /// [`Datapath::process_with`] does, with the packet's index in `packets` given to `sink`
-    /// with each of its outputs and to `done` with its summary (after its outputs).
+    /// with each of its outputs and to `done` with its summary (after its outputs; lent, so
+    /// that a cache hit's summary is a few bytes written in place rather than a struct moved
+    /// through the call).
     ///
     /// The difference is the order of the work: the flow keys of up to [`BATCH`] packets are
     /// computed first (the specialised parser reads only the packet), with the microflow set
@@ -612,7 +614,7 @@ impl<'p> Datapath<'p> {
         port: u64,
         clock: &dyn Clock,
         sink: &mut dyn FnMut(usize, u64, &[u8]),
-        done: &mut dyn FnMut(usize, Result<Summary, InterpError>),
+        done: &mut dyn FnMut(usize, Result<&Summary, &InterpError>),
     ) {
         for (c, chunk) in packets.chunks(BATCH).enumerate() {
             self.batch(state, chunk, c * BATCH, port, clock, sink, done);
@@ -629,14 +631,14 @@ impl<'p> Datapath<'p> {
         port: u64,
         clock: &dyn Clock,
         sink: &mut dyn FnMut(usize, u64, &[u8]),
-        done: &mut dyn FnMut(usize, Result<Summary, InterpError>),
+        done: &mut dyn FnMut(usize, Result<&Summary, &InterpError>),
     ) {
         if self.fast.is_none() {
             for (i, p) in packets.iter().enumerate() {
                 let r = self.process_with(state, p.as_ref(), port, clock, &mut |to, b| {
                     sink(base + i, to, b)
                 });
-                done(base + i, r);
+                done(base + i, r.as_ref());
             }
             return;
         }
@@ -664,25 +666,33 @@ impl<'p> Datapath<'p> {
             }
         }
         self.stats.cycles.parse += prof.map_or(0, |f| f()).wrapping_sub(t0);
+        // The hits' summary, rewritten in place for each.
+        let mut hit = Summary::compiled(Tier::Microflow, Vec::new());
         for (i, (p, key)) in packets.iter().zip(keys.chunks_exact(words)).enumerate() {
             let packet = p.as_ref();
             self.stats.packets += 1;
-            let mut drops = Vec::new();
+            hit.drops.clear();
             let fast = match hashes[i] {
                 Some(h) => {
-                    let mut emit = emitter(&mut drops, |to, b| sink(base + i, to, b));
+                    let mut emit = emitter(&mut hit.drops, |to, b| sink(base + i, to, b));
                     self.cached(state, packet, port, now, key, h, &mut emit)
                 }
                 None => Fast::Interp { miss: false },
             };
-            let r = match fast {
+            match fast {
                 // The common case, without a call.
-                Fast::Done(tier) => Ok(Summary::compiled(tier, drops)),
-                _ => self.finish(fast, drops, state, packet, port, clock, &mut |to, b| {
-                    sink(base + i, to, b)
-                }),
-            };
-            done(base + i, r);
+                Fast::Done(tier) => {
+                    hit.path = PathTaken::Compiled(tier);
+                    done(base + i, Ok(&hit));
+                }
+                _ => {
+                    let drops = std::mem::take(&mut hit.drops);
+                    let r = self.finish(fast, drops, state, packet, port, clock, &mut |to, b| {
+                        sink(base + i, to, b)
+                    });
+                    done(base + i, r.as_ref());
+                }
+            }
         }
         self.batch_keys = keys;
     }

@@ -495,7 +495,7 @@ impl Shared<'_> {
                         &mut |k, p, b| outputs.push(k, p, b),
                         &mut |_, r| {
                             fates.push(
-                                r.map(|s| (Some(s.path), s.aborted))
+                                r.map(|s| (Some(s.path), s.aborted.clone()))
                                     .map_err(|e| e.to_string()),
                             )
                         },
