@@ -5,7 +5,8 @@
 mod common;
 
 /// Every field of `h` is rewritten from the others; `update_checksum` covers a mix of
-/// aligned and computed fields.
+/// aligned and computed fields, with aligned runs of 16, 32, 48, 64 and 176 packet bits (summed
+/// in 16-, 32- and 64-bit loads).
 const OPS: &str = r#"
 #include <core.p4>
 #include <v1model.p4>
@@ -63,8 +64,8 @@ control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
 control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
 control C(inout headers hdr, inout meta_t m) {
     apply {
-        update_checksum(true, { hdr.h.a, hdr.h.b, hdr.h.c, hdr.h.p, hdr.h.q, hdr.o.add,
-            hdr.o.sub, hdr.h.g }, hdr.h.csum, HashAlgorithm.csum16);
+        update_checksum(true, { hdr.h.e, hdr.h.f, hdr.h.a, hdr.h.b, hdr.h.c, hdr.h.p, hdr.h.q,
+            hdr.o.add, hdr.o.sub, hdr.h.g, hdr.h.x, hdr.h.y }, hdr.h.csum, HashAlgorithm.csum16);
     }
 }
 control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); pkt.emit(hdr.o); } }

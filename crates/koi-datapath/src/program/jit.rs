@@ -882,15 +882,36 @@ impl Lower<'_, '_> {
                     while done < len {
                         let at = off + done;
                         if acc.fill == 0 && at % 8 == 0 && len - done >= 16 {
-                            // A whole word straight from the packet.
+                            // Whole words straight from the packet: up to four at once, as
+                            // 32-bit chunks (2^16 = 1 modulo 0xffff, so a chunk adds what
+                            // its two words add once folded).
                             let first = (at / 8) as usize;
-                            self.need = self.need.max(first + 2);
-                            let w = self.load_be(self.pkt, first, 2);
+                            let bytes = match len - done {
+                                64.. => 8,
+                                32.. => 4,
+                                _ => 2,
+                            };
+                            self.need = self.need.max(first + bytes);
+                            let x = self.load_be(self.pkt, first, bytes);
+                            let w = if bytes == 8 {
+                                let lo = self.and_mask(x, 32);
+                                let s = self.k(32);
+                                let hi = self.b.ins().ushr(x, s);
+                                acc.max += 2 * u128::from(u32::MAX);
+                                self.b.ins().iadd(lo, hi)
+                            } else {
+                                acc.max += if bytes == 4 {
+                                    u128::from(u32::MAX)
+                                } else {
+                                    0xffff
+                                };
+                                x
+                            };
                             acc.sum = Some(match acc.sum {
                                 None => w,
                                 Some(s) => self.b.ins().iadd(s, w),
                             });
-                            done += 16;
+                            done += 8 * bytes as u32;
                             continue;
                         }
                         let n = (len - done).min(16 - acc.fill);
@@ -907,18 +928,24 @@ impl Lower<'_, '_> {
             }
         }
         if let Some(w) = acc.word.take() {
+            acc.max += 0xffff;
             acc.sum = Some(match acc.sum {
                 None => w,
                 Some(s) => self.b.ins().iadd(s, w),
             });
         }
         let mut sum = acc.sum.unwrap_or_else(|| self.k(0));
-        // Three folds leave 16 bits of any sum of fewer than 2^32 words.
-        for _ in 0..3 {
+        // Folds until the largest sum the words can make fits 16 bits.
+        let mut max = acc.max;
+        if max >= 1 << 64 {
+            return None;
+        }
+        while max > 0xffff {
             let lo = self.and_mask(sum, 16);
             let s = self.k(16);
             let hi = self.b.ins().ushr(sum, s);
             sum = self.b.ins().iadd(lo, hi);
+            max = fold_max(max);
         }
         let inv = self.b.ins().bnot(sum);
         Some(self.and_mask(inv, 16))
@@ -949,6 +976,7 @@ impl Lower<'_, '_> {
             acc.fill += t;
             w -= t;
             if acc.fill == 16 {
+                acc.max += 0xffff;
                 let word = acc.word.take().unwrap_or(part);
                 acc.sum = Some(match acc.sum {
                     None => word,
@@ -960,12 +988,25 @@ impl Lower<'_, '_> {
     }
 }
 
-/// A checksum's words so far: their sum, and the word being filled (`fill` bits).
+/// A checksum's words so far: their sum, the largest value the sum can have, and the word
+/// being filled (`fill` bits).
 #[derive(Default)]
 struct Words {
     sum: Option<Value>,
+    max: u128,
     word: Option<Value>,
     fill: u32,
+}
+
+/// The largest `(x & 0xffff) + (x >> 16)` for `x` up to `m`: at `m` itself, or just below the
+/// last multiple of 2^16 (all low bits set).
+fn fold_max(m: u128) -> u128 {
+    let q = m >> 16;
+    if q == 0 {
+        m
+    } else {
+        ((m & 0xffff) + q).max(0xffff + q - 1)
+    }
 }
 
 /// Bits `[lo, lo + n)` of `b` (`n` at most 64).
@@ -979,4 +1020,29 @@ fn bits_at(b: &Bits, lo: u32, n: u32) -> u64 {
         limbs.get(i + 1).copied().unwrap_or(0) << (64 - s)
     };
     (low | high) & mask64(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fold_max;
+
+    #[test]
+    fn fold_max_is_the_largest_fold_up_to_its_bound() {
+        let fold = |x: u128| (x & 0xffff) + (x >> 16);
+        let mut best = 0;
+        for m in 0..0x4_0000u128 {
+            best = best.max(fold(m));
+            assert_eq!(fold_max(m), best, "bound {m:#x}");
+        }
+        // Past the range walked: the last value below each multiple of 2^16 and the bound.
+        for m in [
+            0xffff_ffffu128,
+            0x1_0000_0000,
+            0x1_2345_6789,
+            u64::MAX.into(),
+        ] {
+            let q = m >> 16;
+            assert_eq!(fold_max(m), fold(m).max(fold((q << 16) - 1)));
+        }
+    }
 }
