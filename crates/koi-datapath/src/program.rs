@@ -398,19 +398,7 @@ impl Program {
     /// program, or a packet shorter than the code assumes.
     #[inline]
     pub fn run_unicast(&self, pkt: &[u8], port: u64, out: &mut Vec<u8>) -> Option<u64> {
-        let ([Res::Send(to, o)], []) = (&self.results[..], &self.state[..]) else {
-            return None;
-        };
-        let code = self.jit.get()?;
-        if code.reads != 0 || !o.cut.is_empty() || pkt.len() < code.need {
-            return None;
-        }
-        let whole = o.begin(pkt, out);
-        if !code.call(0, pkt, port, out, o.prefix_bytes, &[]) {
-            return None;
-        }
-        o.end(pkt, out, whole);
-        Some(*to)
+        self.jit.get()?.unicast.as_ref()?.run(pkt, port, out)
     }
 
     /// Builds each output packet (with `code` where it has a function) and hands it, and

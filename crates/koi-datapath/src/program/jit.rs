@@ -121,6 +121,11 @@ extern "C" fn koi_jit_sat(op: u64, x: u64, y: u64, wa: u64, wb: u64) -> u64 {
 
 /// A program's native code.
 pub(super) struct Compiled {
+    /// Set when the program is one packet sent to a fixed port, with no state operation, no
+    /// register read and no `truncate` (the common forwarding case): that packet's function
+    /// with what [`super::Program::run_unicast`] needs, so that a hit runs it after one length
+    /// check.
+    pub(super) unicast: Option<Unicast>,
     /// Per result of the program (in order): the function of a sent packet.
     outs: Vec<Option<OutFn>>,
     /// Per result: the output bytes its function may write.
@@ -130,6 +135,53 @@ pub(super) struct Compiled {
     /// Register reads the functions use (pairs in `reads`).
     pub(super) reads: usize,
     _code: Code,
+}
+
+/// See [`Compiled::unicast`].
+pub(super) struct Unicast {
+    pub(super) f: OutFn,
+    pub(super) to: u64,
+    /// Packet bytes the function reads.
+    pub(super) need: usize,
+    pub(super) prefix_bytes: usize,
+    pub(super) payload_start: usize,
+    pub(super) copy_input: bool,
+}
+
+impl Unicast {
+    /// Runs the function on `pkt` (from `port`) into `out`, as [`super::OutProg::begin`],
+    /// [`Compiled::call`] and [`super::OutProg::end`] do; `None` if `pkt` is shorter than the
+    /// function reads.
+    #[inline]
+    pub(super) fn run(&self, pkt: &[u8], port: u64, out: &mut Vec<u8>) -> Option<u64> {
+        if pkt.len() < self.need {
+            return None;
+        }
+        out.clear();
+        let whole = self.copy_input
+            && self.prefix_bytes == self.payload_start
+            && pkt.len() >= self.payload_start;
+        if whole {
+            out.extend_from_slice(pkt);
+        } else {
+            if self.copy_input {
+                out.extend_from_slice(pkt.get(..self.prefix_bytes).unwrap_or(pkt));
+            }
+            out.resize(self.prefix_bytes, 0);
+        }
+        debug_assert!(out.len() >= self.prefix_bytes);
+        // SAFETY: `f` is the program's only output function, compiled with an output length
+        // of `prefix_bytes` (its writes were checked to lie below it when the plan was made)
+        // and no register reads: it reads packet bytes below `need` (checked above), writes
+        // output bytes below `prefix_bytes` (`out` holds at least that many: the whole packet,
+        // at least `payload_start == prefix_bytes` long, or resized to `prefix_bytes`) and
+        // reads nothing through its last argument.
+        unsafe { (self.f)(pkt.as_ptr(), port, out.as_mut_ptr(), std::ptr::null()) };
+        if !whole && let Some(payload) = pkt.get(self.payload_start..) {
+            out.extend_from_slice(payload);
+        }
+        Some(self.to)
+    }
 }
 
 impl Compiled {
@@ -332,7 +384,7 @@ impl Jit {
             ids.push(Some(id));
         }
         module.finalize_definitions().ok()?;
-        let outs = ids
+        let outs: Vec<Option<OutFn>> = ids
             .iter()
             .map(|id| {
                 id.map(|id| {
@@ -344,7 +396,23 @@ impl Jit {
                 })
             })
             .collect();
+        let unicast = match (&p.results[..], &p.state[..], &outs[..]) {
+            ([Res::Send(to, o)], [], [Some(f)])
+                if reads == 0 && o.cut.is_empty() && out_lens.first() <= Some(&o.prefix_bytes) =>
+            {
+                Some(Unicast {
+                    f: *f,
+                    to: *to,
+                    need,
+                    prefix_bytes: o.prefix_bytes,
+                    payload_start: o.payload_start,
+                    copy_input: o.copy_input,
+                })
+            }
+            _ => None,
+        };
         Some(Compiled {
+            unicast,
             outs,
             out_lens,
             need,
