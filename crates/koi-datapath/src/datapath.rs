@@ -616,14 +616,21 @@ impl<'p> Datapath<'p> {
         sink: &mut dyn FnMut(usize, u64, &[u8]),
         done: &mut dyn FnMut(usize, Result<&Summary, &InterpError>),
     ) {
+        // Two instances: without profiling, no clock reads and no cycle sums at all.
+        let profile = self.config.profile.is_some();
         for (c, chunk) in packets.chunks(BATCH).enumerate() {
-            self.batch(state, chunk, c * BATCH, port, clock, sink, done);
+            if profile {
+                self.batch::<_, true>(state, chunk, c * BATCH, port, clock, sink, done);
+            } else {
+                self.batch::<_, false>(state, chunk, c * BATCH, port, clock, sink, done);
+            }
         }
     }
 
-    /// [`Datapath::process_batch`] for at most [`BATCH`] packets whose indices start at `base`.
+    /// [`Datapath::process_batch`] for at most [`BATCH`] packets whose indices start at `base`;
+    /// `PROF`: with [`DatapathConfig::profile`].
     #[allow(clippy::too_many_arguments)]
-    fn batch<P: AsRef<[u8]>>(
+    fn batch<P: AsRef<[u8]>, const PROF: bool>(
         &mut self,
         state: &mut State,
         packets: &[P],
@@ -642,7 +649,7 @@ impl<'p> Datapath<'p> {
             }
             return;
         }
-        let prof = self.config.profile;
+        let prof = self.config.profile.filter(|_| PROF);
         let now = clock.now_ns();
         let words = self.fast_key.len();
         let mut keys = std::mem::take(&mut self.batch_keys);
@@ -675,7 +682,7 @@ impl<'p> Datapath<'p> {
             let fast = match hashes[i] {
                 Some(h) => {
                     let mut emit = emitter(&mut hit.drops, |to, b| sink(base + i, to, b));
-                    self.cached(state, packet, port, now, key, h, &mut emit)
+                    self.cached::<_, PROF>(state, packet, port, now, key, h, &mut emit)
                 }
                 None => Fast::Interp { miss: false },
             };
@@ -797,7 +804,7 @@ impl<'p> Datapath<'p> {
         let hash = self.key_of(packet, port, now, &mut key);
         self.stats.cycles.parse += prof.map_or(0, |f| f()).wrapping_sub(t0);
         let fast = match hash {
-            Some(h) => self.cached(state, packet, port, now, &key, h, emit),
+            Some(h) => self.cached::<_, true>(state, packet, port, now, &key, h, emit),
             None => Fast::Interp { miss: false },
         };
         self.fast_key = key;
@@ -827,7 +834,7 @@ impl<'p> Datapath<'p> {
     /// The fast path after the key: cache lookup and compiled program.
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn cached<E: FnMut(Emitted<'_>) + ?Sized>(
+    fn cached<E: FnMut(Emitted<'_>) + ?Sized, const PROF: bool>(
         &mut self,
         state: &mut State,
         packet: &[u8],
@@ -837,7 +844,7 @@ impl<'p> Datapath<'p> {
         hash: u64,
         emit: &mut E,
     ) -> Fast {
-        let prof = self.config.profile;
+        let prof = self.config.profile.filter(|_| PROF);
         let t1 = prof.map_or(0, |f| f());
         let found = self.cache.lookup_hashed(key, hash);
         let t2 = prof.map_or(0, |f| f());

@@ -113,6 +113,14 @@ fn json_report_of_a_short_run() {
     }
     assert!(num(&v, "packets") > 0.0);
     assert!(num(&v, "mpps") > 0.0);
+    // Profiled by default: the cached packets' stages are timed.
+    for f in [
+        "stage_cycles_per_packet.parse",
+        "stage_cycles_per_packet.microflow",
+        "stage_cycles_per_packet.actions",
+    ] {
+        assert!(num(&v, f) > 0.0, "`{f}` untimed: {v}");
+    }
     assert!(
         num(&v, "hit_rate.total") > 0.9,
         "100 flows after warm-up should hit the caches: {v}"
