@@ -8,7 +8,7 @@
 use crate::schema::{LookupKind, pattern_mask};
 use koi_ir::{Bits, Pattern};
 use std::cmp::Reverse;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Hash maps of keys: foldhash (fast, seeded per map), not SipHash; the keys are the table's
 /// own and lookups are on the per-packet path.
@@ -19,9 +19,9 @@ type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState
 pub enum Matcher {
     Exact {
         map: HashMap<Vec<Bits>, u32>,
-        /// The entries' keys, the fields concatenated (up to 128 bits), for the megaflow
-        /// masks of misses with too many entries to compare one by one.
-        trie: Trie,
+        /// The entries' whole keys in order, for the megaflow masks of misses with too many
+        /// entries to compare one by one.
+        sorted: SortedKeys,
     },
     Lpm {
         /// Position of the LPM field among the match fields.
@@ -65,7 +65,7 @@ impl Matcher {
             },
             (LookupKind::Exact | LookupKind::Lpm, _) => Matcher::Exact {
                 map: HashMap::default(),
-                trie: Trie::default(),
+                sorted: SortedKeys::default(),
             },
             (LookupKind::Ternary | LookupKind::Range, _) => Matcher::Scan(Vec::new()),
         }
@@ -95,14 +95,11 @@ impl Matcher {
 
     pub fn insert(&mut self, patterns: &[Pattern], priority: u32, index: u32) {
         match self {
-            Matcher::Exact { map, trie } => {
+            Matcher::Exact { map, sorted } => {
                 let key = key_of(patterns);
-                let whole = concat(&key);
+                let packed = SortedKeys::pack(&key);
                 if map.insert(key, index).is_none() {
-                    match whole {
-                        Some(v) => trie.add(&v, v.width()),
-                        None => trie.disable(),
-                    }
+                    sorted.add(packed);
                 }
             }
             Matcher::Lpm {
@@ -132,12 +129,10 @@ impl Matcher {
 
     pub fn remove(&mut self, patterns: &[Pattern], index: u32) {
         match self {
-            Matcher::Exact { map, trie } => {
+            Matcher::Exact { map, sorted } => {
                 let key = key_of(patterns);
-                if map.remove(&key).is_some()
-                    && let Some(v) = concat(&key)
-                {
-                    trie.remove(&v, v.width());
+                if map.remove(&key).is_some() {
+                    sorted.remove(&SortedKeys::pack(&key));
                 }
             }
             Matcher::Lpm {
@@ -164,9 +159,9 @@ impl Matcher {
 
     pub fn clear(&mut self) {
         match self {
-            Matcher::Exact { map, trie } => {
+            Matcher::Exact { map, sorted } => {
                 map.clear();
-                *trie = Trie::default();
+                *sorted = SortedKeys::default();
             }
             Matcher::Lpm { by_len, trie, .. } => {
                 by_len.clear();
@@ -185,21 +180,25 @@ impl Matcher {
         masks: Option<&mut Vec<Bits>>,
     ) -> Option<u32> {
         match self {
-            Matcher::Exact { map, trie } => {
+            Matcher::Exact { map, sorted } => {
                 let hit = map.get(keys).copied();
                 if let Some(masks) = masks {
                     // A hit depends on every key bit; a miss only on one bit per entry that
-                    // tells the key from it (when there are few entries to compare), or on
-                    // the leading bits (fields in order) that take the key off the trie of
-                    // the entries' keys.
+                    // tells the key from it (when there are few entries to compare, of at
+                    // most 128 bits a field), else on the leading bits (fields in order) that
+                    // part it from every entry's key.
                     *masks = keys.iter().map(|k| Bits::ones(k.width())).collect();
+                    let mut witnessed = false;
                     if hit.is_none() && map.len() <= WITNESS_LIMIT {
                         let mut w: Vec<Bits> = keys.iter().map(|k| Bits::zero(k.width())).collect();
                         if map.keys().all(|e| add_witness(&mut w, keys, e, None)) {
                             *masks = w;
+                            witnessed = true;
                         }
-                    } else if hit.is_none()
-                        && let Some((bits, _)) = concat(keys).and_then(|v| trie.decided(&v))
+                    }
+                    if hit.is_none()
+                        && !witnessed
+                        && let Some(bits) = sorted.decided(keys)
                     {
                         let mut left = bits;
                         for (m, k) in masks.iter_mut().zip(keys) {
@@ -327,23 +326,89 @@ fn lookup_lpm(
     found.map(|(_, i)| i)
 }
 
-/// The fields of a key side by side (the first the most significant), if they fit in 128
-/// bits.
-fn concat(fields: &[Bits]) -> Option<Bits> {
-    let w: u32 = fields.iter().map(Bits::width).sum();
-    if w > 128 || w == 0 {
-        return None;
-    }
-    let v = fields.iter().fold(0u128, |acc, f| {
-        let fw = f.width();
-        let shifted = if fw >= 128 { 0 } else { acc << fw };
-        shifted | f.low_u128()
-    });
-    Some(Bits::from_u128(w, v))
+/// An exact table's whole keys (the fields side by side, the first the most significant,
+/// packed big-endian) in order. A key that misses every entry needs, to keep missing them
+/// all, only its leading bits up to and including the first where it parts from the entry
+/// sharing the longest prefix with it; that entry is one of its two neighbours in the order.
+/// (What a binary trie of the keys tells, as OVS's prefix tracking does, in one copy of each
+/// key rather than a node per bit, and for keys of any width.)
+#[derive(Clone, Debug, Default)]
+pub struct SortedKeys {
+    keys: BTreeSet<Box<[u8]>>,
+    /// The keys' width in bits; `None` until the first key.
+    width: Option<u32>,
+    /// Keys of different widths came (not a table's): not used from then on.
+    broken: bool,
 }
 
-/// A binary trie of prefixes up to 128 bits wide (an LPM field's, or an exact table's whole
-/// keys), with per node the number of prefixes through it and ending at it: which leading
+/// A key packed by [`SortedKeys::pack`], and its width in bits.
+type Packed = (Box<[u8]>, u32);
+
+impl SortedKeys {
+    /// `fields` side by side, the first the most significant bit first, in whole bytes (the
+    /// last padded with zeros).
+    fn pack(fields: &[Bits]) -> Packed {
+        let w: u32 = fields.iter().map(Bits::width).sum();
+        let mut out = vec![0u8; w.div_ceil(8) as usize];
+        let mut at = 0u32;
+        for f in fields {
+            for i in (0..f.width()).rev() {
+                if f.bit(i) {
+                    out[(at / 8) as usize] |= 0x80 >> (at % 8);
+                }
+                at += 1;
+            }
+        }
+        (out.into_boxed_slice(), w)
+    }
+
+    fn add(&mut self, (key, w): Packed) {
+        if self.broken || self.width.is_some_and(|x| x != w) {
+            self.broken = true;
+            self.keys.clear();
+            return;
+        }
+        self.width = Some(w);
+        self.keys.insert(key);
+    }
+
+    fn remove(&mut self, (key, _): &Packed) {
+        self.keys.remove(key);
+    }
+
+    /// For a key that misses every entry: how many of its leading bits (the fields in order)
+    /// decide that. `None` when the keys cannot tell (of another width, or none kept).
+    fn decided(&self, fields: &[Bits]) -> Option<u32> {
+        let (key, w) = Self::pack(fields);
+        if self.broken || self.width != Some(w) || self.keys.is_empty() {
+            return None;
+        }
+        use std::ops::Bound::{Excluded, Included, Unbounded};
+        let k: &[u8] = &key;
+        let below = self
+            .keys
+            .range::<[u8], _>((Unbounded, Excluded(k)))
+            .next_back();
+        let above = self.keys.range::<[u8], _>((Included(k), Unbounded)).next();
+        let shared = [below, above]
+            .into_iter()
+            .flatten()
+            .map(|e| common_prefix(e, &key))
+            .max()?;
+        Some((shared + 1).min(w))
+    }
+}
+
+/// How many leading bits `a` and `b` share.
+fn common_prefix(a: &[u8], b: &[u8]) -> u32 {
+    match a.iter().zip(b).position(|(x, y)| x != y) {
+        Some(i) => 8 * i as u32 + (a[i] ^ b[i]).leading_zeros(),
+        None => 8 * a.len().min(b.len()) as u32,
+    }
+}
+
+/// A binary trie of an LPM field's prefixes, up to 128 bits wide, with per node the number of
+/// prefixes through it and ending at it: which leading
 /// bits of a key decide the entries it can match (OVS's prefix tracking,
 /// `lib/classifier.c`).
 #[derive(Clone, Debug, Default)]
@@ -887,7 +952,7 @@ mod tests {
 
     proptest! {
         /// Exact tables with more entries than [`WITNESS_LIMIT`]: a miss's mask comes from the
-        /// trie of the entries' keys (the fields' leading bits, in order) and is sound; a hit
+        /// entries' keys in order (the fields' leading bits, in order) and is sound; a hit
         /// takes the whole key.
         #[test]
         fn large_exact_masks_are_sound(
@@ -932,10 +997,156 @@ mod tests {
         }
     }
 
-    /// A MAC table of 1,000 entries: an unknown address needs only the bits that take it off
-    /// the trie, not the whole key.
+    /// A wide field (200 bits) whose leading 16 bits are `v` and the rest `fill`.
+    fn wide(v: u16, fill: u8) -> Bits {
+        let mut bytes = vec![fill; 25];
+        bytes[..2].copy_from_slice(&v.to_be_bytes());
+        Bits::from_be_bytes(200, &bytes)
+    }
+
+    proptest! {
+        /// Exact tables of keys wider than 128 bits, with fewer and more entries than
+        /// [`WITNESS_LIMIT`]: a miss's mask (the leading bits that part it from every entry)
+        /// is sound for keys that differ anywhere outside it, in either field.
+        #[test]
+        fn wide_exact_masks_are_sound(
+            entries in proptest::collection::vec((any::<u16>(), 0u8..3, 0u8..8), 1..200),
+            removed in proptest::collection::vec(any::<prop::sample::Index>(), 0..30),
+            keys in proptest::collection::vec((any::<u16>(), 0u8..3, 0u8..8), 1..6),
+            others in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 26), 1..10),
+        ) {
+            let mut m = Matcher::new(LookupKind::Exact, None);
+            let mut live: Vec<(Vec<Pattern>, u32)> = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            for (i, &(v, fill, x)) in entries.iter().enumerate() {
+                let ps = vec![Pattern::Exact(wide(v, fill)), Pattern::Exact(b(3, u128::from(x)))];
+                if seen.insert((v, fill, x)) {
+                    m.insert(&ps, 0, i as u32);
+                    live.push((ps, i as u32));
+                }
+            }
+            for r in &removed {
+                if live.is_empty() {
+                    break;
+                }
+                let (ps, i) = live.swap_remove(r.index(live.len()));
+                m.remove(&ps, i);
+            }
+            let none = |_| None;
+            for &(v, fill, x) in &keys {
+                let k = [wide(v, fill), b(3, u128::from(x))];
+                let mut masks = Vec::new();
+                let hit = m.lookup(&k, none, Some(&mut masks));
+                if hit.is_some() {
+                    prop_assert_eq!(&masks, &vec![Bits::ones(200), b(3, 7)]);
+                    continue;
+                }
+                // Exactly the leading bits up to the first that parts the key from the entry
+                // sharing the most with it (bit strings compared one by one).
+                let bits = |f: &[Bits]| -> Vec<bool> {
+                    f.iter().flat_map(|x| (0..x.width()).rev().map(|i| x.bit(i))).collect()
+                };
+                let kb = bits(&k);
+                let shared = live
+                    .iter()
+                    .map(|(ps, _)| bits(&key_of(ps)).iter().zip(&kb).take_while(|(a, b)| a == b).count())
+                    .max();
+                if let Some(n) = shared {
+                    let n = (n as u32 + 1).min(203);
+                    prop_assert_eq!(&masks, &vec![Bits::prefix_mask(200, n.min(200)), Bits::prefix_mask(3, n.saturating_sub(200))]);
+                }
+                for o in &others {
+                    let q: Vec<Bits> = [(200, &o[..25]), (3, &o[25..])]
+                        .iter()
+                        .enumerate()
+                        .map(|(f, &(w, bytes))| {
+                            let other = Bits::from_be_bytes(w, bytes);
+                            k[f].and(&masks[f]).or(&other.and(&masks[f].not()))
+                        })
+                        .collect();
+                    prop_assert_eq!(m.lookup(&q, none, None), None, "key {:?} masks {:?} other {:?}", k, masks, q);
+                }
+                // Every entry's own bits outside the mask: none of them can be hit (the mask
+                // keeps a bit that parts the key from each entry).
+                for (ps, _) in &live {
+                    let e = key_of(ps);
+                    let q: Vec<Bits> = (0..2)
+                        .map(|f| k[f].and(&masks[f]).or(&e[f].and(&masks[f].not())))
+                        .collect();
+                    prop_assert_eq!(m.lookup(&q, none, None), None, "key {:?} masks {:?} entry {:?}", k, masks, e);
+                }
+            }
+        }
+    }
+
+    /// An exact table of 1,000 IPv6 flows (source, destination, protocol, ports: 296 bits):
+    /// a new flow needs only the leading bits that part it from every entry, not the whole
+    /// key, and each flow keeps its own entries as it did.
     #[test]
-    fn large_exact_misses_need_only_the_bits_that_leave_the_trie() {
+    fn wide_exact_misses_need_only_the_bits_that_part_them() {
+        let mut m = Matcher::new(LookupKind::Exact, None);
+        let v6 = |hi: u128, lo: u128| b(128, (hi << 64) | lo);
+        let flow = |i: u128| {
+            [
+                Pattern::Exact(v6(0x2001_0db8_0000_0000, i)),
+                Pattern::Exact(v6(0x2001_0db8_ffff_0000, 1)),
+                Pattern::Exact(b(8, 6)),
+                Pattern::Exact(b(16, 1024 + i)),
+                Pattern::Exact(b(16, 80)),
+            ]
+        };
+        for i in 0..1000u128 {
+            m.insert(&flow(i), 0, i as u32);
+        }
+        let none = |_| None;
+        let mut masks = Vec::new();
+        // Another /64: its source parts from every entry at bit 31 (0x0db8 vs 0x0db9).
+        let k = [
+            v6(0x2001_0db9_0000_0000, 7),
+            v6(0x2001_0db8_ffff_0000, 1),
+            b(8, 6),
+            b(16, 1031),
+            b(16, 80),
+        ];
+        assert_eq!(m.lookup(&k, none, Some(&mut masks)), None);
+        assert_eq!(masks[0], Bits::prefix_mask(128, 32));
+        assert!(masks[1..].iter().all(Bits::is_zero), "{masks:?}");
+        // A known source to another destination: the source, then the destination's
+        // leading bits up to where it parts.
+        let k = [
+            v6(0x2001_0db8_0000_0000, 7),
+            v6(0x2001_0db8_fffe_0000, 1),
+            b(8, 6),
+            b(16, 1031),
+            b(16, 80),
+        ];
+        assert_eq!(m.lookup(&k, none, Some(&mut masks)), None);
+        assert_eq!(masks[0], Bits::ones(128));
+        assert_eq!(masks[1], Bits::prefix_mask(128, 48));
+        assert!(masks[2..].iter().all(Bits::is_zero), "{masks:?}");
+        // A hit takes the whole key; a removed entry is a miss again.
+        assert_eq!(m.lookup(&k_of(&flow(7)), none, Some(&mut masks)), Some(7));
+        assert!(
+            masks
+                .iter()
+                .zip([128, 128, 8, 16, 16])
+                .all(|(x, w)| *x == Bits::ones(w))
+        );
+        m.remove(&flow(7), 7);
+        assert_eq!(m.lookup(&k_of(&flow(7)), none, Some(&mut masks)), None);
+        // Flow 7 (source ...0111) parts from flow 6 (...0110) only at the source's last bit.
+        assert_eq!(masks[0], Bits::ones(128));
+        assert!(masks[1..].iter().all(Bits::is_zero), "{masks:?}");
+    }
+
+    fn k_of(ps: &[Pattern]) -> Vec<Bits> {
+        key_of(ps)
+    }
+
+    /// A MAC table of 1,000 entries: an unknown address needs only the bits that part it from
+    /// every entry, not the whole key.
+    #[test]
+    fn large_exact_misses_need_only_the_bits_that_part_them() {
         let mut m = Matcher::new(LookupKind::Exact, None);
         let mac = |i: u128| {
             [
@@ -948,7 +1159,7 @@ mod tests {
         }
         let none = |_| None;
         let mut masks = Vec::new();
-        // 04:00:...: bit 5 of the first byte leaves the trie (02 = 0000_0010, 04 = 0000_0100).
+        // 04:00:...: bit 5 of the first byte parts it from every entry (02 = 0000_0010, 04 = 0000_0100).
         let k = [b(48, 0x0400_0000_0001), b(12, 100)];
         assert_eq!(m.lookup(&k, none, Some(&mut masks)), None);
         assert_eq!(masks, [b(48, 0xfc00_0000_0000), b(12, 0)]);
