@@ -181,7 +181,7 @@ impl<V> FlowCache<V> {
     /// Prefetches what a lookup of a key hashing to `hash` reads first (its microflow set)
     /// with `fetch`.
     #[inline]
-    pub fn prefetch(&self, hash: u64, fetch: fn(*const u8)) {
+    pub fn prefetch(&self, hash: u64, fetch: impl Fn(*const u8) + Copy) {
         if let Some(m) = self.microflow.as_ref().filter(|_| !self.bypass) {
             m.prefetch(hash, fetch);
         }

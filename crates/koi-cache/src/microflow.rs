@@ -213,7 +213,7 @@ impl Microflow {
     /// Hands `fetch` the addresses of `hash`'s set (its entries and their keys), for a
     /// prefetch before the lookup. Reads nothing.
     #[inline]
-    pub fn prefetch(&self, hash: u64, fetch: fn(*const u8)) {
+    pub fn prefetch(&self, hash: u64, fetch: impl Fn(*const u8) + Copy) {
         let base = self.set_index(hash) * self.ways;
         if let Some(e) = self.entries.get(base) {
             fetch(std::ptr::from_ref(e).cast());

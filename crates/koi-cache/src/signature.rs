@@ -121,7 +121,7 @@ impl SignatureCache {
 
     /// Hands `fetch` the address of `hash`'s bucket, for a prefetch before the lookup.
     #[inline]
-    pub fn prefetch(&self, hash: u64, fetch: fn(*const u8)) {
+    pub fn prefetch(&self, hash: u64, fetch: impl Fn(*const u8) + Copy) {
         if let Some(e) = self.entries.get(self.bucket(hash)) {
             fetch(std::ptr::from_ref(e).cast());
         }

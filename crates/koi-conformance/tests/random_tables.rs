@@ -34,7 +34,7 @@
 //! `KOI_RANDOM_TABLES_VERBOSE=1` prints each program's statistics.
 
 use koi_conformance::compile;
-use koi_datapath::{Datapath, DatapathConfig, DatapathStats};
+use koi_datapath::{Datapath, DatapathConfig, DatapathStats, Summary};
 use koi_interp::{InterpError, Interpreter, Options, Outcome};
 use koi_ir::{ActionScope, Bits, ExternId, MatchKind, Pattern, Pipeline, TableId};
 use koi_state::schema::{KeySchema, TableSchema};
@@ -860,6 +860,8 @@ fn run_round(
             .then_some(koi_ports::prefetch as koi_datapath::Prefetch),
         ..DatapathConfig::default()
     };
+    // Or prefetches passed to each batch, as `koi run` and `koi bench` do.
+    let passed_prefetch = config.prefetch.is_none() && rng.chance(1, 2);
     let (Ok(mut interp), Ok(mut dp)) = (
         Interpreter::new(p),
         Datapath::with_config(p, Options::default(), config.clone()),
@@ -975,14 +977,18 @@ fn run_round(
                 .collect();
             let mut outs: Vec<Vec<(u64, Vec<u8>)>> = vec![Vec::new(); batch.len()];
             let mut sums = vec![None; batch.len()];
-            dp.process_batch(
-                &mut sd,
-                &batch,
-                port,
-                &cd,
-                &mut |k, to, bytes| outs[k].push((to, bytes.to_vec())),
-                &mut |k, r| sums[k] = Some(r.cloned().map_err(Clone::clone)),
-            );
+            let mut sink = |k: usize, to: u64, bytes: &[u8]| outs[k].push((to, bytes.to_vec()));
+            let mut done = |k: usize, r: Result<&Summary, &InterpError>| {
+                sums[k] = Some(r.cloned().map_err(Clone::clone));
+            };
+            if passed_prefetch {
+                let fetch = Some(koi_ports::prefetch);
+                dp.process_batch_prefetching(
+                    &mut sd, &batch, port, &cd, fetch, &mut sink, &mut done,
+                );
+            } else {
+                dp.process_batch(&mut sd, &batch, port, &cd, &mut sink, &mut done);
+            }
             ci.advance_ns(GAP_NS);
             cd.advance_ns(GAP_NS);
             for (k, a) in want.iter().enumerate() {

@@ -254,7 +254,8 @@ pub struct DatapathConfig {
     /// token is free ([`DatapathStats::jit_deferred`]). 0: unlimited.
     pub jit_rate: u64,
     pub jit_burst: u64,
-    /// Prefetch the microflow set of each key of a batch ([`Datapath::process_batch`]).
+    /// Prefetch the microflow set of each key of a batch ([`Datapath::process_batch`]; called
+    /// through a pointer: [`Datapath::process_batch_prefetching`] takes one it can inline).
     pub prefetch: Option<Prefetch>,
 }
 
@@ -616,13 +617,32 @@ impl<'p> Datapath<'p> {
         sink: &mut dyn FnMut(usize, u64, &[u8]),
         done: &mut dyn FnMut(usize, Result<&Summary, &InterpError>),
     ) {
+        let prefetch = self.config.prefetch;
+        self.process_batch_prefetching(state, packets, port, clock, prefetch, sink, done);
+    }
+
+    /// [`Datapath::process_batch`] with `prefetch` instead of [`DatapathConfig::prefetch`]:
+    /// a function the compiler can inline into the batch loop (`koi_ports::prefetch` is one
+    /// instruction), where the configured one is called through a pointer.
+    #[allow(clippy::too_many_arguments)]
+    pub fn process_batch_prefetching<P: AsRef<[u8]>, F: Fn(*const u8) + Copy>(
+        &mut self,
+        state: &mut State,
+        packets: &[P],
+        port: u64,
+        clock: &dyn Clock,
+        prefetch: Option<F>,
+        sink: &mut dyn FnMut(usize, u64, &[u8]),
+        done: &mut dyn FnMut(usize, Result<&Summary, &InterpError>),
+    ) {
         // Two instances: without profiling, no clock reads and no cycle sums at all.
         let profile = self.config.profile.is_some();
         for (c, chunk) in packets.chunks(BATCH).enumerate() {
+            let base = c * BATCH;
             if profile {
-                self.batch::<_, true>(state, chunk, c * BATCH, port, clock, sink, done);
+                self.batch::<_, _, true>(state, chunk, base, port, clock, prefetch, sink, done);
             } else {
-                self.batch::<_, false>(state, chunk, c * BATCH, port, clock, sink, done);
+                self.batch::<_, _, false>(state, chunk, base, port, clock, prefetch, sink, done);
             }
         }
     }
@@ -630,13 +650,14 @@ impl<'p> Datapath<'p> {
     /// [`Datapath::process_batch`] for at most [`BATCH`] packets whose indices start at `base`;
     /// `PROF`: with [`DatapathConfig::profile`].
     #[allow(clippy::too_many_arguments)]
-    fn batch<P: AsRef<[u8]>, const PROF: bool>(
+    fn batch<P: AsRef<[u8]>, F: Fn(*const u8) + Copy, const PROF: bool>(
         &mut self,
         state: &mut State,
         packets: &[P],
         base: usize,
         port: u64,
         clock: &dyn Clock,
+        prefetch: Option<F>,
         sink: &mut dyn FnMut(usize, u64, &[u8]),
         done: &mut dyn FnMut(usize, Result<&Summary, &InterpError>),
     ) {
@@ -656,7 +677,7 @@ impl<'p> Datapath<'p> {
         keys.resize(words * BATCH, 0);
         let mut hashes = [None; BATCH];
         let t0 = prof.map_or(0, |f| f());
-        if let Some(f) = self.config.prefetch {
+        if let Some(f) = prefetch {
             // The headers of every packet of the batch, so that their misses overlap.
             for p in packets {
                 f(p.as_ref().as_ptr());
@@ -668,7 +689,7 @@ impl<'p> Datapath<'p> {
             .zip(hashes.iter_mut())
         {
             *hash = self.key_of(p.as_ref(), port, now, key);
-            if let (Some(h), Some(f)) = (*hash, self.config.prefetch) {
+            if let (Some(h), Some(f)) = (*hash, prefetch) {
                 self.cache.prefetch(h, f);
             }
         }

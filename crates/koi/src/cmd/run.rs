@@ -167,7 +167,6 @@ fn cache_config(a: &RunArgs) -> Result<Option<DatapathConfig>, String> {
         microflow: !a.no_microflow,
         upcall_rate: a.upcall_rate,
         upcall_burst: UPCALL_BURST,
-        prefetch: Some(koi_ports::prefetch as koi_datapath::Prefetch),
         ..DatapathConfig::default()
     }))
 }
@@ -487,11 +486,12 @@ impl Shared<'_> {
                 }
                 Engine::Cached { dp, seen } => {
                     *seen = self.invalidations.catch_up(*seen, dp);
-                    dp.process_batch(
+                    dp.process_batch_prefetching(
                         &mut state,
                         packets,
                         port,
                         self.clock,
+                        Some(koi_ports::prefetch),
                         &mut |k, p, b| outputs.push(k, p, b),
                         &mut |_, r| {
                             fates.push(

@@ -166,7 +166,6 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
         microflow: !a.no_microflow,
         signature_entries: a.signature_entries,
         max_megaflows: a.max_megaflows.max(1),
-        prefetch: Some(koi_ports::prefetch as koi_datapath::Prefetch),
         jit_after: if a.no_jit {
             None
         } else {
@@ -445,11 +444,12 @@ impl Runner<'_, '_> {
             let mut outputs = 0u64;
             let mut errors = 0u64;
             let mut first_error = None;
-            self.dp.process_batch(
+            self.dp.process_batch_prefetching(
                 self.state,
                 &batch,
                 self.port,
                 &self.clock,
+                Some(koi_ports::prefetch),
                 &mut |_, _, _| outputs += 1,
                 &mut |_, r| {
                     if let Err(e) = r {
