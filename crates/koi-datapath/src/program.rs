@@ -222,9 +222,39 @@ struct OutProg {
 }
 
 impl OutProg {
-    /// Starts the output packet in `out`: its headers' bytes before the writes. When the
-    /// output headers have the input's layout, one copy of the whole packet (the payload is
-    /// then already in place: returns true); else the copied or zeroed prefix.
+    /// The output packet's layout.
+    fn layout(&self) -> OutLayout {
+        OutLayout {
+            prefix_bytes: self.prefix_bytes,
+            payload_start: self.payload_start,
+            copy_input: self.copy_input,
+        }
+    }
+
+    #[inline]
+    fn begin(&self, pkt: &[u8], out: &mut Vec<u8>) -> bool {
+        self.layout().begin(pkt, out)
+    }
+
+    #[inline]
+    fn end(&self, pkt: &[u8], out: &mut Vec<u8>, whole: bool) {
+        self.layout().end(pkt, out, whole)
+    }
+}
+
+/// Where an output packet's headers and payload come from: see [`OutProg`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct OutLayout {
+    prefix_bytes: usize,
+    payload_start: usize,
+    copy_input: bool,
+}
+
+impl OutLayout {
+    /// Starts the output packet in `out`: its headers' bytes before the writes (at least
+    /// `prefix_bytes` of them). When the output headers have the input's layout, one copy of
+    /// the whole packet (the payload is then already in place: returns true); else the copied
+    /// or zeroed prefix.
     #[inline]
     fn begin(&self, pkt: &[u8], out: &mut Vec<u8>) -> bool {
         out.clear();
@@ -242,7 +272,7 @@ impl OutProg {
         whole
     }
 
-    /// Ends the output packet: appends the payload unless [`OutProg::begin`] copied it.
+    /// Ends the output packet: appends the payload unless [`OutLayout::begin`] copied it.
     #[inline]
     fn end(&self, pkt: &[u8], out: &mut Vec<u8>, whole: bool) {
         if !whole && let Some(payload) = pkt.get(self.payload_start..) {

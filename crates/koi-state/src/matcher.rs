@@ -831,6 +831,33 @@ mod tests {
         }
     }
 
+    /// A matcher of `kind` given `entries` (entry `i` at index `i`, priority 0; duplicates
+    /// left out), then without the ones `removed` picks; and the entries it keeps.
+    fn populated(
+        kind: LookupKind,
+        lpm: Option<usize>,
+        entries: impl Iterator<Item = Vec<Pattern>>,
+        removed: &[prop::sample::Index],
+    ) -> (Matcher, Vec<(Vec<Pattern>, u32)>) {
+        let mut m = Matcher::new(kind, lpm);
+        let mut live: Vec<(Vec<Pattern>, u32)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (i, ps) in entries.enumerate() {
+            if seen.insert(format!("{ps:?}")) {
+                m.insert(&ps, 0, i as u32);
+                live.push((ps, i as u32));
+            }
+        }
+        for r in removed {
+            if live.is_empty() {
+                break;
+            }
+            let (ps, i) = live.swap_remove(r.index(live.len()));
+            m.remove(&ps, i);
+        }
+        (m, live)
+    }
+
     /// The keys that agree with `k` on the bits of `masks` and take the other bits (of fields
     /// of `widths`) from each of `others`: each must get `hit` from `m` (the masks' soundness).
     fn agreeing_keys_agree(
@@ -914,29 +941,16 @@ mod tests {
             keys in proptest::collection::vec((any::<u16>(), 0u8..2), 1..8),
             others in proptest::collection::vec(any::<[u16; 2]>(), 1..12),
         ) {
-            let mut m = Matcher::new(LookupKind::Lpm, Some(0));
-            let mut live: Vec<(Vec<Pattern>, u32)> = Vec::new();
-            let mut seen = std::collections::HashSet::new();
-            for (i, (v, x, len)) in entries.iter().enumerate() {
-                let ps = vec![
+            let entries = entries.iter().map(|(v, x, len)| {
+                vec![
                     Pattern::Prefix {
                         value: b(16, u128::from(*v) & !low_mask(16 - len)),
                         len: *len,
                     },
                     Pattern::Exact(b(1, u128::from(*x))),
-                ];
-                if seen.insert(format!("{ps:?}")) {
-                    m.insert(&ps, 0, i as u32);
-                    live.push((ps, i as u32));
-                }
-            }
-            for r in &removed {
-                if live.is_empty() {
-                    break;
-                }
-                let (ps, i) = live.swap_remove(r.index(live.len()));
-                m.remove(&ps, i);
-            }
+                ]
+            });
+            let (m, live) = populated(LookupKind::Lpm, Some(0), entries, &removed);
             let longest = live.iter().map(|(ps, _)| prefix_len(ps.first())).max().unwrap_or(0);
             let none = |_| None;
             for key in &keys {
@@ -961,23 +975,13 @@ mod tests {
             keys in proptest::collection::vec((any::<u16>(), 0u8..8), 1..8),
             others in proptest::collection::vec(any::<[u16; 2]>(), 1..12),
         ) {
-            let mut m = Matcher::new(LookupKind::Exact, None);
-            let mut live: Vec<(Vec<Pattern>, u32)> = Vec::new();
-            let mut seen = std::collections::HashSet::new();
-            for (i, (v, x)) in entries.iter().enumerate() {
-                let ps = vec![
+            let entries = entries.iter().map(|(v, x)| {
+                vec![
                     Pattern::Exact(b(16, u128::from(*v))),
                     Pattern::Exact(b(3, u128::from(*x))),
-                ];
-                if seen.insert((*v, *x)) {
-                    m.insert(&ps, 0, i as u32);
-                    live.push((ps, i as u32));
-                }
-            }
-            for r in &removed {
-                let (ps, i) = live.swap_remove(r.index(live.len()));
-                m.remove(&ps, i);
-            }
+                ]
+            });
+            let (m, live) = populated(LookupKind::Exact, None, entries, &removed);
             let none = |_| None;
             // The keys given, and keys of live entries (hits).
             let mut ks: Vec<(u16, u8)> = keys.clone();
@@ -1015,23 +1019,10 @@ mod tests {
             keys in proptest::collection::vec((any::<u16>(), 0u8..3, 0u8..8), 1..6),
             others in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 26), 1..10),
         ) {
-            let mut m = Matcher::new(LookupKind::Exact, None);
-            let mut live: Vec<(Vec<Pattern>, u32)> = Vec::new();
-            let mut seen = std::collections::HashSet::new();
-            for (i, &(v, fill, x)) in entries.iter().enumerate() {
-                let ps = vec![Pattern::Exact(wide(v, fill)), Pattern::Exact(b(3, u128::from(x)))];
-                if seen.insert((v, fill, x)) {
-                    m.insert(&ps, 0, i as u32);
-                    live.push((ps, i as u32));
-                }
-            }
-            for r in &removed {
-                if live.is_empty() {
-                    break;
-                }
-                let (ps, i) = live.swap_remove(r.index(live.len()));
-                m.remove(&ps, i);
-            }
+            let entries = entries.iter().map(|&(v, fill, x)| {
+                vec![Pattern::Exact(wide(v, fill)), Pattern::Exact(b(3, u128::from(x)))]
+            });
+            let (m, live) = populated(LookupKind::Exact, None, entries, &removed);
             let none = |_| None;
             for &(v, fill, x) in &keys {
                 let k = [wide(v, fill), b(3, u128::from(x))];

@@ -143,43 +143,26 @@ pub(super) struct Unicast {
     pub(super) to: u64,
     /// Packet bytes the function reads.
     pub(super) need: usize,
-    pub(super) prefix_bytes: usize,
-    pub(super) payload_start: usize,
-    pub(super) copy_input: bool,
+    pub(super) layout: super::OutLayout,
 }
 
 impl Unicast {
-    /// Runs the function on `pkt` (from `port`) into `out`, as [`super::OutProg::begin`],
-    /// [`Compiled::call`] and [`super::OutProg::end`] do; `None` if `pkt` is shorter than the
-    /// function reads.
+    /// Runs the function on `pkt` (from `port`) into `out`, as [`super::Program::run`] does
+    /// with [`Compiled::call`]; `None` if `pkt` is shorter than the function reads.
     #[inline]
     pub(super) fn run(&self, pkt: &[u8], port: u64, out: &mut Vec<u8>) -> Option<u64> {
         if pkt.len() < self.need {
             return None;
         }
-        out.clear();
-        let whole = self.copy_input
-            && self.prefix_bytes == self.payload_start
-            && pkt.len() >= self.payload_start;
-        if whole {
-            out.extend_from_slice(pkt);
-        } else {
-            if self.copy_input {
-                out.extend_from_slice(pkt.get(..self.prefix_bytes).unwrap_or(pkt));
-            }
-            out.resize(self.prefix_bytes, 0);
-        }
-        debug_assert!(out.len() >= self.prefix_bytes);
+        let whole = self.layout.begin(pkt, out);
+        debug_assert!(out.len() >= self.layout.prefix_bytes);
         // SAFETY: `f` is the program's only output function, compiled with an output length
         // of `prefix_bytes` (its writes were checked to lie below it when the plan was made)
         // and no register reads: it reads packet bytes below `need` (checked above), writes
-        // output bytes below `prefix_bytes` (`out` holds at least that many: the whole packet,
-        // at least `payload_start == prefix_bytes` long, or resized to `prefix_bytes`) and
+        // output bytes below `prefix_bytes` (`begin` leaves at least that many in `out`) and
         // reads nothing through its last argument.
         unsafe { (self.f)(pkt.as_ptr(), port, out.as_mut_ptr(), std::ptr::null()) };
-        if !whole && let Some(payload) = pkt.get(self.payload_start..) {
-            out.extend_from_slice(payload);
-        }
+        self.layout.end(pkt, out, whole);
         Some(self.to)
     }
 }
@@ -404,9 +387,7 @@ impl Jit {
                     f: *f,
                     to: *to,
                     need,
-                    prefix_bytes: o.prefix_bytes,
-                    payload_start: o.payload_start,
-                    copy_input: o.copy_input,
+                    layout: o.layout(),
                 })
             }
             _ => None,
