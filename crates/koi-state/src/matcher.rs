@@ -29,7 +29,7 @@ pub enum Matcher {
         by_len: BTreeMap<Reverse<u32>, HashMap<Vec<Bits>, u32>>,
         /// The entries' prefixes of the LPM field, for the megaflow masks of lookups with
         /// too many longer entries to compare one by one.
-        trie: Trie,
+        trie: SortedPrefixes,
     },
     /// `(priority, index)` sorted by priority descending, then index ascending.
     Scan(Vec<(u32, u32)>),
@@ -61,7 +61,7 @@ impl Matcher {
             (LookupKind::Lpm, Some(field)) => Matcher::Lpm {
                 field,
                 by_len: BTreeMap::new(),
-                trie: Trie::default(),
+                trie: SortedPrefixes::default(),
             },
             (LookupKind::Exact | LookupKind::Lpm, _) => Matcher::Exact {
                 map: HashMap::default(),
@@ -165,7 +165,7 @@ impl Matcher {
             }
             Matcher::Lpm { by_len, trie, .. } => {
                 by_len.clear();
-                *trie = Trie::default();
+                *trie = SortedPrefixes::default();
             }
             Matcher::Scan(list) => list.clear(),
         }
@@ -264,7 +264,7 @@ fn add_witness(
 fn lookup_lpm(
     field: usize,
     by_len: &BTreeMap<Reverse<u32>, HashMap<Vec<Bits>, u32>>,
-    trie: &Trie,
+    trie: &SortedPrefixes,
     keys: &[Bits],
     masks: Option<&mut Vec<Bits>>,
 ) -> Option<u32> {
@@ -407,10 +407,102 @@ fn common_prefix(a: &[u8], b: &[u8]) -> u32 {
     }
 }
 
+/// An LPM field's prefixes, per length, in order (values packed as [`SortedKeys::pack`]
+/// does, with how many entries have each): which leading bits of a key decide the entries it
+/// can match, as a binary trie of the prefixes tells (OVS's prefix tracking,
+/// `lib/classifier.c`; the trie is kept in the tests as the reference). Along the key's path
+/// the trie goes as deep as the longest prefix that shares its first bits with the key (up to
+/// its length), and the prefixes of one length sharing the most with the key include one of
+/// its two neighbours in order. A copy of each prefix instead of a node per bit, and any width.
+#[derive(Clone, Debug, Default)]
+pub struct SortedPrefixes {
+    by_len: BTreeMap<u32, BTreeMap<Box<[u8]>, u32>>,
+    /// The field's width; `None` until the first prefix.
+    width: Option<u32>,
+    /// A prefix of another width came (not a table's): not used from then on.
+    broken: bool,
+}
+
+impl SortedPrefixes {
+    /// Adds prefix `value/len` (the value's width is the field's, bits past `len` zero).
+    fn add(&mut self, value: &Bits, len: u32) {
+        let w = value.width();
+        if self.broken || self.width.is_some_and(|x| x != w) {
+            self.broken = true;
+            self.by_len.clear();
+            return;
+        }
+        self.width = Some(w);
+        let (v, _) = SortedKeys::pack(std::slice::from_ref(value));
+        *self
+            .by_len
+            .entry(len.min(w))
+            .or_default()
+            .entry(v)
+            .or_insert(0) += 1;
+    }
+
+    /// Removes prefix `value/len` (added before).
+    fn remove(&mut self, value: &Bits, len: u32) {
+        if self.broken || self.width != Some(value.width()) {
+            return;
+        }
+        let len = len.min(value.width());
+        let (v, _) = SortedKeys::pack(std::slice::from_ref(value));
+        if let Some(set) = self.by_len.get_mut(&len) {
+            if let Some(n) = set.get_mut(&v) {
+                *n -= 1;
+                if *n == 0 {
+                    set.remove(&v);
+                }
+            }
+            if set.is_empty() {
+                self.by_len.remove(&len);
+            }
+        }
+    }
+
+    /// For a key's LPM field: how many leading bits decide which prefixes it matches (every
+    /// key with the same leading bits matches the same ones, so no longer prefix than the
+    /// key's matches either), and whether some prefix matches it (then the entry it hits
+    /// depends on the other fields too). `None` before any prefix, or for keys of another
+    /// width.
+    fn decided(&self, key: &Bits) -> Option<(u32, bool)> {
+        let w = self.width.filter(|w| *w == key.width() && !self.broken)?;
+        use std::ops::Bound::{Excluded, Included, Unbounded};
+        let (k, _) = SortedKeys::pack(std::slice::from_ref(key));
+        let k: &[u8] = &k;
+        // Per length: how many of the key's first bits some prefix of that length shares
+        // (at most the length).
+        let shared: Vec<(u32, u32)> = self
+            .by_len
+            .iter()
+            .map(|(&len, set)| {
+                let below = set.range::<[u8], _>((Unbounded, Excluded(k))).next_back();
+                let above = set.range::<[u8], _>((Included(k), Unbounded)).next();
+                let most = [below, above]
+                    .into_iter()
+                    .flatten()
+                    .map(|(e, _)| common_prefix(e, k))
+                    .max()
+                    .unwrap_or(0);
+                (len, most.min(len))
+            })
+            .collect();
+        // The depth the key's path reaches in the trie, whether a longer prefix goes on from
+        // there the other way (its next bit then tells the key from it), and whether a prefix
+        // ends on the path (matches the key).
+        let depth = shared.iter().map(|&(_, c)| c).max().unwrap_or(0);
+        let other = shared.iter().any(|&(len, c)| len > depth && c == depth);
+        let on_path = shared.iter().any(|&(len, c)| c == len);
+        let bits = if depth < w && other { depth + 1 } else { depth };
+        Some((bits, on_path))
+    }
+}
+
 /// A binary trie of an LPM field's prefixes, up to 128 bits wide, with per node the number of
-/// prefixes through it and ending at it: which leading
-/// bits of a key decide the entries it can match (OVS's prefix tracking,
-/// `lib/classifier.c`).
+/// prefixes through it and ending at it: the reference [`SortedPrefixes`] is tested against.
+#[cfg(test)]
 #[derive(Clone, Debug, Default)]
 pub struct Trie {
     /// `nodes[0]` is the root (once there is one); a child link of 0 is no child.
@@ -422,6 +514,7 @@ pub struct Trie {
     broken: bool,
 }
 
+#[cfg(test)]
 #[derive(Clone, Copy, Debug, Default)]
 struct TrieNode {
     child: [u32; 2],
@@ -431,6 +524,7 @@ struct TrieNode {
     ends: u32,
 }
 
+#[cfg(test)]
 impl Trie {
     fn bit(v: u128, width: u32, i: u32) -> usize {
         ((v >> (width - 1 - i)) & 1) as usize
@@ -828,6 +922,41 @@ mod tests {
             prop_assert_eq!(a, b2);
             prop_assert_eq!(general, narrow);
             prop_assert_eq!(lookup_scan_narrow(&list, &k, of, None), a);
+        }
+    }
+
+    proptest! {
+        /// The prefixes kept in order answer what the trie of them answers, for every key,
+        /// as prefixes come and go (the same prefix several times too, as entries that share
+        /// an LPM prefix and differ in other fields add it).
+        #[test]
+        fn sorted_prefixes_answer_as_the_trie(
+            w in prop::sample::select(vec![1u32, 7, 8, 16, 33, 128]),
+            ops in proptest::collection::vec((any::<u128>(), 0u32..=128, 0u8..4), 1..120),
+            keys in proptest::collection::vec(any::<u128>(), 1..24),
+        ) {
+            let (mut sorted, mut trie) = (SortedPrefixes::default(), Trie::default());
+            let mut live: Vec<(Bits, u32)> = Vec::new();
+            for (v, len, op) in ops {
+                let len = len % (w + 1);
+                if op == 0 && !live.is_empty() {
+                    let (value, len) = live.swap_remove((v % live.len() as u128) as usize);
+                    sorted.remove(&value, len);
+                    trie.remove(&value, len);
+                } else {
+                    // Values near each other, so that paths share long prefixes.
+                    let v = (v & 0xf) << w.saturating_sub(4).min(124) | (v >> 100);
+                    let value = b(w, v & !low_mask(w - len) & low_mask(w));
+                    sorted.add(&value, len);
+                    trie.add(&value, len);
+                    live.push((value, len));
+                }
+                for k in &keys {
+                    let k = (k & 0xf) << w.saturating_sub(4).min(124) | (k >> 100);
+                    let key = b(w, k & low_mask(w));
+                    prop_assert_eq!(sorted.decided(&key), trie.decided(&key), "key {:?}", key);
+                }
+            }
         }
     }
 
