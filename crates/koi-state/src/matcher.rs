@@ -1199,6 +1199,41 @@ mod tests {
         }
     }
 
+    proptest! {
+        /// LPM on a field wider than 128 bits, with more longer entries than
+        /// [`WITNESS_LIMIT`]: a lookup's mask is sound (keys agreeing on it, random or made of
+        /// an entry's other bits, get the same answer) and stays within the longest prefix.
+        #[test]
+        fn wide_lpm_masks_are_sound(
+            entries in proptest::collection::vec((any::<u16>(), 0u8..3, prop::sample::select(vec![4u32, 12, 16, 100, 200])), 65..150),
+            keys in proptest::collection::vec((any::<u16>(), 0u8..3), 1..6),
+            others in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 25), 1..8),
+        ) {
+            let entries = entries.iter().map(|&(v, fill, len)| {
+                let value = wide(v, fill).and(&Bits::prefix_mask(200, len));
+                vec![Pattern::Prefix { value, len }]
+            });
+            let (m, live) = populated(LookupKind::Lpm, Some(0), entries, &[]);
+            let longest = live.iter().map(|(ps, _)| prefix_len(ps.first())).max().unwrap_or(0);
+            let none = |_| None;
+            for &(v, fill) in &keys {
+                let k = [wide(v, fill)];
+                let mut masks = Vec::new();
+                let hit = m.lookup(&k, none, Some(&mut masks));
+                prop_assert!(masks[0].and(&Bits::prefix_mask(200, longest).not()).is_zero());
+                let agreeing = |other: &Bits| [k[0].and(&masks[0]).or(&other.and(&masks[0].not()))];
+                for o in &others {
+                    let q = agreeing(&Bits::from_be_bytes(200, o));
+                    prop_assert_eq!(m.lookup(&q, none, None), hit, "key {:?} masks {:?}", k, masks);
+                }
+                for (ps, _) in &live {
+                    let q = agreeing(&key_of(ps)[0]);
+                    prop_assert_eq!(m.lookup(&q, none, None), hit, "key {:?} masks {:?}", k, masks);
+                }
+            }
+        }
+    }
+
     /// An exact table of 1,000 IPv6 flows (source, destination, protocol, ports: 296 bits):
     /// a new flow needs only the leading bits that part it from every entry, not the whole
     /// key, and each flow keeps its own entries as it did.
