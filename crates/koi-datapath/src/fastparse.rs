@@ -3,21 +3,27 @@
 //! header starts, and fills the flow key straight from the packet.
 //!
 //! It is compiled from the IR parser when every state does only what it can follow exactly:
-//! fixed-width `extract`s into headers or `stack.next`, constant `advance`s, assignments of
-//! such values to metadata, locals and temporaries, and `select`s
-//! on header fields, validity bits, stack indices, the ingress port and the packet length
-//! (slices, concatenations and casts of them, up to 64 bits per key) against values, masks,
-//! prefixes and ranges, and `verify`s of one such value against a constant (`==`, `<`, `<=`,
-//! `>`, `>=`: a range), which a parse-path template carries as a range check. Anything else
-//! (lookaheads, varbits, other assignments and conditions, value sets) leaves the program
-//! without a fast parser: its packets take the interpreter's parser.
+//! fixed-width `extract`s into headers or `stack.next`, `advance`s by a constant or by a value
+//! the packet gives, `lookahead`s into variables, `setValid`/`setInvalid` and header copies
+//! (as sub-parsers lower to), assignments to metadata, locals and temporaries, `select`s and
+//! `verify`s. The values these use are up to 64 bits: header fields, validity bits, stack
+//! indices, fields of stack elements at run-time indices (`stack.last`), the ingress port,
+//! the packet length, constants and the variables assigned before, combined by slices,
+//! concatenations, casts, arithmetic, shifts, comparisons and logic; a `select` matches them
+//! against values, masks, prefixes and ranges. Anything else (varbit extracts, assignments to
+//! header fields, value sets) leaves the program without a fast parser: its packets take the
+//! interpreter's parser.
 //!
-//! At run time [`FastParser::parse`] answers `false` whenever the packet leaves the common
-//! path: too short for an `extract`, a full stack, a `select` without a match, `reject`,
-//! the state budget, a failed `verify`. The caller then uses the interpreter, which
-//! produces the architecture's error behaviour. When it answers `true`, the header offsets and the key are exactly what
-//! the interpreter's parse and [`crate::FlowKeyLayout::extract`] give (the datapath checks
-//! this on every slow-path packet: [`crate::DatapathStats::fast_parse_mismatch`]).
+//! At run time a parse stops where the P4 parser errs or rejects (a full stack, a failed
+//! `verify`, `reject`, a `select` without a match, and for v1model an `advance` that is not
+//! whole bytes), with the headers parsed until then, as the architectures go on: v1model to
+//! ingress with `parser_error` set, uBPF sending the packet out unchanged.
+//! [`FastParser::parse`] answers `false` (the interpreter's parser takes the packet) for a
+//! packet too short for an `extract`, an `advance` or a `lookahead` (v1model's
+//! `PacketTooShort`, whose outcome the packet's length decides), and past the state budget.
+//! When it answers `true`, the header offsets and the key are exactly what the interpreter's
+//! parse and [`crate::FlowKeyLayout::extract`] give (the datapath checks this on every
+//! slow-path packet: [`crate::DatapathStats::fast_parse_mismatch`]).
 //!
 //! Most packets do not walk the state graph: each parse path seen becomes a **template**
 //! (the `select` bits that chose it, and the key extraction resolved to packet offsets), and
