@@ -276,7 +276,7 @@ impl crate::Port for AfPacketPort {
 
     fn recv_batch(&mut self, out: &mut Batch) -> Result<usize> {
         out.clear();
-        if self.live.as_ref().is_some_and(|l| l.down) {
+        if self.is_down() {
             self.check_down_link();
         }
         let Some(live) = &mut self.live else {
