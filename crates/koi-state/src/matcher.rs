@@ -29,7 +29,7 @@ pub enum Matcher {
         by_len: BTreeMap<Reverse<u32>, HashMap<Vec<Bits>, u32>>,
         /// The entries' prefixes of the LPM field, for the megaflow masks of lookups with
         /// too many longer entries to compare one by one.
-        trie: SortedPrefixes,
+        prefixes: SortedPrefixes,
     },
     /// `(priority, index)` sorted by priority descending, then index ascending.
     Scan(Vec<(u32, u32)>),
@@ -61,7 +61,7 @@ impl Matcher {
             (LookupKind::Lpm, Some(field)) => Matcher::Lpm {
                 field,
                 by_len: BTreeMap::new(),
-                trie: SortedPrefixes::default(),
+                prefixes: SortedPrefixes::default(),
             },
             (LookupKind::Exact | LookupKind::Lpm, _) => Matcher::Exact {
                 map: HashMap::default(),
@@ -105,7 +105,7 @@ impl Matcher {
             Matcher::Lpm {
                 field,
                 by_len,
-                trie,
+                prefixes,
             } => {
                 let len = prefix_len(patterns.get(*field));
                 let key = key_of(patterns);
@@ -116,7 +116,7 @@ impl Matcher {
                     .insert(key, index)
                     .is_none();
                 if let (true, Some(v)) = (new, prefix) {
-                    trie.add(&v, len);
+                    prefixes.add(&v, len);
                 }
             }
             Matcher::Scan(list) => {
@@ -138,7 +138,7 @@ impl Matcher {
             Matcher::Lpm {
                 field,
                 by_len,
-                trie,
+                prefixes,
             } => {
                 let len = Reverse(prefix_len(patterns.get(*field)));
                 if let Some(m) = by_len.get_mut(&len) {
@@ -146,7 +146,7 @@ impl Matcher {
                     if m.remove(&key).is_some()
                         && let Some(v) = key.get(*field)
                     {
-                        trie.remove(v, len.0);
+                        prefixes.remove(v, len.0);
                     }
                     if m.is_empty() {
                         by_len.remove(&len);
@@ -163,9 +163,11 @@ impl Matcher {
                 map.clear();
                 *sorted = SortedKeys::default();
             }
-            Matcher::Lpm { by_len, trie, .. } => {
+            Matcher::Lpm {
+                by_len, prefixes, ..
+            } => {
                 by_len.clear();
-                *trie = SortedPrefixes::default();
+                *prefixes = SortedPrefixes::default();
             }
             Matcher::Scan(list) => list.clear(),
         }
@@ -213,8 +215,8 @@ impl Matcher {
             Matcher::Lpm {
                 field,
                 by_len,
-                trie,
-            } => lookup_lpm(*field, by_len, trie, keys, masks),
+                prefixes,
+            } => lookup_lpm(*field, by_len, prefixes, keys, masks),
             Matcher::Scan(list)
                 if keys.len() <= NARROW_FIELDS && keys.iter().all(|k| k.width() <= 128) =>
             {
@@ -264,7 +266,7 @@ fn add_witness(
 fn lookup_lpm(
     field: usize,
     by_len: &BTreeMap<Reverse<u32>, HashMap<Vec<Bits>, u32>>,
-    trie: &SortedPrefixes,
+    prefixes: &SortedPrefixes,
     keys: &[Bits],
     masks: Option<&mut Vec<Bits>>,
 ) -> Option<u32> {
@@ -307,7 +309,7 @@ fn lookup_lpm(
             // Too many longer entries to compare (or fields too wide): the key's path in the
             // trie of prefixes tells how many leading bits decide which entries its LPM field
             // can match; the other fields matter if some entry lies on that path.
-            let decided = trie.decided(original);
+            let decided = prefixes.decided(original);
             let longest = by_len.keys().next().map_or(0, |r| r.0);
             let (bits, on_path) = decided.unwrap_or((longest, true));
             let bits = bits.max(found.map_or(0, |(l, _)| l));
