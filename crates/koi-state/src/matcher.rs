@@ -8,7 +8,7 @@
 use crate::schema::{LookupKind, pattern_mask};
 use koi_ir::{Bits, Pattern};
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// Hash maps of keys: foldhash (fast, seeded per map), not SipHash; the keys are the table's
 /// own and lookups are on the per-packet path.
@@ -21,7 +21,7 @@ pub enum Matcher {
         map: HashMap<Vec<Bits>, u32>,
         /// The entries' whole keys in order, for the megaflow masks of misses with too many
         /// entries to compare one by one.
-        sorted: SortedKeys,
+        sorted: SortedPrefixes,
     },
     Lpm {
         /// Position of the LPM field among the match fields.
@@ -65,7 +65,7 @@ impl Matcher {
             },
             (LookupKind::Exact | LookupKind::Lpm, _) => Matcher::Exact {
                 map: HashMap::default(),
-                sorted: SortedKeys::default(),
+                sorted: SortedPrefixes::default(),
             },
             (LookupKind::Ternary | LookupKind::Range, _) => Matcher::Scan(Vec::new()),
         }
@@ -96,10 +96,16 @@ impl Matcher {
     pub fn insert(&mut self, patterns: &[Pattern], priority: u32, index: u32) {
         match self {
             Matcher::Exact { map, sorted } => {
-                let key = key_of(patterns);
-                let packed = SortedKeys::pack(&key);
-                if map.insert(key, index).is_none() {
-                    sorted.add(packed);
+                use std::collections::hash_map::Entry;
+                match map.entry(key_of(patterns)) {
+                    Entry::Occupied(mut e) => {
+                        e.insert(index);
+                    }
+                    Entry::Vacant(e) => {
+                        // The whole key, as a prefix of its full width.
+                        sorted.add(e.key(), u32::MAX);
+                        e.insert(index);
+                    }
                 }
             }
             Matcher::Lpm {
@@ -116,7 +122,7 @@ impl Matcher {
                     .insert(key, index)
                     .is_none();
                 if let (true, Some(v)) = (new, prefix) {
-                    prefixes.add(&v, len);
+                    prefixes.add(std::slice::from_ref(&v), len);
                 }
             }
             Matcher::Scan(list) => {
@@ -132,7 +138,7 @@ impl Matcher {
             Matcher::Exact { map, sorted } => {
                 let key = key_of(patterns);
                 if map.remove(&key).is_some() {
-                    sorted.remove(&SortedKeys::pack(&key));
+                    sorted.remove(&key, u32::MAX);
                 }
             }
             Matcher::Lpm {
@@ -146,7 +152,7 @@ impl Matcher {
                     if m.remove(&key).is_some()
                         && let Some(v) = key.get(*field)
                     {
-                        prefixes.remove(v, len.0);
+                        prefixes.remove(std::slice::from_ref(v), len.0);
                     }
                     if m.is_empty() {
                         by_len.remove(&len);
@@ -161,7 +167,7 @@ impl Matcher {
         match self {
             Matcher::Exact { map, sorted } => {
                 map.clear();
-                *sorted = SortedKeys::default();
+                *sorted = SortedPrefixes::default();
             }
             Matcher::Lpm {
                 by_len, prefixes, ..
@@ -200,7 +206,7 @@ impl Matcher {
                     }
                     if hit.is_none()
                         && !witnessed
-                        && let Some(bits) = sorted.decided(keys)
+                        && let Some((bits, _)) = sorted.decided(keys)
                     {
                         let mut left = bits;
                         for (m, k) in masks.iter_mut().zip(keys) {
@@ -309,7 +315,7 @@ fn lookup_lpm(
             // Too many longer entries to compare (or fields too wide): the key's path in the
             // trie of prefixes tells how many leading bits decide which entries its LPM field
             // can match; the other fields matter if some entry lies on that path.
-            let decided = prefixes.decided(original);
+            let decided = prefixes.decided(std::slice::from_ref(original));
             let longest = by_len.keys().next().map_or(0, |r| r.0);
             let (bits, on_path) = decided.unwrap_or((longest, true));
             let bits = bits.max(found.map_or(0, |(l, _)| l));
@@ -328,77 +334,21 @@ fn lookup_lpm(
     found.map(|(_, i)| i)
 }
 
-/// An exact table's whole keys (the fields side by side, the first the most significant,
-/// packed big-endian) in order. A key that misses every entry needs, to keep missing them
-/// all, only its leading bits up to and including the first where it parts from the entry
-/// sharing the longest prefix with it; that entry is one of its two neighbours in the order.
-/// (What a binary trie of the keys tells, as OVS's prefix tracking does, in one copy of each
-/// key rather than a node per bit, and for keys of any width.)
-#[derive(Clone, Debug, Default)]
-pub struct SortedKeys {
-    keys: BTreeSet<Box<[u8]>>,
-    /// The keys' width in bits; `None` until the first key.
-    width: Option<u32>,
-    /// Keys of different widths came (not a table's): not used from then on.
-    broken: bool,
-}
-
-/// A key packed by [`SortedKeys::pack`], and its width in bits.
-type Packed = (Box<[u8]>, u32);
-
-impl SortedKeys {
-    /// `fields` side by side, the first the most significant bit first, in whole bytes (the
-    /// last padded with zeros).
-    fn pack(fields: &[Bits]) -> Packed {
-        let w: u32 = fields.iter().map(Bits::width).sum();
-        let mut out = vec![0u8; w.div_ceil(8) as usize];
-        let mut at = 0u32;
-        for f in fields {
-            for i in (0..f.width()).rev() {
-                if f.bit(i) {
-                    out[(at / 8) as usize] |= 0x80 >> (at % 8);
-                }
-                at += 1;
+/// `fields` side by side, the first the most significant bit first, in whole bytes (the last
+/// padded with zeros), and their width in bits.
+fn pack(fields: &[Bits]) -> (Box<[u8]>, u32) {
+    let w: u32 = fields.iter().map(Bits::width).sum();
+    let mut out = vec![0u8; w.div_ceil(8) as usize];
+    let mut at = 0u32;
+    for f in fields {
+        for i in (0..f.width()).rev() {
+            if f.bit(i) {
+                out[(at / 8) as usize] |= 0x80 >> (at % 8);
             }
+            at += 1;
         }
-        (out.into_boxed_slice(), w)
     }
-
-    fn add(&mut self, (key, w): Packed) {
-        if self.broken || self.width.is_some_and(|x| x != w) {
-            self.broken = true;
-            self.keys.clear();
-            return;
-        }
-        self.width = Some(w);
-        self.keys.insert(key);
-    }
-
-    fn remove(&mut self, (key, _): &Packed) {
-        self.keys.remove(key);
-    }
-
-    /// For a key that misses every entry: how many of its leading bits (the fields in order)
-    /// decide that. `None` when the keys cannot tell (of another width, or none kept).
-    fn decided(&self, fields: &[Bits]) -> Option<u32> {
-        let (key, w) = Self::pack(fields);
-        if self.broken || self.width != Some(w) || self.keys.is_empty() {
-            return None;
-        }
-        use std::ops::Bound::{Excluded, Included, Unbounded};
-        let k: &[u8] = &key;
-        let below = self
-            .keys
-            .range::<[u8], _>((Unbounded, Excluded(k)))
-            .next_back();
-        let above = self.keys.range::<[u8], _>((Included(k), Unbounded)).next();
-        let shared = [below, above]
-            .into_iter()
-            .flatten()
-            .map(|e| common_prefix(e, &key))
-            .max()?;
-        Some((shared + 1).min(w))
-    }
+    (out.into_boxed_slice(), w)
 }
 
 /// How many leading bits `a` and `b` share.
@@ -409,33 +359,35 @@ fn common_prefix(a: &[u8], b: &[u8]) -> u32 {
     }
 }
 
-/// An LPM field's prefixes, per length, in order (values packed as [`SortedKeys::pack`]
-/// does, with how many entries have each): which leading bits of a key decide the entries it
-/// can match, as a binary trie of the prefixes tells (OVS's prefix tracking,
-/// `lib/classifier.c`; the trie is kept in the tests as the reference). Along the key's path
-/// the trie goes as deep as the longest prefix that shares its first bits with the key (up to
-/// its length), and the prefixes of one length sharing the most with the key include one of
-/// its two neighbours in order. A copy of each prefix instead of a node per bit, and any width.
+/// Prefixes, per length, in order (values packed by [`pack`], with how many entries have
+/// each): which leading bits of a key decide the entries it can match, as a binary trie of the
+/// prefixes tells (OVS's prefix tracking, `lib/classifier.c`; the trie is kept in the tests as
+/// the reference). Along the key's path the trie goes as deep as the longest prefix that
+/// shares its first bits with the key (up to its length), and the prefixes of one length
+/// sharing the most with the key include one of its two neighbours in order. A copy of each
+/// prefix instead of a node per bit, and any width. An LPM table keeps its LPM field's
+/// prefixes; an exact table its whole keys (the fields side by side) as prefixes of their full
+/// width, for which the answer is the leading bits up to the first where a missing key parts
+/// from the entry sharing the most with it.
 #[derive(Clone, Debug, Default)]
 pub struct SortedPrefixes {
     by_len: BTreeMap<u32, BTreeMap<Box<[u8]>, u32>>,
-    /// The field's width; `None` until the first prefix.
+    /// The values' width; `None` until the first prefix.
     width: Option<u32>,
     /// A prefix of another width came (not a table's): not used from then on.
     broken: bool,
 }
 
 impl SortedPrefixes {
-    /// Adds prefix `value/len` (the value's width is the field's, bits past `len` zero).
-    fn add(&mut self, value: &Bits, len: u32) {
-        let w = value.width();
+    /// Adds prefix `value/len`, the value being `fields` side by side (bits past `len` zero).
+    fn add(&mut self, fields: &[Bits], len: u32) {
+        let (v, w) = pack(fields);
         if self.broken || self.width.is_some_and(|x| x != w) {
             self.broken = true;
             self.by_len.clear();
             return;
         }
         self.width = Some(w);
-        let (v, _) = SortedKeys::pack(std::slice::from_ref(value));
         *self
             .by_len
             .entry(len.min(w))
@@ -445,12 +397,12 @@ impl SortedPrefixes {
     }
 
     /// Removes prefix `value/len` (added before).
-    fn remove(&mut self, value: &Bits, len: u32) {
-        if self.broken || self.width != Some(value.width()) {
+    fn remove(&mut self, fields: &[Bits], len: u32) {
+        let (v, w) = pack(fields);
+        if self.broken || self.width != Some(w) {
             return;
         }
-        let len = len.min(value.width());
-        let (v, _) = SortedKeys::pack(std::slice::from_ref(value));
+        let len = len.min(w);
         if let Some(set) = self.by_len.get_mut(&len) {
             if let Some(n) = set.get_mut(&v) {
                 *n -= 1;
@@ -469,10 +421,10 @@ impl SortedPrefixes {
     /// key's matches either), and whether some prefix matches it (then the entry it hits
     /// depends on the other fields too). `None` before any prefix, or for keys of another
     /// width.
-    fn decided(&self, key: &Bits) -> Option<(u32, bool)> {
-        let w = self.width.filter(|w| *w == key.width() && !self.broken)?;
+    fn decided(&self, key: &[Bits]) -> Option<(u32, bool)> {
+        let (k, kw) = pack(key);
+        let w = self.width.filter(|w| *w == kw && !self.broken)?;
         use std::ops::Bound::{Excluded, Included, Unbounded};
-        let (k, _) = SortedKeys::pack(std::slice::from_ref(key));
         let k: &[u8] = &k;
         // Per length: how many of the key's first bits some prefix of that length shares
         // (at most the length).
@@ -943,20 +895,20 @@ mod tests {
                 let len = len % (w + 1);
                 if op == 0 && !live.is_empty() {
                     let (value, len) = live.swap_remove((v % live.len() as u128) as usize);
-                    sorted.remove(&value, len);
+                    sorted.remove(std::slice::from_ref(&value), len);
                     trie.remove(&value, len);
                 } else {
                     // Values near each other, so that paths share long prefixes.
                     let v = (v & 0xf) << w.saturating_sub(4).min(124) | (v >> 100);
                     let value = b(w, v & !low_mask(w - len) & low_mask(w));
-                    sorted.add(&value, len);
+                    sorted.add(std::slice::from_ref(&value), len);
                     trie.add(&value, len);
                     live.push((value, len));
                 }
                 for k in &keys {
                     let k = (k & 0xf) << w.saturating_sub(4).min(124) | (k >> 100);
                     let key = b(w, k & low_mask(w));
-                    prop_assert_eq!(sorted.decided(&key), trie.decided(&key), "key {:?}", key);
+                    prop_assert_eq!(sorted.decided(std::slice::from_ref(&key)), trie.decided(&key), "key {:?}", key);
                 }
             }
         }
