@@ -3,21 +3,25 @@
 //! header starts, and fills the flow key straight from the packet.
 //!
 //! It is compiled from the IR parser when every state does only what it can follow exactly:
-//! fixed-width `extract`s into headers or `stack.next`, `advance`s by a constant or by a value
-//! the packet gives, `lookahead`s into variables, `setValid`/`setInvalid` and header copies
-//! (as sub-parsers lower to), assignments to metadata, locals and temporaries, `select`s and
-//! `verify`s. The values these use are up to 64 bits: header fields, validity bits, stack
-//! indices, fields of stack elements at run-time indices (`stack.last`), the ingress port,
-//! the packet length, constants and the variables assigned before, combined by slices,
-//! concatenations, casts, arithmetic, shifts, comparisons and logic; a `select` matches them
-//! against values, masks, prefixes and ranges. Anything else (varbit extracts, assignments to
-//! header fields, value sets) leaves the program without a fast parser: its packets take the
-//! interpreter's parser.
+//! fixed-width `extract`s into headers or `stack.next`, varbit `extract`s (the varbit the
+//! header's last field, its size a value the packet gives, as IPv4 and TCP options are
+//! parsed), `advance`s by a constant or by a value the packet gives, `lookahead`s into
+//! variables, `setValid`/`setInvalid` and header copies (as sub-parsers lower to),
+//! assignments to metadata, locals and temporaries, and to the fields of headers that no
+//! `extract` or copy fills (the header a `lookahead` of a header type lowers to), which it
+//! holds as variables, `select`s and `verify`s. The values these use are up to 64 bits: header
+//! fields, validity bits, stack indices, fields of stack elements at run-time indices
+//! (`stack.last`), the ingress port, the packet length, constants and the variables assigned
+//! before, combined by slices, concatenations, casts, arithmetic, shifts, comparisons and
+//! logic; a `select` matches them against values, masks, prefixes and ranges. Anything else
+//! (a `lookahead` wider than 64 bits, assignments to fields of extracted headers, value sets)
+//! leaves the program without a fast parser: its packets take the interpreter's parser.
 //!
 //! At run time a parse stops where the P4 parser errs or rejects (a full stack, a failed
-//! `verify`, `reject`, a `select` without a match, and for v1model an `advance` that is not
-//! whole bytes), with the headers parsed until then, as the architectures go on: v1model to
-//! ingress with `parser_error` set, uBPF sending the packet out unchanged.
+//! `verify`, `reject`, a `select` without a match, and for v1model an `advance` or a varbit
+//! size that is not whole bytes, a varbit size above its maximum), with the headers parsed
+//! until then, as the architectures go on: v1model to ingress with `parser_error` set, uBPF
+//! sending the packet out unchanged.
 //! [`FastParser::parse`] answers `false` (the interpreter's parser takes the packet) for a
 //! packet too short for an `extract`, an `advance` or a `lookahead` (v1model's
 //! `PacketTooShort`, whose outcome the packet's length decides), and past the state budget.
@@ -28,7 +32,12 @@
 //! Most packets do not walk the state graph: each parse path seen becomes a **template**
 //! (the `select` bits that chose it, and the key extraction resolved to packet offsets), and
 //! a packet matching a template's bits gets its key from the template. A template that keeps
-//! matching gets native code doing both at once (module `fastparse::jit`).
+//! matching gets native code doing both at once (module `fastparse::jit`). A value that moves
+//! the later headers (an `advance` amount, a varbit size) is pinned: the template holds for
+//! the packet bits it was computed from only. A variable's value is pinned likewise, through
+//! the packet bits it was computed from when it decided (its **provenance**, which the parse
+//! records: a variable may be overwritten after it decided, and the key holds its final
+//! value); a variable in the key is then a constant of the template.
 
 use crate::flowkey::FlowKeyLayout;
 use crate::native::Jit;
@@ -58,6 +67,14 @@ enum Op {
     /// `advance(e)` by a value the packet gives (bits; a whole number of bytes, else the
     /// interpreter's parser takes the packet).
     AdvanceBy(Ex),
+    /// `extract(h, e)` of a header whose last field is a varbit of at most `max` bits: its
+    /// `fixed` bits, then `e` bits of varbit.
+    ExtractVar {
+        h: u32,
+        fixed: u32,
+        e: Ex,
+        max: u32,
+    },
     /// `vars[var] = e` (a metadata, local or temporary slot written by the parser).
     Assign {
         id: u32,
@@ -81,10 +98,13 @@ enum Op {
     /// `h.setInvalid()`: the header is invalid, its fields keep their values.
     SetInvalid(u32),
     /// `h.setValid()`: a header that was invalid becomes valid with its fields zeroed (v1model;
-    /// uBPF keeps them, `zero: false`); the other members of its union become invalid.
+    /// uBPF keeps them, `zero: false`); the other members of its union become invalid. The
+    /// fields of a header held in variables are zeroed by assignments (`zeros`: assignment
+    /// id, variable).
     SetValid {
         h: u32,
         zero: bool,
+        zeros: Vec<(u32, u32)>,
     },
     /// `dst = src` for two headers: fields and validity; if valid, the other members of
     /// `dst`'s union become invalid.
@@ -208,6 +228,32 @@ enum KeyOp {
         len: u32,
         key: u32,
     },
+    /// Bits `lsb .. lsb + len` of the varbit field `rel` bits into header `h` (its last
+    /// field), to key bit `key`: the varbit's value is its packet bits as a number (of the
+    /// length its `extract` gave it), zero-extended to the slot's width.
+    Varbit {
+        h: u32,
+        rel: u32,
+        lsb: u32,
+        len: u32,
+        key: u32,
+    },
+    /// Bits `lsb .. lsb + len` of the length of header `h`'s varbit.
+    VarbitLen {
+        h: u32,
+        lsb: u32,
+        len: u32,
+        key: u32,
+    },
+}
+
+impl KeyOp {
+    /// For [`KeyOp::Varbit`] with a varbit of `n` bits: the `(packet offset from the
+    /// header's start, length, key bit)` of the bits it copies (the rest are zero).
+    fn varbit_copy(rel: u32, lsb: u32, len: u32, key: u32, n: u32) -> Option<(u32, u32, u32)> {
+        let c = n.min(lsb + len).checked_sub(lsb).filter(|&c| c > 0)?;
+        Some((rel + n - lsb - c, c, key + len - c))
+    }
 }
 
 /// Where the headers of one packet are.
@@ -222,6 +268,9 @@ pub struct Parsed {
     pub valid: Vec<bool>,
     /// Each stack's next index.
     pub next: Vec<u32>,
+    /// The length (bits) of each header's varbit field, as its `extract` set it (0 for
+    /// headers without one, or not extracted).
+    pub varbit: Vec<u32>,
     /// Bits consumed.
     pub cursor: u32,
     /// Values of the slots the parser assigned.
@@ -252,6 +301,15 @@ pub struct Parsed {
     pub(crate) lookaheads: Vec<u32>,
     /// The end (bits) of the furthest `lookahead`: a packet must be this long too.
     ahead_end: u32,
+    /// Where each variable's value comes from (with [`FastParser`]'s `vars_read`): a range
+    /// of `prov_ranges`, the packet bits (offset, length) it was computed from.
+    prov: Vec<(u32, u32)>,
+    prov_ranges: Vec<(u32, u32)>,
+    /// The packet bits the variables that decided the path were computed from (a
+    /// `select`, `verify`, `advance` or varbit size reading a variable): a parse-path
+    /// template pins them. `unpinned`: one came from something else (the port, the length).
+    pins: Vec<(u32, u32)>,
+    unpinned: bool,
     /// The parse stopped early on a value the record of the path does not hold (a failed
     /// `verify`, an `advance` that is not whole bytes): no parse-path template. The other
     /// early stops (a full stack, a `reject`, a `select` without match) follow from the
@@ -476,7 +534,10 @@ impl FastParser {
             _ => return None,
         };
         // The slots the parser assigns (and `lookahead`s write): plain metadata, locals and
-        // temporaries only.
+        // temporaries, and the fields of headers the parser fills by assignments only (no
+        // `extract` or copy moves packet bits into them: the header a `lookahead` of a header
+        // type lowers to), which it holds as variables.
+        let scratch = scratch_headers(p, parser);
         for st in parser.states.values() {
             for s in &st.stmts {
                 if let Stmt::Assign { dst, .. } | Stmt::Lookahead { dst } = s {
@@ -484,10 +545,13 @@ impl FastParser {
                         return None;
                     };
                     let slot = p.phv.slots.get(*d)?;
-                    let plain = matches!(
-                        slot.kind,
-                        SlotKind::Metadata | SlotKind::Local | SlotKind::Temp
-                    );
+                    let plain = match slot.kind {
+                        SlotKind::Metadata | SlotKind::Local | SlotKind::Temp => true,
+                        SlotKind::HeaderField(h) => {
+                            matches!(s, Stmt::Assign { .. }) && scratch.contains(&h)
+                        }
+                        _ => false,
+                    };
                     if !plain
                         || slot.width > 64
                         || Some(*d) == inputs.port
@@ -526,6 +590,19 @@ impl FastParser {
             let mut ops = Vec::new();
             for s in &st.stmts {
                 ops.push(match s {
+                    Stmt::Extract {
+                        header: HeaderRef::Header(h),
+                        varbit_bits: Some(e),
+                    } => {
+                        let (fixed, max) = varbit_last(p, *h)?;
+                        let (e, _) = key_expr(p, &inputs, e)?;
+                        Op::ExtractVar {
+                            h: h.index(),
+                            fixed,
+                            e,
+                            max,
+                        }
+                    }
                     Stmt::Extract {
                         header,
                         varbit_bits: None,
@@ -592,10 +669,25 @@ impl FastParser {
                         Op::Verify { e, lo, hi, outside }
                     }
                     Stmt::SetInvalid(HeaderRef::Header(h)) => Op::SetInvalid(h.index()),
-                    Stmt::SetValid(HeaderRef::Header(h)) => Op::SetValid {
-                        h: h.index(),
-                        zero: p.arch == koi_ir::Architecture::V1Model,
-                    },
+                    Stmt::SetValid(HeaderRef::Header(h)) => {
+                        let zero = p.arch == koi_ir::Architecture::V1Model;
+                        let mut zeros = Vec::new();
+                        if zero && scratch.contains(h) {
+                            for f in &p.phv.headers.get(*h)?.fields {
+                                let Some(var) = inputs.var(*f) else {
+                                    continue;
+                                };
+                                let w = p.phv.slots.get(*f)?.width;
+                                assigns.push((*f, Ex::Const(0, w)));
+                                zeros.push(((assigns.len() - 1) as u32, var));
+                            }
+                        }
+                        Op::SetValid {
+                            h: h.index(),
+                            zero,
+                            zeros,
+                        }
+                    }
                     Stmt::CopyHeader {
                         dst: HeaderRef::Header(d),
                         src: HeaderRef::Header(s),
@@ -648,9 +740,28 @@ impl FastParser {
             let slot = p.phv.slots.get(f.slot)?;
             let kind = slot.kind;
             match kind {
+                SlotKind::HeaderField(_) if inputs.var(f.slot).is_some() && f.width <= 64 => {
+                    key.push(KeyOp::Var {
+                        var: inputs.var(f.slot)?,
+                        lsb: f.lsb,
+                        len: f.width,
+                        key: f.key_offset,
+                    });
+                }
+                SlotKind::HeaderField(h) if matches!(slot.ty, Ty::Varbit(_)) => {
+                    let hd = p.phv.headers.get(h)?;
+                    varbit_last(p, h)?;
+                    key.push(KeyOp::Varbit {
+                        h: h.index(),
+                        rel: slot.offset - hd.offset,
+                        lsb: f.lsb,
+                        len: f.width,
+                        key: f.key_offset,
+                    });
+                }
                 SlotKind::HeaderField(h) => {
                     let hd = p.phv.headers.get(h)?;
-                    fixed_width(p, h)?;
+                    fixed_offset(p, h, f.slot)?;
                     let rel = slot.offset - hd.offset;
                     let mut start = rel + (f.slot_width - f.lsb - f.width);
                     let mut left = f.width;
@@ -692,6 +803,18 @@ impl FastParser {
                     h: h.index(),
                     key: f.key_offset,
                 }),
+                SlotKind::VarbitLength(v) if f.width <= 64 => {
+                    let SlotKind::HeaderField(h) = p.phv.slots.get(v)?.kind else {
+                        return None;
+                    };
+                    varbit_last(p, h)?;
+                    key.push(KeyOp::VarbitLen {
+                        h: h.index(),
+                        lsb: f.lsb,
+                        len: f.width,
+                        key: f.key_offset,
+                    });
+                }
                 SlotKind::NextIndex(s) if f.width <= 64 => key.push(KeyOp::Next {
                     stack: s.index(),
                     lsb: f.lsb,
@@ -733,7 +856,9 @@ impl FastParser {
             })
             || states.iter().any(|st| {
                 st.ops.iter().any(|o| match o {
-                    Op::Verify { e, .. } | Op::AdvanceBy(e) => reads_var(e),
+                    Op::Verify { e, .. } | Op::AdvanceBy(e) | Op::ExtractVar { e, .. } => {
+                        reads_var(e)
+                    }
                     _ => false,
                 })
             });
@@ -775,6 +900,7 @@ impl FastParser {
     pub fn new_parsed(&self) -> Parsed {
         Parsed {
             hdr_off: vec![NONE; self.headers],
+            varbit: vec![0; self.headers],
             valid: vec![false; self.headers],
             next: vec![0; self.stacks.len()],
             cursor: 0,
@@ -789,6 +915,10 @@ impl FastParser {
             assigned_reads: Vec::with_capacity(8),
             lookaheads: Vec::new(),
             ahead_end: 0,
+            prov: vec![(0, 0); self.var_slots.len()],
+            prov_ranges: Vec::new(),
+            pins: Vec::new(),
+            unpinned: false,
             stopped_unrecorded: false,
             visited: 0,
         }
@@ -798,6 +928,7 @@ impl FastParser {
     /// least the layout's words). `false`: the packet needs the interpreter's parser.
     pub fn parse(&self, pkt: &[u8], port: u64, out: &mut Parsed, key: &mut [u64]) -> bool {
         out.hdr_off.fill(NONE);
+        out.varbit.fill(0);
         out.valid.fill(false);
         out.next.fill(0);
         out.vars.fill(0);
@@ -810,6 +941,12 @@ impl FastParser {
         out.assigned_reads.clear();
         out.lookaheads.clear();
         out.ahead_end = 0;
+        if self.vars_read {
+            out.prov.fill((0, 0));
+            out.prov_ranges.clear();
+            out.pins.clear();
+            out.unpinned = false;
+        }
         out.stopped_unrecorded = false;
         let total = (pkt.len() as u64) * 8;
         let limit = self.margin + 8 * total;
@@ -858,7 +995,43 @@ impl FastParser {
                         }
                         cursor += u64::from(bits);
                     }
+                    // The interpreter's order: a size that is not whole bytes (v1model's
+                    // `ParserInvalidArgument`), too few bytes, a size above the maximum
+                    // (`HeaderTooShort`).
+                    Op::ExtractVar {
+                        h,
+                        fixed,
+                        ref e,
+                        max,
+                    } => {
+                        if self.vars_read {
+                            pin_vars(e, out);
+                        }
+                        let bits = eval(e, pkt, out, port);
+                        if !bits.is_multiple_of(8) {
+                            if !self.v1model {
+                                return false;
+                            }
+                            out.stopped_unrecorded = true;
+                            break 'states;
+                        }
+                        let end = cursor.saturating_add(u64::from(fixed)).saturating_add(bits);
+                        if end > total {
+                            return false;
+                        }
+                        if bits > u64::from(max) {
+                            out.stopped_unrecorded = true;
+                            break 'states;
+                        }
+                        self.set_header(out, h, cursor as u32);
+                        out.varbit[h as usize] = bits as u32;
+                        out.advanced.push((state, oi as u32, bits));
+                        cursor = end;
+                    }
                     Op::AdvanceBy(ref e) => {
+                        if self.vars_read {
+                            pin_vars(e, out);
+                        }
                         let bits = eval(e, pkt, out, port);
                         if !bits.is_multiple_of(8) {
                             if !self.v1model {
@@ -882,6 +1055,9 @@ impl FastParser {
                         outside,
                     } => {
                         let n = out.stack_reads.len();
+                        if self.vars_read {
+                            pin_vars(e, out);
+                        }
                         let v = eval(e, pkt, out, port);
                         if (lo <= v && v <= hi) == outside {
                             {
@@ -896,10 +1072,21 @@ impl FastParser {
                     // for egress; compiled programs never use it: the tracer treats
                     // `packet_length` as opaque.)
                     Op::SetInvalid(h) => self.set_valid(out, h, false),
-                    Op::SetValid { h, zero } => {
+                    Op::SetValid { h, zero, ref zeros } => {
                         if !out.valid.get(h as usize).copied().unwrap_or(true) {
                             if zero {
                                 self.move_bits(out, h, NONE);
+                                for &(id, var) in zeros {
+                                    out.vars[var as usize] = 0;
+                                    if let Some(p) = out.prov.get_mut(var as usize) {
+                                        *p = (0, 0);
+                                    }
+                                    if self.vars_read || out.record {
+                                        let n = out.stack_reads.len() as u32;
+                                        out.assigned.push(id);
+                                        out.assigned_reads.push((n, n));
+                                    }
+                                }
                             }
                             self.set_valid(out, h, true);
                         }
@@ -928,6 +1115,11 @@ impl FastParser {
                             continue;
                         }
                         out.vars[var as usize] = read_bits(pkt, cursor as u32, w);
+                        if self.vars_read {
+                            let at = out.prov_ranges.len() as u32;
+                            out.prov_ranges.push((cursor as u32, w));
+                            out.prov[var as usize] = (at, at + 1);
+                        }
                         let n = out.stack_reads.len() as u32;
                         out.assigned.push(id);
                         out.assigned_reads.push((n, n));
@@ -938,6 +1130,11 @@ impl FastParser {
                             continue;
                         }
                         let n = out.stack_reads.len() as u32;
+                        if self.vars_read {
+                            let at = out.prov_ranges.len() as u32;
+                            provenance(e, out);
+                            out.prov[var as usize] = (at, out.prov_ranges.len() as u32);
+                        }
                         let v = eval(e, pkt, out, port);
                         out.vars[var as usize] = v;
                         out.assigned.push(id);
@@ -955,6 +1152,9 @@ impl FastParser {
                     }
                     for (i, (v, k)) in vals.iter_mut().zip(keys).enumerate() {
                         let n = out.stack_reads.len();
+                        if self.vars_read {
+                            pin_vars(k, out);
+                        }
                         *v = eval(k, pkt, out, port);
                         let elem = out.stack_reads.get(n).copied().unwrap_or(NONE);
                         out.selects.push((state, i as u32, *v, elem));
@@ -1053,7 +1253,7 @@ impl FastParser {
         t.parses += 1;
         let mut parsed = t.scratch.take().unwrap_or_else(|| self.new_parsed());
         let ok = self.parse(pkt, port, &mut parsed, key);
-        if ok && let Some(tpl) = self.template(&parsed) {
+        if ok && let Some(tpl) = self.template(&parsed, pkt, port) {
             if t.list.len() == TEMPLATES {
                 t.list.pop();
             }
@@ -1091,18 +1291,24 @@ impl FastParser {
     }
 
     /// The template of the path `p` took, if it can have one.
-    fn template(&self, p: &Parsed) -> Option<Template> {
+    fn template(&self, p: &Parsed, pkt: &[u8], port: u64) -> Option<Template> {
         // (A template of a parse stopped by a failed condition would have to check it.)
-        if self.vars_read || p.reextracted || p.stopped_unrecorded {
+        if p.unpinned || p.reextracted || p.stopped_unrecorded {
             return None;
         }
         let mut checks = Vec::new();
         let mut port_checks = Vec::new();
+        let mut ranges = Vec::new();
         for &(state, i, value, elem) in &p.selects {
             let Trans::Select { keys, .. } = &self.states.get(state as usize)?.trans else {
                 return None;
             };
-            match keys.get(i as usize)? {
+            let key = keys.get(i as usize)?;
+            if reads_var(key) {
+                pin_fields(key, p, pkt, port, &mut ranges, &mut port_checks)?;
+                continue;
+            }
+            match key {
                 Ex::Field { h, off, w, .. } => {
                     let base = *p.hdr_off.get(*h as usize)?;
                     if base == NONE {
@@ -1149,7 +1355,6 @@ impl FastParser {
                 _ => return None,
             }
         }
-        let mut ranges = Vec::new();
         for &(state, oi, elem) in &p.verified {
             // (A `!=` that held would need a check of its own: no template.)
             let Some(Op::Verify {
@@ -1161,6 +1366,10 @@ impl FastParser {
             else {
                 return None;
             };
+            if reads_var(e) {
+                pin_fields(e, p, pkt, port, &mut ranges, &mut port_checks)?;
+                continue;
+            }
             let (off, len) = match e {
                 Ex::Field { h, off, w, .. } => match *p.hdr_off.get(*h as usize)? {
                     NONE => continue, // reads as 0 on this path whatever the packet
@@ -1188,29 +1397,19 @@ impl FastParser {
             };
             ranges.push((off, len, *lo, *hi));
         }
-        // Each `advance` by a packet value: the path's later offsets hold for that value only.
-        for &(state, oi, bits) in &p.advanced {
-            let Some(Op::AdvanceBy(e)) = self.states.get(state as usize)?.ops.get(oi as usize)
+        // Each `advance` by a packet value and each varbit size: the path's later offsets
+        // hold for that value only, which the fields it is computed from (pinned whole) fix.
+        for &(state, oi, _) in &p.advanced {
+            let (Some(Op::AdvanceBy(e)) | Some(Op::ExtractVar { e, .. })) =
+                self.states.get(state as usize)?.ops.get(oi as usize)
             else {
                 return None;
             };
-            // The field itself, or zero-extended (a narrowing cast gets no template).
-            let (field, keep) = match e {
-                Ex::Trunc(inner, tw) => (&**inner, Some(*tw)),
-                e => (e, None),
-            };
-            let (off, len) = match field {
-                Ex::Field { h, off, w, .. } => match *p.hdr_off.get(*h as usize)? {
-                    NONE => continue, // 0 on this path whatever the packet
-                    base => match keep {
-                        Some(tw) if tw < *w => return None,
-                        _ => (base + off, *w),
-                    },
-                },
-                Ex::Const(..) => continue,
-                _ => return None,
-            };
-            ranges.push((off, len, bits, bits));
+            pin_fields(e, p, pkt, port, &mut ranges, &mut port_checks)?;
+        }
+        for &(off, len) in &p.pins {
+            let v = read_bits(pkt, off, len);
+            ranges.push((off, len, v, v));
         }
         let budget = p.visited.saturating_sub(self.margin).div_ceil(64);
         let min_len = (p.cursor.max(p.ahead_end).div_ceil(8) as usize).max(budget as usize);
@@ -1254,7 +1453,51 @@ impl FastParser {
                 ),
                 KeyOp::Port { lsb, len, key } => port_ops.push((lsb, len, key)),
                 KeyOp::Len { lsb, len, key } => len_ops.push((lsb, len, key)),
-                KeyOp::Var { .. } => return None,
+                // A variable computed from packet bits: a constant for the bits pinned.
+                KeyOp::Var { var, lsb, len, key } => {
+                    let (a, b) = *p.prov.get(var as usize)?;
+                    for &r in p.prov_ranges.get(a as usize..b as usize)? {
+                        if r == UNKNOWN {
+                            return None;
+                        }
+                        let v = read_bits(pkt, r.0, r.1);
+                        ranges.push((r.0, r.1, v, v));
+                    }
+                    let v = *p.vars.get(var as usize)?;
+                    write_key(&mut key_base, key, len, v >> lsb);
+                }
+                KeyOp::VarbitLen { h, lsb, len, key } => write_key(
+                    &mut key_base,
+                    key,
+                    len,
+                    u64::from(p.varbit[h as usize]) >> lsb,
+                ),
+                // (The varbit's length is fixed on the path: its size is pinned.)
+                KeyOp::Varbit {
+                    h,
+                    rel,
+                    lsb,
+                    len,
+                    key,
+                } => {
+                    let base = p.hdr_off[h as usize];
+                    if base == NONE {
+                        continue;
+                    }
+                    let n = p.varbit[h as usize];
+                    if let Some((off, c, k)) = KeyOp::varbit_copy(rel, lsb, len, key, n) {
+                        let mut done = 0;
+                        while done < c {
+                            let piece = (c - done).min(64);
+                            copies.push(Copy {
+                                off: base + off + done,
+                                len: piece,
+                                key: k + done,
+                            });
+                            done += piece;
+                        }
+                    }
+                }
             }
         }
         // Copies split at key-word boundaries, then as loads where the length allows.
@@ -1333,6 +1576,7 @@ impl FastParser {
                 out.reextracted = true;
             }
             out.hdr_off[h as usize] = at;
+            out.varbit[h as usize] = 0;
         }
     }
 
@@ -1377,7 +1621,7 @@ impl FastParser {
         });
         let advanced = out.advanced.iter().filter_map(|&(st, oi, _)| {
             match self.states.get(st as usize)?.ops.get(oi as usize)? {
-                Op::AdvanceBy(e) => Some(e),
+                Op::AdvanceBy(e) | Op::ExtractVar { e, .. } => Some(e),
                 _ => None,
             }
         });
@@ -1434,6 +1678,34 @@ impl FastParser {
                     len,
                     key: k,
                 } => write_key(key, k, len, out.vars[var as usize] >> lsb),
+                KeyOp::VarbitLen {
+                    h,
+                    lsb,
+                    len,
+                    key: k,
+                } => write_key(key, k, len, u64::from(out.varbit[h as usize]) >> lsb),
+                KeyOp::Varbit {
+                    h,
+                    rel,
+                    lsb,
+                    len,
+                    key: k,
+                } => {
+                    let base = out.hdr_off[h as usize];
+                    let n = out.varbit[h as usize];
+                    if base == NONE {
+                        continue;
+                    }
+                    if let Some((off, c, k)) = KeyOp::varbit_copy(rel, lsb, len, k, n) {
+                        let mut done = 0;
+                        while done < c {
+                            let piece = (c - done).min(64);
+                            let v = read_bits(pkt, base + off + done, piece);
+                            write_key(key, k + done, piece, v);
+                            done += piece;
+                        }
+                    }
+                }
             }
         }
     }
@@ -1482,6 +1754,98 @@ pub(crate) fn path_fixed(e: &Ex) -> bool {
         Ex::Un(_, a, _) => path_fixed(a),
         Ex::Slice(v, ..) | Ex::Trunc(v, _) | Ex::Sext(v, ..) => path_fixed(v),
         _ => false,
+    }
+}
+
+/// Pins every input of `e` (a value the parse path depends on) to its value in `pkt`: the
+/// header fields it reads as ranges of one value each (`(off, len, v, v)`), the ingress port
+/// as a port check. `None` if `e` reads anything else (variables, the packet length, a
+/// stack element through a run-time index).
+fn pin_fields(
+    e: &Ex,
+    p: &Parsed,
+    pkt: &[u8],
+    port: u64,
+    ranges: &mut Vec<(u32, u32, u64, u64)>,
+    port_checks: &mut Vec<(u32, u64)>,
+) -> Option<()> {
+    match e {
+        Ex::Field { h, off, w, .. } => match *p.hdr_off.get(*h as usize)? {
+            NONE => {} // 0 on this path whatever the packet
+            base => {
+                let v = read_bits(pkt, base + off, *w);
+                ranges.push((base + off, *w, v, v));
+            }
+        },
+        Ex::Const(..) | Ex::Valid(_) | Ex::Next(_) => {}
+        Ex::Port(w) => port_checks.push((*w, port & mask(*w))),
+        Ex::Slice(v, ..) | Ex::Trunc(v, _) | Ex::Sext(v, ..) | Ex::Un(_, v, _) => {
+            pin_fields(v, p, pkt, port, ranges, port_checks)?
+        }
+        Ex::Concat(a, b, _) | Ex::Bin(_, a, b, ..) => {
+            pin_fields(a, p, pkt, port, ranges, port_checks)?;
+            pin_fields(b, p, pkt, port, ranges, port_checks)?;
+        }
+        // (The parse pinned what the variables were computed from: `Parsed::pins`.)
+        Ex::Var(..) => {}
+        Ex::Len(_) | Ex::Ahead(_) | Ex::StackField { .. } => return None,
+    }
+    Some(())
+}
+
+/// An unknown source of a variable's value in [`Parsed::prov_ranges`].
+const UNKNOWN: (u32, u32) = (NONE, 0);
+
+/// Appends to `out.prov_ranges` the packet bits `e` is computed from ([`UNKNOWN`] for
+/// anything else that varies: the port, the length, a run-time stack index).
+fn provenance(e: &Ex, out: &mut Parsed) {
+    match e {
+        Ex::Field { h, off, w, .. } => {
+            let base = out.hdr_off[*h as usize];
+            if base != NONE {
+                out.prov_ranges.push((base + off, *w));
+            }
+        }
+        Ex::Var(i, _) => {
+            let (a, b) = out.prov[*i as usize];
+            for j in a..b {
+                let r = out.prov_ranges[j as usize];
+                out.prov_ranges.push(r);
+            }
+        }
+        Ex::Const(..) | Ex::Valid(_) | Ex::Next(_) => {}
+        Ex::Port(_) | Ex::Len(_) | Ex::Ahead(_) | Ex::StackField { .. } => {
+            out.prov_ranges.push(UNKNOWN)
+        }
+        Ex::Slice(v, ..) | Ex::Trunc(v, _) | Ex::Sext(v, ..) | Ex::Un(_, v, _) => {
+            provenance(v, out)
+        }
+        Ex::Concat(a, b, _) | Ex::Bin(_, a, b, ..) => {
+            provenance(a, out);
+            provenance(b, out);
+        }
+    }
+}
+
+/// Adds to `out.pins` what the variables `e` reads were computed from.
+fn pin_vars(e: &Ex, out: &mut Parsed) {
+    match e {
+        Ex::Var(i, _) => {
+            let (a, b) = out.prov[*i as usize];
+            for j in a..b {
+                match out.prov_ranges[j as usize] {
+                    UNKNOWN => out.unpinned = true,
+                    r => out.pins.push(r),
+                }
+            }
+        }
+        Ex::Slice(v, ..) | Ex::Trunc(v, _) | Ex::Sext(v, ..) | Ex::Un(_, v, _) => pin_vars(v, out),
+        Ex::Concat(a, b, _) | Ex::Bin(_, a, b, ..) => {
+            pin_vars(a, out);
+            pin_vars(b, out);
+        }
+        Ex::StackField { index, .. } => pin_vars(index, out),
+        _ => {}
     }
 }
 
@@ -1543,6 +1907,90 @@ fn fixed_width(p: &Pipeline, h: koi_ir::HeaderId) -> Option<u32> {
     (!varbit).then_some(hd.width)
 }
 
+/// The fixed bits and the varbit's maximum of header `h` if its varbit field is its last
+/// (the offsets of its other fields do not depend on the varbit's length).
+fn varbit_last(p: &Pipeline, h: koi_ir::HeaderId) -> Option<(u32, u32)> {
+    let hd = p.phv.headers.get(h)?;
+    let last = p.phv.slots.get(*hd.fields.last()?)?;
+    let Ty::Varbit(max) = last.ty else {
+        return None;
+    };
+    let fixed = hd.width.checked_sub(max)?;
+    let others = &hd.fields[..hd.fields.len() - 1];
+    let fixed_fields = others.iter().all(|f| {
+        p.phv
+            .slots
+            .get(*f)
+            .is_some_and(|s| !matches!(s.ty, Ty::Varbit(_)))
+    });
+    fixed_fields.then_some((fixed, max))
+}
+
+/// `Some` if field `slot` of header `h` is at a fixed offset in the header's bits: it is
+/// not a varbit and no varbit precedes it.
+fn fixed_offset(p: &Pipeline, h: koi_ir::HeaderId, slot: SlotId) -> Option<()> {
+    let hd = p.phv.headers.get(h)?;
+    for f in &hd.fields {
+        if matches!(p.phv.slots.get(*f)?.ty, Ty::Varbit(_)) {
+            return None;
+        }
+        if *f == slot {
+            return Some(());
+        }
+    }
+    None
+}
+
+/// The headers that parser `parser` fills by assignments to their fields and never by an
+/// `extract` or a header copy (nor are they stack elements or union members): the fast
+/// parser holds their fields as variables.
+fn scratch_headers(p: &Pipeline, parser: &koi_ir::Parser) -> Vec<koi_ir::HeaderId> {
+    let mut assigned = Vec::new();
+    let mut moved = Vec::new();
+    for st in parser.states.values() {
+        for s in &st.stmts {
+            match s {
+                Stmt::Assign {
+                    dst: Place::Slot(d),
+                    ..
+                } => {
+                    if let Some(SlotKind::HeaderField(h)) = p.phv.slots.get(*d).map(|x| x.kind) {
+                        assigned.push(h);
+                    }
+                }
+                Stmt::Extract {
+                    header: HeaderRef::Header(h),
+                    ..
+                } => moved.push(*h),
+                Stmt::CopyHeader { dst, src } => {
+                    for r in [dst, src] {
+                        if let HeaderRef::Header(h) = r {
+                            moved.push(*h);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let in_stack = |h: koi_ir::HeaderId| p.phv.stacks.values().any(|s| s.elems.contains(&h));
+    let in_union = |h: koi_ir::HeaderId| p.phv.unions.values().any(|u| u.members.contains(&h));
+    let plain = |h: koi_ir::HeaderId| {
+        p.phv.headers.get(h).is_some_and(|hd| {
+            hd.fields.iter().all(|f| {
+                p.phv
+                    .slots
+                    .get(*f)
+                    .is_some_and(|s| matches!(s.ty, Ty::Bits(_)) && s.width <= 64)
+            })
+        })
+    };
+    assigned.sort_by_key(|h| h.index());
+    assigned.dedup();
+    assigned.retain(|&h| !moved.contains(&h) && !in_stack(h) && !in_union(h) && plain(h));
+    assigned
+}
+
 /// Whether headers `a` and `b` have the same type, without varbit fields (a header copy
 /// then moves the same bits).
 fn same_layout(p: &Pipeline, a: koi_ir::HeaderId, b: koi_ir::HeaderId) -> bool {
@@ -1600,8 +2048,11 @@ fn key_expr(p: &Pipeline, inputs: &Inputs, e: &Expr) -> Option<(Ex, u32)> {
                 return None;
             }
             let e = match slot.kind {
+                SlotKind::HeaderField(_) if inputs.var(*s).is_some() => {
+                    Ex::Var(inputs.var(*s)?, slot.width)
+                }
                 SlotKind::HeaderField(h) => {
-                    fixed_width(p, h)?;
+                    fixed_offset(p, h, *s)?;
                     let hd = p.phv.headers.get(h)?;
                     Ex::Field {
                         h: h.index(),

@@ -14,6 +14,11 @@
 //! table hits, which the tracer executes over expressions (folding constants, and reading a
 //! packet field as the constant the megaflow's mask pins it to when it is fully masked).
 //!
+//! A varbit field is its packet bits, as many as its `extract` gave it: the megaflow's mask
+//! fixes the size (its inputs are parser operands), so its emit copies that many bits and a
+//! checksum over it sums them; copied whole into a temporary (as aggregate arguments are), it
+//! is the same bits.
+//!
 //! At the end, the deparser's `emit`s give the output's header fields in order, each with its
 //! expression; fields whose expression is "the input bits at the same offset" cost nothing,
 //! others become writes (a constant, a copied field, an expression such as `ttl - 1`, or a
@@ -42,8 +47,9 @@
 //!
 //! The tracer gives up (the megaflow then replays its recording through the interpreter) on
 //! everything outside that model: resubmission, recirculation, uBPF `truncate`, logs,
-//! hashes with the `random` algorithm, hashes whose inputs are not modelled, varbit headers, a value that
-//! the traffic manager reads (egress port, multicast group, priority, a clone's session) not
+//! hashes with the `random` algorithm, hashes whose inputs are not modelled, a varbit that is
+//! read other than by an `emit` or a checksum (or is written), a value that the traffic
+//! manager reads (egress port, multicast group, priority, a clone's session) not
 //! being constant, or an opaque value reaching the output.
 //!
 //! # Why it is exact
@@ -1344,6 +1350,13 @@ enum SlotInit {
     },
     Port(u32),
     Opaque(u32),
+    /// The varbit field `slot` (its header's last field) of header `h`, `rel` bits into it:
+    /// as many packet bits as the parse's `extract` gave it.
+    Varbit {
+        h: u32,
+        rel: u32,
+        slot: SlotId,
+    },
     /// A field of a header the pipeline does not have (the tracer gives up).
     Missing,
     /// Its value in the PHV when the parse ended.
@@ -1379,7 +1392,11 @@ impl TracerSetup {
             .iter()
             .map(|(id, slot)| match slot.kind {
                 SlotKind::HeaderField(h) => match p.phv.headers.get(h) {
-                    _ if matches!(slot.ty, Ty::Varbit(_)) => SlotInit::Opaque(slot.width),
+                    Some(hd) if matches!(slot.ty, Ty::Varbit(_)) => SlotInit::Varbit {
+                        h: h.index(),
+                        rel: slot.offset - hd.offset,
+                        slot: id,
+                    },
                     Some(hd) => SlotInit::Header {
                         h: h.index(),
                         rel: slot.offset - hd.offset,
@@ -1429,6 +1446,10 @@ struct ParserCx<'a, 'r> {
 #[derive(Debug)]
 pub struct Tracer<'p> {
     p: &'p Pipeline,
+    /// Each varbit field: its slot, the node it started with (its packet bits) and the
+    /// length the parse gave it. A varbit is followed only unchanged and only into emits
+    /// and checksums; any other read, or a write, leaves the run uncompiled.
+    varbits: Vec<(SlotId, N, u32)>,
     drop_port: u64,
     nodes: Vec<Node>,
     slots: Vec<N>,
@@ -1508,6 +1529,7 @@ impl<'p> Tracer<'p> {
             setup: Arc::clone(setup),
             payload_start: (parsed.cursor / 8) as usize,
             cursor_bits: parsed.cursor,
+            varbits: Vec::new(),
         };
         for init in &setup.slots {
             let node = match *init {
@@ -1527,6 +1549,22 @@ impl<'p> Tracer<'p> {
                 },
                 SlotInit::Port(w) => Node::Port(w),
                 SlotInit::Opaque(w) => Node::Opaque(w),
+                SlotInit::Varbit { h, rel, slot } => {
+                    let len = parsed.varbit.get(h as usize).copied()?;
+                    let node = match parsed.hdr_off.get(h as usize).copied()? {
+                        off if off != NONE && len > 0 => Node::Pkt {
+                            off: off + rel,
+                            w: len,
+                            slot,
+                        },
+                        // (Never evaluated: emits and checksums leave it out.)
+                        _ => Node::Const(Bits::zero(0)),
+                    };
+                    let n = t.add(node);
+                    t.varbits.push((slot, n, len));
+                    t.slots.push(n);
+                    continue;
+                }
                 SlotInit::Phv { off, w } => Node::Const(phv_value(phv0, off, w)),
                 SlotInit::Missing => return None,
             };
@@ -1686,6 +1724,21 @@ impl<'p> Tracer<'p> {
         (self.nodes.len() - 1) as N
     }
 
+    fn is_varbit(&self, slot: SlotId) -> bool {
+        self.p
+            .phv
+            .slots
+            .get(slot)
+            .is_some_and(|s| matches!(s.ty, Ty::Varbit(_)))
+    }
+
+    /// Varbit `slot`'s node and length in `slots` (a pass's values), if it still holds the
+    /// packet bits a parse's `extract` gave a varbit field.
+    fn varbit_node(&self, slots: &[N], slot: SlotId) -> Option<(N, u32)> {
+        let &(_, n, len) = self.varbits.iter().find(|v| v.0 == slot)?;
+        (*slots.get(slot.index() as usize)? == n).then_some((n, len))
+    }
+
     fn fail(&mut self, why: &'static str) {
         if self.failed.is_none() {
             self.failed = Some(why);
@@ -1705,8 +1758,12 @@ impl<'p> Tracer<'p> {
     fn konst(&self, n: N, k: &Known<'_>) -> Option<Bits> {
         match &self.nodes[n as usize] {
             Node::Const(b) => Some(b.clone()),
-            Node::Pkt { slot, .. } => {
+            Node::Pkt { slot, w, .. } => {
                 let s = self.p.phv.slots.get(*slot)?;
+                // (A varbit's bits are not its slot's: never a constant.)
+                if *w != s.width {
+                    return None;
+                }
                 fully_masked(k, *slot, s.width).then(|| phv_value(k.phv0, s.offset, s.width))
             }
             Node::Port(_) => {
@@ -1751,6 +1808,7 @@ impl<'p> Tracer<'p> {
         Some(match e {
             Expr::Const(b) => self.constant(b.clone()),
             Expr::Bool(b) => self.constant(Bits::from_bool(*b)),
+            Expr::Slot(s) if self.is_varbit(*s) => return None,
             Expr::Slot(s) => *self.slots.get(s.index() as usize)?,
             Expr::Param(i) => match self.frames.last() {
                 Some(f) => *f.get(*i as usize)?,
@@ -2043,6 +2101,18 @@ impl<'p> Tracer<'p> {
 
     fn exec(&mut self, s: &Stmt, params: &[Bits], k: &Known<'_>) -> Option<()> {
         match s {
+            // A varbit copied whole (as an aggregate's element is copied in): the copy holds
+            // the same packet bits and length.
+            Stmt::Assign {
+                dst: Place::Slot(d),
+                value: Expr::Slot(s),
+            } if self.is_varbit(*d) => {
+                let (n, len) = self.varbit_node(&self.slots, *s)?;
+                self.varbits.retain(|v| v.0 != *d);
+                self.varbits.push((*d, n, len));
+                *self.slots.get_mut(d.index() as usize)? = n;
+                Some(())
+            }
             Stmt::Assign { dst, value } => {
                 let v = self.expr(value, params, k)?;
                 self.write_place(dst, v, params, k)
@@ -2081,17 +2151,10 @@ impl<'p> Tracer<'p> {
             Stmt::PopFront { stack, count } => self.shift(*stack, -i64::from(*count), k),
             Stmt::Emit(h) => {
                 let h = self.header(h, params, k)?;
-                if let Some(h) = h {
-                    let hd = self.p.phv.headers.get(h)?;
-                    let varbit = hd.fields.iter().any(|f| {
-                        matches!(self.p.phv.slots.get(*f).map(|s| s.ty), Some(Ty::Varbit(_)))
-                    });
-                    if varbit {
-                        return None;
-                    }
-                    if self.validity(h, k)? {
-                        self.emitted.push(h);
-                    }
+                if let Some(h) = h
+                    && self.validity(h, k)?
+                {
+                    self.emitted.push(h);
                 }
                 Some(())
             }
@@ -2291,6 +2354,15 @@ impl<'p> Tracer<'p> {
                 && let Some(SlotKind::HeaderField(h)) = self.p.phv.slots.get(*s).map(|x| x.kind)
                 && !self.validity(h, k)?
             {
+                continue;
+            }
+            if let Expr::Slot(s) = e
+                && self.is_varbit(*s)
+            {
+                let (n, len) = self.varbit_node(&self.slots, *s)?;
+                if len > 0 {
+                    out.push(n);
+                }
                 continue;
             }
             let n = self.expr(e, params, k)?;
@@ -2810,6 +2882,13 @@ impl<'p> Tracer<'p> {
         for h in emitted {
             let hd = self.p.phv.headers.get(*h).ok_or("header")?;
             for f in &hd.fields {
+                if self.is_varbit(*f) {
+                    let (n, len) = self.varbit_node(slots, *f).ok_or("varbit changed")?;
+                    if len > 0 {
+                        fields.push((n, len));
+                    }
+                    continue;
+                }
                 let w = self.p.phv.slots.get(*f).ok_or("slot")?.width;
                 fields.push((slots[f.index() as usize], w));
             }
