@@ -6,7 +6,8 @@
 //! fixed-width `extract`s into headers or `stack.next`, varbit `extract`s (the varbit the
 //! header's last field, its size a value the packet gives, as IPv4 and TCP options are
 //! parsed), `advance`s by a constant or by a value the packet gives, `lookahead`s into
-//! variables, `setValid`/`setInvalid` and header copies (as sub-parsers lower to),
+//! variables (wider than 64 bits when the parser reads them through slices only, as a
+//! `lookahead` of a header type lowers to), `setValid`/`setInvalid` and header copies (as sub-parsers lower to),
 //! assignments to metadata, locals and temporaries, and to the fields of headers that no
 //! `extract` or copy fills (the header a `lookahead` of a header type lowers to), which it
 //! holds as variables, `select`s and `verify`s. The values these use are up to 64 bits: header
@@ -14,7 +15,7 @@
 //! (`stack.last`), the ingress port, the packet length, constants and the variables assigned
 //! before, combined by slices, concatenations, casts, arithmetic, shifts, comparisons and
 //! logic; a `select` matches them against values, masks, prefixes and ranges. Anything else
-//! (a `lookahead` wider than 64 bits, assignments to fields of extracted headers, value sets)
+//! (a wide `lookahead` read whole, assignments to fields of extracted headers, value sets)
 //! leaves the program without a fast parser: its packets take the interpreter's parser.
 //!
 //! At run time a parse stops where the P4 parser errs or rejects (a full stack, a failed
@@ -82,10 +83,13 @@ enum Op {
         e: Ex,
     },
     /// `vars[var] = pkt.lookahead<bit<w>>()` (assignment `id`, its value [`Ex::Ahead`]).
+    /// A `wide` one (more than 64 bits) records where it read ([`Parsed::ahead_at`]): the
+    /// parser reads it through slices only ([`Ex::AheadSlice`]).
     Lookahead {
         id: u32,
         var: u32,
         w: u32,
+        wide: bool,
     },
     /// `verify(lo <= e <= hi, ...)` (with `outside`: `verify(e < lo || e > hi)`, as `!=`
     /// gives): the parse goes on only when it holds (else it stops on the error).
@@ -157,6 +161,14 @@ pub enum Ex {
     /// The `w` packet bits at the cursor when a `lookahead` ran (only as the value of an
     /// [`Op::Lookahead`] assignment: [`Parsed::lookaheads`] says where).
     Ahead(u32),
+    /// Bits `hi..=lo` of the wide `lookahead` variable `var` of `w` bits: packet bits where
+    /// its `lookahead` last read ([`Parsed::ahead_at`]; 0 before any).
+    AheadSlice {
+        var: u32,
+        hi: u32,
+        lo: u32,
+        w: u32,
+    },
     /// The field `w` bits at bit `off` of stack element `elems[index]` (headers of one
     /// type), as [`Ex::Field`] reads it; 0 for an index past the stack, as the
     /// interpreter's out-of-range read (`stack.last` before any `extract(stack.next)`).
@@ -238,6 +250,14 @@ enum KeyOp {
         len: u32,
         key: u32,
     },
+    /// `len` (1..=64) bits at bit `off` of wide `lookahead` variable `var` (packet bits where
+    /// it read), to key bit `key`.
+    Ahead {
+        var: u32,
+        off: u32,
+        len: u32,
+        key: u32,
+    },
     /// Bits `lsb .. lsb + len` of the length of header `h`'s varbit.
     VarbitLen {
         h: u32,
@@ -305,6 +325,8 @@ pub struct Parsed {
     /// of `prov_ranges`, the packet bits (offset, length) it was computed from.
     prov: Vec<(u32, u32)>,
     prov_ranges: Vec<(u32, u32)>,
+    /// Per variable: the cursor where its wide `lookahead` last read ([`NONE`]: not yet).
+    pub(crate) ahead_at: Vec<u32>,
     /// The packet bits the variables that decided the path were computed from (a
     /// `select`, `verify`, `advance` or varbit size reading a variable): a parse-path
     /// template pins them. `unpinned`: one came from something else (the port, the length).
@@ -498,6 +520,8 @@ struct Inputs {
     /// Slots set before the parser with values it cannot know (timestamps).
     unknown: Vec<SlotId>,
     vars: Vec<SlotId>,
+    /// The variables (among `vars`) only a `lookahead` wider than 64 bits writes.
+    wide: Vec<SlotId>,
 }
 
 impl Inputs {
@@ -524,12 +548,14 @@ impl FastParser {
                     .into_iter()
                     .collect(),
                 vars: Vec::new(),
+                wide: Vec::new(),
             },
             koi_ir::Architecture::Ubpf => Inputs {
                 port: p.intrinsic("input_port"),
                 len: p.intrinsic("packet_length"),
                 unknown: Vec::new(),
                 vars: Vec::new(),
+                wide: Vec::new(),
             },
             _ => return None,
         };
@@ -552,8 +578,15 @@ impl FastParser {
                         }
                         _ => false,
                     };
+                    // A wide `lookahead` target that nothing assigns: read through slices.
+                    let wide = slot.width > 64
+                        && matches!(s, Stmt::Lookahead { .. })
+                        && !assigned_in(parser, *d);
+                    if wide && !inputs.wide.contains(d) {
+                        inputs.wide.push(*d);
+                    }
                     if !plain
-                        || slot.width > 64
+                        || (slot.width > 64 && !wide)
                         || Some(*d) == inputs.port
                         || Some(*d) == inputs.len
                         || inputs.unknown.contains(d)
@@ -656,6 +689,7 @@ impl FastParser {
                             id: (assigns.len() - 1) as u32,
                             var,
                             w,
+                            wide: inputs.wide.contains(d),
                         }
                     }
                     Stmt::Verify { cond, .. } => {
@@ -821,6 +855,25 @@ impl FastParser {
                     len: f.width,
                     key: f.key_offset,
                 }),
+                SlotKind::Metadata | SlotKind::Local | SlotKind::Temp
+                    if inputs.wide.contains(&f.slot) =>
+                {
+                    let mut left = f.width;
+                    let mut off = f.slot_width - f.lsb - f.width;
+                    let mut k = f.key_offset;
+                    while left > 0 {
+                        let len = left.min(64);
+                        key.push(KeyOp::Ahead {
+                            var: inputs.var(f.slot)?,
+                            off,
+                            len,
+                            key: k,
+                        });
+                        off += len;
+                        k += len;
+                        left -= len;
+                    }
+                }
                 SlotKind::Metadata | SlotKind::Local | SlotKind::Temp if f.width <= 64 => {
                     if let Some(var) = inputs.var(f.slot) {
                         key.push(KeyOp::Var {
@@ -916,6 +969,7 @@ impl FastParser {
             lookaheads: Vec::new(),
             ahead_end: 0,
             prov: vec![(0, 0); self.var_slots.len()],
+            ahead_at: vec![NONE; self.var_slots.len()],
             prov_ranges: Vec::new(),
             pins: Vec::new(),
             unpinned: false,
@@ -941,6 +995,7 @@ impl FastParser {
         out.assigned_reads.clear();
         out.lookaheads.clear();
         out.ahead_end = 0;
+        out.ahead_at.fill(NONE);
         if self.vars_read {
             out.prov.fill((0, 0));
             out.prov_ranges.clear();
@@ -1104,13 +1159,23 @@ impl FastParser {
                             self.invalidate_siblings(out, dst);
                         }
                     }
-                    Op::Lookahead { id, var, w } => {
+                    Op::Lookahead { id, var, w, wide } => {
                         // Too short: `PacketTooShort`, which the interpreter does not cache.
                         let end = cursor + u64::from(w);
                         if end > total {
                             return false;
                         }
                         out.ahead_end = out.ahead_end.max(end as u32);
+                        if wide {
+                            out.ahead_at[var as usize] = cursor as u32;
+                            if self.vars_read || out.record {
+                                let n = out.stack_reads.len() as u32;
+                                out.assigned.push(id);
+                                out.assigned_reads.push((n, n));
+                                out.lookaheads.push(cursor as u32);
+                            }
+                            continue;
+                        }
                         if !(self.vars_read || out.record) {
                             continue;
                         }
@@ -1466,6 +1531,17 @@ impl FastParser {
                     let v = *p.vars.get(var as usize)?;
                     write_key(&mut key_base, key, len, v >> lsb);
                 }
+                // (Where the `lookahead` read is fixed on the path.)
+                KeyOp::Ahead { var, off, len, key } => {
+                    let at = p.ahead_at[var as usize];
+                    if at != NONE {
+                        copies.push(Copy {
+                            off: at + off,
+                            len,
+                            key,
+                        });
+                    }
+                }
                 KeyOp::VarbitLen { h, lsb, len, key } => write_key(
                     &mut key_base,
                     key,
@@ -1684,6 +1760,17 @@ impl FastParser {
                     len,
                     key: k,
                 } => write_key(key, k, len, u64::from(out.varbit[h as usize]) >> lsb),
+                KeyOp::Ahead {
+                    var,
+                    off,
+                    len,
+                    key: k,
+                } => {
+                    let at = out.ahead_at[var as usize];
+                    if at != NONE {
+                        write_key(key, k, len, read_bits(pkt, at + off, len));
+                    }
+                }
                 KeyOp::Varbit {
                     h,
                     rel,
@@ -1787,7 +1874,7 @@ fn pin_fields(
             pin_fields(b, p, pkt, port, ranges, port_checks)?;
         }
         // (The parse pinned what the variables were computed from: `Parsed::pins`.)
-        Ex::Var(..) => {}
+        Ex::Var(..) | Ex::AheadSlice { .. } => {}
         Ex::Len(_) | Ex::Ahead(_) | Ex::StackField { .. } => return None,
     }
     Some(())
@@ -1810,6 +1897,11 @@ fn provenance(e: &Ex, out: &mut Parsed) {
             let (a, b) = out.prov[*i as usize];
             for j in a..b {
                 let r = out.prov_ranges[j as usize];
+                out.prov_ranges.push(r);
+            }
+        }
+        Ex::AheadSlice { .. } => {
+            if let Some(r) = ahead_bits(e, out) {
                 out.prov_ranges.push(r);
             }
         }
@@ -1845,14 +1937,29 @@ fn pin_vars(e: &Ex, out: &mut Parsed) {
             pin_vars(b, out);
         }
         Ex::StackField { index, .. } => pin_vars(index, out),
+        Ex::AheadSlice { .. } => {
+            if let Some(r) = ahead_bits(e, out) {
+                out.pins.push(r);
+            }
+        }
         _ => {}
     }
+}
+
+/// The packet bits (offset, length) an [`Ex::AheadSlice`] reads now (`None`: its
+/// `lookahead` has not run, it reads 0).
+fn ahead_bits(e: &Ex, out: &Parsed) -> Option<(u32, u32)> {
+    let Ex::AheadSlice { var, hi, lo, w } = *e else {
+        return None;
+    };
+    let at = *out.ahead_at.get(var as usize)?;
+    (at != NONE).then_some((at + (w - 1 - hi), hi - lo + 1))
 }
 
 /// Whether `e` reads a parser variable.
 fn reads_var(e: &Ex) -> bool {
     match e {
-        Ex::Var(..) => true,
+        Ex::Var(..) | Ex::AheadSlice { .. } => true,
         Ex::Slice(v, ..) | Ex::Trunc(v, _) | Ex::Sext(v, ..) => reads_var(v),
         Ex::Concat(a, b, _) | Ex::Bin(_, a, b, ..) => reads_var(a) || reads_var(b),
         Ex::Un(_, a, _) => reads_var(a),
@@ -2000,6 +2107,16 @@ fn same_layout(p: &Pipeline, a: koi_ir::HeaderId, b: koi_ir::HeaderId) -> bool {
     x.type_name == y.type_name && fixed_width(p, a).is_some() && fixed_width(p, b).is_some()
 }
 
+/// Whether a state of `parser` assigns `slot`.
+fn assigned_in(parser: &koi_ir::Parser, slot: SlotId) -> bool {
+    parser.states.values().any(|st| {
+        st.stmts.iter().any(|s| match s {
+            Stmt::Assign { dst, .. } => dst.slot() == Some(slot),
+            _ => false,
+        })
+    })
+}
+
 /// Whether any parser state writes `slot` other than through `extract`.
 fn written_by_parser(p: &Pipeline, slot: SlotId) -> bool {
     p.parsers.values().any(|pr| {
@@ -2027,9 +2144,13 @@ fn reads(e: &Ex, h: u32, validity: bool) -> bool {
         // The element it read is in `Parsed::stack_reads`.
         Ex::StackField { index, .. } => reads(index, h, validity),
         // (Packet bits, which no header operation moves.)
-        Ex::Next(_) | Ex::Port(_) | Ex::Len(_) | Ex::Const(..) | Ex::Var(..) | Ex::Ahead(_) => {
-            false
-        }
+        Ex::Next(_)
+        | Ex::Port(_)
+        | Ex::Len(_)
+        | Ex::Const(..)
+        | Ex::Var(..)
+        | Ex::Ahead(_)
+        | Ex::AheadSlice { .. } => false,
     }
 }
 
@@ -2081,6 +2202,23 @@ fn key_expr(p: &Pipeline, inputs: &Inputs, e: &Expr) -> Option<(Ex, u32)> {
             (e, slot.width)
         }
         Expr::IsValid(HeaderRef::Header(h)) => (Ex::Valid(h.index()), 1),
+        Expr::Slice { value, hi, lo } if matches!(&**value, Expr::Slot(s) if inputs.wide.contains(s)) =>
+        {
+            let Expr::Slot(s) = &**value else {
+                return None;
+            };
+            let w = p.phv.slots.get(*s)?.width;
+            if hi - lo + 1 > 64 || *hi >= w {
+                return None;
+            }
+            let e = Ex::AheadSlice {
+                var: inputs.var(*s)?,
+                hi: *hi,
+                lo: *lo,
+                w,
+            };
+            (e, hi - lo + 1)
+        }
         Expr::Slice { value, hi, lo } => {
             let (v, _) = key_expr(p, inputs, value)?;
             (Ex::Slice(Box::new(v), *lo, hi - lo + 1), hi - lo + 1)
@@ -2232,6 +2370,10 @@ fn eval(e: &Ex, pkt: &[u8], out: &mut Parsed, port: u64) -> u64 {
         }
         // (Never evaluated: `Op::Lookahead` reads the packet itself.)
         Ex::Ahead(_) => 0,
+        Ex::AheadSlice { .. } => match ahead_bits(e, out) {
+            Some((off, len)) => read_bits(pkt, off, len),
+            None => 0,
+        },
         Ex::Un(op, a, w) => {
             let x = eval(a, pkt, out, port);
             crate::program::unary64(*op, x, *w)

@@ -1651,6 +1651,11 @@ impl<'p> Tracer<'p> {
                     slot: cx.ahead_slot?,
                 })
             }
+            // Bits of a wide `lookahead`'s value (the node its last run gave the variable).
+            Ex::AheadSlice { var, hi, lo, .. } => match *cx.vars.get(*var as usize)? {
+                Some(n) => self.add(Node::Slice(n, *hi, *lo)),
+                None => self.add(Node::Const(Bits::zero(hi - lo + 1))),
+            },
             // The variable's last assignment on this path, else its value at the start.
             Ex::Var(v, w) => match *cx.vars.get(*v as usize)? {
                 Some(n) => n,

@@ -1,7 +1,8 @@
 //! Varbit headers on the fast path: IPv4 options parsed as a varbit whose size the packet
 //! gives, in the two ways programs write it (a `lookahead` of the IHL before one `extract`
 //! of the whole header, or an options header after the base header), emitted again and
-//! covered by the IPv4 checksum. Every packet must give the interpreter's outputs; packets
+//! covered by the IPv4 checksum; TCP options sized by a 104-bit `lookahead` of the TCP
+//! header up to its data offset. Every packet must give the interpreter's outputs; packets
 //! with well-formed options must run compiled programs through parse-path templates (one per
 //! IHL), not replays; bad IHLs (below 5, options past the end of the packet) must still give
 //! the interpreter's outcome.
@@ -376,4 +377,120 @@ fn a_size_from_an_overwritten_variable_is_pinned() {
     assert!(s.compiled_hits > 2000, "{s:?}");
     // One template per skip, each pinning the byte the skip came from.
     assert!(s.jit_templates >= 3, "{s:?}");
+}
+
+/// TCP options sized by a `lookahead` of the TCP header up to its data offset: 104 bits,
+/// read through slices of the lookahead's value.
+const TCP: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
+header ipv4_t {
+    bit<4> version; bit<4> ihl; bit<8> tos; bit<16> len; bit<16> id; bit<3> flags;
+    bit<13> frag; bit<8> ttl; bit<8> proto; bit<16> csum; bit<32> src; bit<32> dst;
+}
+header tcp_upto_offset_t {
+    bit<16> sport; bit<16> dport; bit<32> seq; bit<32> ack; bit<4> offset; bit<4> rest;
+}
+header tcp_t {
+    bit<16> sport; bit<16> dport; bit<32> seq; bit<32> ack; bit<4> offset; bit<4> res;
+    bit<8> flags; bit<16> window; bit<16> csum; bit<16> urgent; varbit<320> options;
+}
+struct headers { eth_t eth; ipv4_t ipv4; tcp_t tcp; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.eth);
+        pkt.extract(hdr.ipv4);
+        transition select(hdr.ipv4.proto) {
+            6: tcp;
+            default: accept;
+        }
+    }
+    state tcp {
+        pkt.extract(hdr.tcp,
+            (bit<32>)(8 * (4 * (bit<9>)(pkt.lookahead<tcp_upto_offset_t>().offset) - 20)));
+        transition accept;
+    }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply {
+        if (sm.parser_error != error.NoError) {
+            sm.egress_spec = 3;
+        } else if (hdr.tcp.dport == 80) {
+            sm.egress_spec = 1;
+            hdr.tcp.window = hdr.tcp.window - 1;
+        } else {
+            sm.egress_spec = 2;
+        }
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) {
+    apply {
+        pkt.emit(hdr.eth);
+        pkt.emit(hdr.ipv4);
+        pkt.emit(hdr.tcp);
+    }
+}
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+#[test]
+fn tcp_options_sized_by_a_wide_lookahead_run_compiled() {
+    let p = compile_str(TCP).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = Twin::new(&p, |_| {});
+    assert!(
+        twin.dp.has_fast_parser(),
+        "a 104-bit lookahead read through slices"
+    );
+    let mut rng = Rng(0x6a09_e667_f3bc_c908);
+    for _ in 0..4000 {
+        let r = rng.next();
+        let offset = match r % 10 {
+            0 => (r >> 8) as u8 % 5, // below 5: a size above the maximum
+            _ => 5 + ((r >> 8) % 11) as u8,
+        };
+        let mut f = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x08, 0x00];
+        f.extend([
+            0x45, 0, 0, 40, 0, 1, 0, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+        ]);
+        let dport: u16 = if (r >> 16).is_multiple_of(3) { 80 } else { 443 };
+        f.extend(((r >> 20) as u16 % 20).to_be_bytes());
+        f.extend(dport.to_be_bytes());
+        f.extend([
+            0,
+            0,
+            0,
+            1,
+            0,
+            0,
+            0,
+            0,
+            offset << 4,
+            0x10,
+            0x20,
+            0x00,
+            0,
+            0,
+            0,
+            0,
+        ]);
+        f.extend(std::iter::repeat_n(
+            1u8,
+            4 * usize::from(offset.saturating_sub(5)),
+        ));
+        f.extend([0xcc; 4]);
+        if (r >> 40).is_multiple_of(9) {
+            f.truncate(34 + ((r >> 44) % 40) as usize);
+        }
+        twin.send(&f, 0);
+    }
+    let s = twin.dp.stats();
+    assert_eq!(s.fast_parse_mismatch + s.compile_mismatch, 0, "{s:?}");
+    assert_eq!(s.not_compiled, 0, "no megaflow replays: {s:?}");
+    assert!(s.compiled_hits > 2500, "{s:?}");
+    assert!(s.jit_templates >= 11, "one template per data offset: {s:?}");
 }
