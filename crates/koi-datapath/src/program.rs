@@ -67,7 +67,11 @@
 //! Checksums are recomputed over their fields, not updated incrementally: `update_checksum`
 //! defines the field as the checksum of the listed fields, which an RFC 1624 update equals
 //! only when the incoming checksum was right, so recomputing (20 bytes for IPv4) is the exact
-//! choice. A program that updates a checksum incrementally itself (uBPF `csum_replace2` and
+//! choice. A `csum16` with the payload (`update_checksum_with_payload`, the TCP and UDP
+//! checksums) sums the fields, then continues over the packet's bytes after the parse
+//! ([`Node::PayloadCsum`]); its check (`verify_checksum_with_payload`) is computed per packet
+//! too, but a decision on it is not cached (the flow key does not hold the payload).
+//! A program that updates a checksum incrementally itself (uBPF `csum_replace2` and
 //! `csum_replace4`, RFC 1624) gets exactly that update as an operation ([`Node::CsumReplace`]).
 //!
 //! # Running a program
@@ -145,6 +149,21 @@ pub enum Node {
         new: N,
         four: bool,
     },
+    /// v1model `csum16` with the payload (`update_checksum_with_payload`): `csum` (the
+    /// `csum16` of the fields, 16 bits, an `odd` number of bytes long) continued over the
+    /// packet's bytes from byte `start` (the end of the parse) to its end (16 bits).
+    PayloadCsum {
+        csum: N,
+        start: u32,
+        odd: bool,
+    },
+}
+
+/// The value of a [`Node::PayloadCsum`].
+fn payload_csum(csum: u64, pkt: &[u8], start: u32, odd: bool) -> u64 {
+    let mut c = koi_hash::checksum::Csum16::resume(csum as u16, odd);
+    c.feed(pkt.get(start as usize..).unwrap_or(&[]));
+    u64::from(c.finish())
 }
 
 /// The value of a [`Node::CsumReplace`], as the interpreter computes it.
@@ -837,6 +856,7 @@ impl Program {
                 Node::CsumReplace { csum, old, new, .. } => {
                     self.is_narrow(*csum) && self.is_narrow(*old) && self.is_narrow(*new)
                 }
+                Node::PayloadCsum { csum, .. } => self.is_narrow(*csum),
             }
     }
 
@@ -896,6 +916,7 @@ impl Program {
                 new,
                 four,
             } => csum_replace(v(csum), v(old), v(new), *four),
+            Node::PayloadCsum { csum, start, odd } => payload_csum(v(csum), pkt, *start, *odd),
         }
     }
 
@@ -941,6 +962,7 @@ impl Program {
                 Node::HashResult { hash, .. } => vec![*hash],
                 Node::RegVal { fallback, .. } => vec![*fallback],
                 Node::CsumReplace { csum, old, new, .. } => vec![*csum, *old, *new],
+                Node::PayloadCsum { csum, .. } => vec![*csum],
                 _ => Vec::new(),
             };
             for k in kids {
@@ -1006,6 +1028,9 @@ impl Program {
                 let o = self.eval64(*old, pkt, port, s);
                 let n = self.eval64(*new, pkt, port, s);
                 csum_replace(c, o, n, *four)
+            }
+            Node::PayloadCsum { csum, start, odd } => {
+                payload_csum(self.eval64(*csum, pkt, port, s), pkt, *start, *odd)
             }
         }
     }
@@ -1084,6 +1109,10 @@ impl Program {
                 let o = self.eval(*old, pkt, port, s).low_u64();
                 let n = self.eval(*new, pkt, port, s).low_u64();
                 Bits::from_u64(16, csum_replace(c, o, n, *four))
+            }
+            Node::PayloadCsum { csum, start, odd } => {
+                let c = self.eval(*csum, pkt, port, s).low_u64();
+                Bits::from_u64(16, payload_csum(c, pkt, *start, *odd))
             }
             Node::HashResult { hash, base, max, w } => {
                 let h = self.eval(*hash, pkt, port, s).low_u64();
@@ -1727,6 +1756,18 @@ impl<'p> Tracer<'p> {
     fn add(&mut self, n: Node) -> N {
         self.nodes.push(n);
         (self.nodes.len() - 1) as N
+    }
+
+    /// For a checksum over `data` and, with `payload`, the packet's payload: `Some(None)`
+    /// without the payload; `Some(Some(odd))` for `csum16` over whole bytes of data (`odd`:
+    /// an odd number of them), which [`Node::PayloadCsum`] continues over the payload;
+    /// `None` for anything else (not followed).
+    fn payload_parity(&self, payload: bool, algo: HashAlgo, data: &[N]) -> Option<Option<bool>> {
+        if !payload {
+            return Some(None);
+        }
+        let bits: u32 = data.iter().map(|n| self.width(*n)).sum();
+        (algo == HashAlgo::Csum16 && bits.is_multiple_of(8)).then_some(Some((bits / 8) % 2 == 1))
     }
 
     fn is_varbit(&self, slot: SlotId) -> bool {
@@ -2394,7 +2435,7 @@ impl<'p> Tracer<'p> {
                 data,
                 checksum,
                 algo,
-                with_payload: false,
+                with_payload,
             } => {
                 let c = self.expr(cond, params, k)?;
                 let fixed = self.konst(c, k);
@@ -2407,11 +2448,21 @@ impl<'p> Tracer<'p> {
                     Place::Slot(s) => (*s, self.p.phv.slots.get(*s)?.width),
                     _ => return None,
                 };
+                let odd = self.payload_parity(*with_payload, *algo, &data)?;
                 let h = self.add(Node::Hash {
                     algo: *algo,
                     data,
                     w: w.min(64),
                 });
+                let h = match odd {
+                    Some(odd) if w == 16 => self.add(Node::PayloadCsum {
+                        csum: h,
+                        start: u32::try_from(self.payload_start).ok()?,
+                        odd,
+                    }),
+                    Some(_) => return None,
+                    None => h,
+                };
                 // A condition that varies within the megaflow (it decides nothing the mask
                 // covers): the field keeps its value when it is false.
                 let h = match fixed {
@@ -2429,7 +2480,7 @@ impl<'p> Tracer<'p> {
                 data,
                 checksum,
                 algo,
-                with_payload: false,
+                with_payload,
             } => {
                 let c = self.expr(cond, params, k)?;
                 let fixed = self.konst(c, k);
@@ -2444,11 +2495,20 @@ impl<'p> Tracer<'p> {
                 }
                 v1_algo(*algo)?;
                 let data = self.data(data, params, k)?;
+                let odd = self.payload_parity(*with_payload, *algo, &data)?;
                 let h = self.add(Node::Hash {
                     algo: *algo,
                     data,
                     w: 64,
                 });
+                let h = match odd {
+                    Some(odd) => self.add(Node::PayloadCsum {
+                        csum: h,
+                        start: u32::try_from(self.payload_start).ok()?,
+                        odd,
+                    }),
+                    None => h,
+                };
                 let field = self.expr(checksum, params, k)?;
                 let field = self.fold(
                     Node::Cast(
@@ -2968,6 +3028,7 @@ impl<'p> Tracer<'p> {
             Node::CsumReplace { csum, old, new, .. } => {
                 self.reaches_opaque(*csum) || self.reaches_opaque(*old) || self.reaches_opaque(*new)
             }
+            Node::PayloadCsum { csum, .. } => self.reaches_opaque(*csum),
         }
     }
 }
@@ -2993,6 +3054,11 @@ impl Program {
                 write!(f, ", ")?;
                 self.show(*new, f)?;
                 write!(f, ")")
+            }
+            Node::PayloadCsum { csum, start, .. } => {
+                write!(f, "csum16_payload(")?;
+                self.show(*csum, f)?;
+                write!(f, ", pkt[{start}..])")
             }
             Node::Un(op, a) => {
                 let s = match op {
@@ -3090,6 +3156,7 @@ impl Program {
                     *o = visit(*o, old, map, nodes);
                     *new = visit(*new, old, map, nodes);
                 }
+                Node::PayloadCsum { csum, .. } => *csum = visit(*csum, old, map, nodes),
                 _ => {}
             }
             nodes.push(node);
@@ -3342,7 +3409,7 @@ fn node_width(nodes: &[Node], n: N) -> u32 {
         Node::Cast(_, _) => 1,
         Node::Mux(_, a, _) => node_width(nodes, *a),
         Node::Hash { w, .. } | Node::HashResult { w, .. } | Node::RegVal { w, .. } => *w,
-        Node::CsumReplace { .. } => 16,
+        Node::CsumReplace { .. } | Node::PayloadCsum { .. } => 16,
     }
 }
 

@@ -82,6 +82,16 @@ impl Csum16 {
         }
     }
 
+    /// Resumes a checksum whose data so far has checksum `csum` ([`Csum16::finish`]'s
+    /// value) and `odd` length in bytes: feeding more then finishing equals the checksum of
+    /// the whole.
+    pub fn resume(csum: u16, odd: bool) -> Csum16 {
+        Csum16 {
+            sum: u64::from(!csum),
+            odd,
+        }
+    }
+
     /// The checksum of everything fed.
     pub fn finish(self) -> u16 {
         !fold(self.sum)
@@ -299,6 +309,19 @@ mod tests {
                     at = c;
                 }
                 prop_assert_eq!(sum.finish(), csum16(&data));
+            }
+
+            /// A checksum resumed from the checksum of a prefix (and its length's parity)
+            /// equals the checksum of the whole.
+            #[test]
+            fn resumed_csum16_equals_csum16(
+                data in proptest::collection::vec(any::<u8>(), 0..64),
+                cut in 0usize..64,
+            ) {
+                let cut = cut.min(data.len());
+                let mut c = Csum16::resume(csum16(&data[..cut]), cut % 2 == 1);
+                c.feed(&data[cut..]);
+                prop_assert_eq!(c.finish(), csum16(&data));
             }
 
             #[test]

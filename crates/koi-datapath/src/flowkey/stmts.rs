@@ -227,12 +227,29 @@ impl<'a> Facts<'a> {
             Builtin::Random { dst, .. } | Builtin::TimestampNs { dst } => {
                 self.write(dst, Vec::new(), Origin::State, loc, ctx)
             }
-            Builtin::VerifyChecksum { .. } => {
+            // A checksum over the payload depends on bits no flow key holds: a decision on it
+            // is not cached (as a state-dependent one).
+            Builtin::VerifyChecksum { with_payload, .. } => {
+                let origin = if *with_payload {
+                    Origin::State
+                } else {
+                    Origin::Data
+                };
                 if let Some(s) = self.p.intrinsic("checksum_error") {
-                    self.write_slot(s, reads(b), Origin::Data, loc);
+                    self.write_slot(s, reads(b), origin, loc);
                 }
             }
-            Builtin::UpdateChecksum { cond, checksum, .. } => {
+            Builtin::UpdateChecksum {
+                cond,
+                checksum,
+                with_payload,
+                ..
+            } => {
+                let origin = if *with_payload {
+                    Origin::State
+                } else {
+                    Origin::Data
+                };
                 let r = vec![Src::Value(cond, ctx)];
                 self.decide(
                     DecisionKind::Checksum,
@@ -240,7 +257,7 @@ impl<'a> Facts<'a> {
                     r,
                     None,
                 );
-                self.write(checksum, reads(b), Origin::Data, loc, ctx);
+                self.write(checksum, reads(b), origin, loc, ctx);
             }
             Builtin::Assert { cond } | Builtin::Assume { cond } => {
                 let r = vec![Src::Value(cond, ctx)];

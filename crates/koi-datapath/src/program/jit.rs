@@ -44,19 +44,21 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// The code of one output: writes the output headers of `out` from `pkt`, the ingress port
-/// and the register values the program read (`reads`: per read, a flag and the value). `out`
-/// has at least the output's header bytes; `pkt` at least [`Compiled::need`]; `reads` at
-/// least [`Compiled::reads`] pairs.
-type OutFn = unsafe extern "C" fn(pkt: *const u8, port: u64, out: *mut u8, reads: *const u64);
+/// The code of one output: writes the output headers of `out` from `pkt` (`len` bytes), the
+/// ingress port and the register values the program read (`reads`: per read, a flag and the
+/// value). `out` has at least the output's header bytes; `pkt` at least [`Compiled::need`];
+/// `reads` at least [`Compiled::reads`] pairs.
+type OutFn =
+    unsafe extern "C" fn(pkt: *const u8, port: u64, out: *mut u8, reads: *const u64, len: u64);
 
 /// The functions generated code calls: the interpreter's own, for what is not worth
 /// generating inline.
-const HELPERS: [(&str, *const u8); 4] = [
+const HELPERS: [(&str, *const u8); 5] = [
     ("koi_jit_hash", koi_jit_hash as *const u8),
     ("koi_jit_lookup3", koi_jit_lookup3 as *const u8),
     ("koi_jit_csum_replace", koi_jit_csum_replace as *const u8),
     ("koi_jit_sat", koi_jit_sat as *const u8),
+    ("koi_jit_payload_csum", koi_jit_payload_csum as *const u8),
 ];
 
 /// The v1model algorithms [`koi_jit_hash`] computes, by code.
@@ -107,6 +109,20 @@ extern "C" fn koi_jit_lookup3(vals: *const u64, widths: *const u64, n: u64) -> u
 /// [`super::csum_replace`].
 extern "C" fn koi_jit_csum_replace(csum: u64, old: u64, new: u64, four: u64) -> u64 {
     super::csum_replace(csum, old, new, four != 0)
+}
+
+/// [`super::payload_csum`] over the `len` bytes at `pkt`.
+extern "C" fn koi_jit_payload_csum(
+    csum: u64,
+    pkt: *const u8,
+    len: u64,
+    start: u64,
+    odd: u64,
+) -> u64 {
+    // SAFETY: generated code passes the packet pointer and length it was called with
+    // (`OutFn`'s `pkt` and `len`: the packet's bytes).
+    let pkt = unsafe { std::slice::from_raw_parts(pkt, len as usize) };
+    super::payload_csum(csum, pkt, start as u32, odd != 0)
 }
 
 /// Saturating signed addition (`op` 0) or subtraction (1), as `arith64`.
@@ -161,7 +177,15 @@ impl Unicast {
         // and no register reads: it reads packet bytes below `need` (checked above), writes
         // output bytes below `prefix_bytes` (`begin` leaves at least that many in `out`) and
         // reads nothing through its last argument.
-        unsafe { (self.f)(pkt.as_ptr(), port, out.as_mut_ptr(), std::ptr::null()) };
+        unsafe {
+            (self.f)(
+                pkt.as_ptr(),
+                port,
+                out.as_mut_ptr(),
+                std::ptr::null(),
+                pkt.len() as u64,
+            )
+        };
         self.layout.end(pkt, out, whole);
         Some(self.to)
     }
@@ -202,7 +226,15 @@ impl Compiled {
         // `2 * self.reads` words of `reads` (see `Lower::need`, `Lower::out_len` and
         // `Lower::reads`), all checked above to be within the buffers; `out` does not overlap
         // the others (it is borrowed mutably).
-        unsafe { f(pkt.as_ptr(), port, out.as_mut_ptr(), reads.as_ptr()) };
+        unsafe {
+            f(
+                pkt.as_ptr(),
+                port,
+                out.as_mut_ptr(),
+                reads.as_ptr(),
+                pkt.len() as u64,
+            )
+        };
         true
     }
 }
@@ -331,6 +363,7 @@ impl Jit {
             ctx.func.signature.params.push(AbiParam::new(I64));
             ctx.func.signature.params.push(AbiParam::new(ptr));
             ctx.func.signature.params.push(AbiParam::new(ptr));
+            ctx.func.signature.params.push(AbiParam::new(I64));
             let mut b = FunctionBuilder::new(&mut ctx.func, &mut self.fctx);
             let block = b.create_block();
             b.append_block_params_for_function_params(block);
@@ -345,6 +378,7 @@ impl Jit {
                 port: params[1],
                 out: params[2],
                 reads_ptr: params[3],
+                pkt_len: params[4],
                 vals: HashMap::new(),
                 need: 0,
                 out_len: o.prefix_bytes,
@@ -409,6 +443,8 @@ struct Lower<'a, 'f> {
     b: FunctionBuilder<'f>,
     module: &'a mut JITModule,
     pkt: Value,
+    /// The packet's length in bytes.
+    pkt_len: Value,
     port: Value,
     out: Value,
     reads_ptr: Value,
@@ -700,6 +736,16 @@ impl Lower<'_, '_> {
                     self.k(u64::from(*four)),
                 ];
                 self.helper("koi_jit_csum_replace", &args)?
+            }
+            Node::PayloadCsum { csum, start, odd } => {
+                let args = [
+                    self.node(*csum)?,
+                    self.pkt,
+                    self.pkt_len,
+                    self.k(u64::from(*start)),
+                    self.k(u64::from(*odd)),
+                ];
+                self.helper("koi_jit_payload_csum", &args)?
             }
         };
         self.vals.insert(n, v);
