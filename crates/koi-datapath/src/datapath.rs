@@ -1143,6 +1143,38 @@ impl<'a> DpObserver<'a> {
         );
     }
 
+    /// Before a traffic-manager event of a run being compiled: matches whole the packet
+    /// fields its inputs are computed from, if the megaflow does not fix them yet
+    /// ([`Tracer::tm_inputs`]), so that the compiled program sends to a fixed port.
+    fn unwildcard_tm_inputs(&mut self) {
+        if !matches!(self.mode, Mode::Recording) {
+            return;
+        }
+        let Some(t) = self.tracer.as_ref() else {
+            return;
+        };
+        let k = Known {
+            layout: self.layout,
+            mask: &self.mask,
+            phv0: &self.phv0,
+        };
+        let slots = t.tm_inputs(&k);
+        // Only fields the key holds whole (else the run is replayed, as before).
+        let whole = |s: SlotId| {
+            let w = self.pipeline.phv.slots.get(s).map(|x| x.width);
+            self.layout
+                .field_of(s)
+                .is_some_and(|f| f.lsb == 0 && Some(f.width) == w)
+        };
+        if !slots.iter().all(|s| whole(*s)) {
+            return;
+        }
+        for s in slots {
+            let w = self.pipeline.phv.slots.get(s).map_or(0, |x| x.width);
+            self.layout.mask_field(s, w, &mut self.mask);
+        }
+    }
+
     /// Runs `f` on the tracer with what it knows of the megaflow.
     fn trace(&mut self, f: impl FnOnce(&mut Tracer<'a>, &Known<'_>)) {
         if !matches!(self.mode, Mode::Recording) {
@@ -1403,6 +1435,7 @@ impl Observer for DpObserver<'_> {
     }
 
     fn tm(&mut self, ev: &TmEvent) {
+        self.unwildcard_tm_inputs();
         self.trace(|t, k| t.tm(ev, k));
         match &mut self.mode {
             Mode::Recording => self.recording.push(Rec::Tm(TmKind::of(ev))),

@@ -2719,7 +2719,83 @@ impl<'p> Tracer<'p> {
     fn const_slot(&self, s: Option<SlotId>, k: &Known<'_>) -> Option<u64> {
         match s {
             None => Some(0),
-            Some(s) => self.konst(self.slots[s.index() as usize], k)?.to_u64(),
+            Some(s) => self.konst_deep(self.slots[s.index() as usize], k)?.to_u64(),
+        }
+    }
+
+    /// The constant value of `n` if the megaflow fixes every input it is computed from
+    /// (the operations evaluated as [`Tracer::fold`] does).
+    fn konst_deep(&self, n: N, k: &Known<'_>) -> Option<Bits> {
+        if let Some(b) = self.konst(n, k) {
+            return Some(b);
+        }
+        let c = |x: &N| self.konst_deep(*x, k);
+        match &self.nodes[n as usize] {
+            Node::Un(op, a) => c(a).map(|x| unary(*op, &x)),
+            Node::Bin(op, a, b) => Some(arith(*op, &c(a)?, &c(b)?)),
+            Node::Slice(a, hi, lo) => c(a).map(|x| x.slice(*hi, *lo)),
+            Node::Cast(cs, a) => c(a).map(|x| cast(*cs, &x)),
+            Node::Mux(cond, a, b) => {
+                if truth(&c(cond)?) {
+                    c(a)
+                } else {
+                    c(b)
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The key slots a traffic-manager input (egress port, multicast group, priority) that
+    /// the megaflow does not fix yet is computed from (`hdr.routes[0].port` for a source
+    /// route): matching them whole fixes it, as Open vSwitch un-wildcards a field an output
+    /// action takes its port from. Empty if there is none, or an input is computed from
+    /// something else (nothing to do: the run is not compiled).
+    pub fn tm_inputs(&self, k: &Known<'_>) -> Vec<SlotId> {
+        let mut out = Vec::new();
+        for s in [
+            self.setup.egress_spec,
+            self.setup.mcast_grp,
+            self.setup.priority,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let n = self.slots[s.index() as usize];
+            if self.konst_deep(n, k).is_none() && !self.leaves(n, &mut out) {
+                return Vec::new();
+            }
+        }
+        out
+    }
+
+    /// Adds to `out` the slots of the packet fields (and the ingress port) `n` is computed
+    /// from; `false` if it is computed from anything else.
+    fn leaves(&self, n: N, out: &mut Vec<SlotId>) -> bool {
+        match &self.nodes[n as usize] {
+            Node::Const(_) => true,
+            Node::Pkt { slot, w, .. } => {
+                let whole = self.p.phv.slots.get(*slot).is_some_and(|s| s.width == *w);
+                if whole && !out.contains(slot) {
+                    out.push(*slot);
+                }
+                whole
+            }
+            Node::Port(_) => match self.p.intrinsic("ingress_port") {
+                Some(s) => {
+                    if !out.contains(&s) {
+                        out.push(s);
+                    }
+                    true
+                }
+                None => false,
+            },
+            Node::Un(_, a) | Node::Slice(a, ..) | Node::Cast(_, a) => self.leaves(*a, out),
+            Node::Bin(_, a, b) => self.leaves(*a, out) && self.leaves(*b, out),
+            Node::Mux(c, a, b) => {
+                self.leaves(*c, out) && self.leaves(*a, out) && self.leaves(*b, out)
+            }
+            _ => false,
         }
     }
 

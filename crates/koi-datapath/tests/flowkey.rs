@@ -212,14 +212,29 @@ fn ingress_port_is_keyed_when_a_table_matches_it() {
         (9, Source::Architecture, 0)
     );
     assert_eq!(l.groups()[0].name, "architecture");
-    // Without the table, the port is not in the key.
+    // Without the table, a port only written to a header is not in the key.
     let plain = r#"control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
-            apply { sm.egress_spec = sm.ingress_port; }
+            apply { hdr.eth.src = (bit<48>) sm.ingress_port; sm.egress_spec = 1; }
         }"#;
     let l = FlowKeyLayout::new(&program(PARSER, plain));
     assert!(
         !l.fields().iter().any(|f| f.name.ends_with("ingress_port")),
         "{l}"
+    );
+    // The traffic manager reads the egress port: a port computed from the ingress port is
+    // in the key (the slow path matches it when a compiled program needs the port fixed).
+    let back = r#"control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+            apply { sm.egress_spec = sm.ingress_port; }
+        }"#;
+    let l = FlowKeyLayout::new(&program(PARSER, back));
+    assert!(
+        l.fields().iter().any(|f| f.name.ends_with("ingress_port")),
+        "{l}"
+    );
+    assert!(
+        l.decisions()
+            .iter()
+            .any(|d| d.kind == DecisionKind::TrafficManager)
     );
 }
 

@@ -238,6 +238,18 @@ impl<'a> Facts<'a> {
                 port_srcs.push(Src::Full(session, None));
             }
         });
+        let tm_reads: Vec<Src<'a>> = spec
+            .iter()
+            .chain(grp.iter())
+            .chain(self.intrinsic("priority").iter())
+            .map(|&n| Src::Node(n))
+            .collect();
+        self.decide(
+            DecisionKind::TrafficManager,
+            "traffic manager: egress_spec, mcast_grp, priority".into(),
+            tm_reads,
+            None,
+        );
         if let Some(port) = self.intrinsic("egress_port") {
             self.arch_write(port, port_srcs);
         }

@@ -42,6 +42,11 @@ pub enum DecisionKind {
     Checksum,
     /// An `assert` or `assume` condition.
     Assert,
+    /// What the traffic manager reads (v1model: egress port, multicast group, priority).
+    /// The slow path matches its packet inputs only when a compiled program needs them
+    /// fixed (a port taken from the packet), as Open vSwitch un-wildcards a field an output
+    /// action takes its port from.
+    TrafficManager,
 }
 
 impl DecisionKind {
@@ -58,6 +63,7 @@ impl DecisionKind {
             DecisionKind::ParserOperand => "parser operand",
             DecisionKind::Checksum => "checksum condition",
             DecisionKind::Assert => "assert",
+            DecisionKind::TrafficManager => "traffic manager",
         }
     }
 }
