@@ -7,16 +7,19 @@
 //! header's last field, its size a value the packet gives, as IPv4 and TCP options are
 //! parsed), `advance`s by a constant or by a value the packet gives, `lookahead`s into
 //! variables (wider than 64 bits when the parser reads them through slices only, as a
-//! `lookahead` of a header type lowers to), `setValid`/`setInvalid` and header copies (as sub-parsers lower to),
-//! assignments to metadata, locals and temporaries, and to the fields of headers that no
-//! `extract` or copy fills (the header a `lookahead` of a header type lowers to), which it
-//! holds as variables, `select`s and `verify`s. The values these use are up to 64 bits: header
+//! `lookahead` of a header type lowers to), `setValid`/`setInvalid` and header copies (as
+//! sub-parsers lower to), assignments to metadata, locals and temporaries, to the fields of
+//! headers that no `extract` or copy fills (the header a `lookahead` of a header type lowers
+//! to), which it holds as variables, and to fields of extracted headers outside stacks,
+//! unions and header copies (a variable over the packet's bits until the header is
+//! extracted again), `select`s and `verify`s. The values these use are up to 64 bits: header
 //! fields, validity bits, stack indices, fields of stack elements at run-time indices
 //! (`stack.last`), the ingress port, the packet length, constants and the variables assigned
 //! before, combined by slices, concatenations, casts, arithmetic, shifts, comparisons and
 //! logic; a `select` matches them against values, masks, prefixes and ranges. Anything else
-//! (a wide `lookahead` read whole, assignments to fields of extracted headers, value sets)
-//! leaves the program without a fast parser: its packets take the interpreter's parser.
+//! (a wide `lookahead` read whole, assignments to fields of stack elements, union members or
+//! copied headers, value sets) leaves the program without a fast parser: its packets take
+//! the interpreter's parser.
 //!
 //! At run time a parse stops where the P4 parser errs or rejects (a full stack, a failed
 //! `verify`, `reject`, a `select` without a match, and for v1model an `advance` or a varbit
@@ -39,6 +42,13 @@
 //! the packet bits it was computed from when it decided (its **provenance**, which the parse
 //! records: a variable may be overwritten after it decided, and the key holds its final
 //! value); a variable in the key is then a constant of the template.
+//!
+//! The flow key is the headers' final bits. A parse that moves a header's bits after a
+//! decision read them (extracted again, copied over, zeroed by `setValid`), overwrites a
+//! field a decision read, or reads a `lookahead` again into a variable a decision read, has
+//! a key that need not tell its path from another's: [`FastParser::key`] leaves such a packet
+//! to the interpreter's path, which checks a megaflow's recorded decisions as it replays them
+//! (its own megaflow is never compiled).
 
 use crate::flowkey::FlowKeyLayout;
 use crate::native::Jit;
@@ -81,6 +91,8 @@ enum Op {
         id: u32,
         var: u32,
         e: Ex,
+        /// The variable holds a field of an extracted header ([`Ex::Over`]).
+        over: bool,
     },
     /// `vars[var] = pkt.lookahead<bit<w>>()` (assignment `id`, its value [`Ex::Ahead`]).
     /// A `wide` one (more than 64 bits) records where it read ([`Parsed::ahead_at`]): the
@@ -161,6 +173,13 @@ pub enum Ex {
     /// The `w` packet bits at the cursor when a `lookahead` ran (only as the value of an
     /// [`Op::Lookahead`] assignment: [`Parsed::lookaheads`] says where).
     Ahead(u32),
+    /// A field of an extracted header that a parser assignment may overwrite (variable
+    /// `var`): the variable's value once assigned ([`Parsed::ovr`]), else the packet bits
+    /// (`field`, an [`Ex::Field`]).
+    Over {
+        var: u32,
+        field: Box<Ex>,
+    },
     /// Bits `hi..=lo` of the wide `lookahead` variable `var` of `w` bits: packet bits where
     /// its `lookahead` last read ([`Parsed::ahead_at`]; 0 before any).
     AheadSlice {
@@ -250,6 +269,16 @@ enum KeyOp {
         len: u32,
         key: u32,
     },
+    /// Bits `lsb .. lsb + len` of an overridable field (variable `var`): the variable once
+    /// assigned, else the `len` packet bits at bit `off` of header `h`.
+    Over {
+        var: u32,
+        h: u32,
+        off: u32,
+        lsb: u32,
+        len: u32,
+        key: u32,
+    },
     /// `len` (1..=64) bits at bit `off` of wide `lookahead` variable `var` (packet bits where
     /// it read), to key bit `key`.
     Ahead {
@@ -327,6 +356,9 @@ pub struct Parsed {
     prov_ranges: Vec<(u32, u32)>,
     /// Per variable: the cursor where its wide `lookahead` last read ([`NONE`]: not yet).
     pub(crate) ahead_at: Vec<u32>,
+    /// Per variable holding an overridable field: whether an assignment overwrote the
+    /// field since its header's bits last moved.
+    ovr: Vec<bool>,
     /// The packet bits the variables that decided the path were computed from (a
     /// `select`, `verify`, `advance` or varbit size reading a variable): a parse-path
     /// template pins them. `unpinned`: one came from something else (the port, the length).
@@ -507,6 +539,8 @@ pub struct FastParser {
     /// Whether the key, a `select`, a `verify` or an `advance` reads a variable (else the
     /// assignments and `lookahead`s only matter to the slow path, which records them).
     vars_read: bool,
+    /// Per header: the variables holding its overridable fields.
+    hdr_over: Vec<Vec<u32>>,
     /// v1model: an `advance` that is not whole bytes is an error (uBPF advances by bits,
     /// which the fast parser leaves to the interpreter).
     v1model: bool,
@@ -522,6 +556,8 @@ struct Inputs {
     vars: Vec<SlotId>,
     /// The variables (among `vars`) only a `lookahead` wider than 64 bits writes.
     wide: Vec<SlotId>,
+    /// The variables (among `vars`) that are fields of extracted headers.
+    over: Vec<SlotId>,
 }
 
 impl Inputs {
@@ -549,6 +585,7 @@ impl FastParser {
                     .collect(),
                 vars: Vec::new(),
                 wide: Vec::new(),
+                over: Vec::new(),
             },
             koi_ir::Architecture::Ubpf => Inputs {
                 port: p.intrinsic("input_port"),
@@ -556,6 +593,7 @@ impl FastParser {
                 unknown: Vec::new(),
                 vars: Vec::new(),
                 wide: Vec::new(),
+                over: Vec::new(),
             },
             _ => return None,
         };
@@ -564,6 +602,7 @@ impl FastParser {
         // `extract` or copy moves packet bits into them: the header a `lookahead` of a header
         // type lowers to), which it holds as variables.
         let scratch = scratch_headers(p, parser);
+        let overridable = overridable_headers(p, parser, &scratch);
         for st in parser.states.values() {
             for s in &st.stmts {
                 if let Stmt::Assign { dst, .. } | Stmt::Lookahead { dst } = s {
@@ -573,8 +612,14 @@ impl FastParser {
                     let slot = p.phv.slots.get(*d)?;
                     let plain = match slot.kind {
                         SlotKind::Metadata | SlotKind::Local | SlotKind::Temp => true,
-                        SlotKind::HeaderField(h) => {
-                            matches!(s, Stmt::Assign { .. }) && scratch.contains(&h)
+                        SlotKind::HeaderField(h) if matches!(s, Stmt::Assign { .. }) => {
+                            if overridable.contains(&h) {
+                                fixed_offset(p, h, *d)?;
+                                if !inputs.over.contains(d) {
+                                    inputs.over.push(*d);
+                                }
+                            }
+                            scratch.contains(&h) || overridable.contains(&h)
                         }
                         _ => false,
                     };
@@ -677,6 +722,7 @@ impl FastParser {
                             id: (assigns.len() - 1) as u32,
                             var,
                             e,
+                            over: inputs.over.contains(d),
                         }
                     }
                     Stmt::Lookahead {
@@ -774,6 +820,17 @@ impl FastParser {
             let slot = p.phv.slots.get(f.slot)?;
             let kind = slot.kind;
             match kind {
+                SlotKind::HeaderField(h) if inputs.over.contains(&f.slot) => {
+                    let hd = p.phv.headers.get(h)?;
+                    key.push(KeyOp::Over {
+                        var: inputs.var(f.slot)?,
+                        h: h.index(),
+                        off: slot.offset - hd.offset + (f.slot_width - f.lsb - f.width),
+                        lsb: f.lsb,
+                        len: f.width,
+                        key: f.key_offset,
+                    });
+                }
                 SlotKind::HeaderField(_) if inputs.var(f.slot).is_some() && f.width <= 64 => {
                     key.push(KeyOp::Var {
                         var: inputs.var(f.slot)?,
@@ -902,7 +959,8 @@ impl FastParser {
                 _ => return None,
             }
         }
-        let vars_read = key.iter().any(|k| matches!(k, KeyOp::Var { .. }))
+        let vars_read = !inputs.over.is_empty()
+            || key.iter().any(|k| matches!(k, KeyOp::Var { .. }))
             || states.iter().any(|st| match &st.trans {
                 Trans::Select { keys, .. } => keys.iter().any(reads_var),
                 Trans::Goto(_) => false,
@@ -924,6 +982,18 @@ impl FastParser {
             key,
             words: layout.key_words().max(1),
             margin,
+            hdr_over: (0..headers)
+                .map(|h| {
+                    let over = &inputs.over;
+                    over.iter()
+                        .filter(|s| {
+                            p.phv.slots.get(**s).map(|x| x.kind)
+                                == Some(SlotKind::HeaderField(koi_ir::HeaderId::new(h as u32)))
+                        })
+                        .filter_map(|s| inputs.var(*s))
+                        .collect()
+                })
+                .collect(),
             var_slots: inputs.vars,
             vars_read,
             assigns,
@@ -970,6 +1040,7 @@ impl FastParser {
             ahead_end: 0,
             prov: vec![(0, 0); self.var_slots.len()],
             ahead_at: vec![NONE; self.var_slots.len()],
+            ovr: vec![false; self.var_slots.len()],
             prov_ranges: Vec::new(),
             pins: Vec::new(),
             unpinned: false,
@@ -996,6 +1067,7 @@ impl FastParser {
         out.lookaheads.clear();
         out.ahead_end = 0;
         out.ahead_at.fill(NONE);
+        out.ovr.fill(false);
         if self.vars_read {
             out.prov.fill((0, 0));
             out.prov_ranges.clear();
@@ -1166,6 +1238,11 @@ impl FastParser {
                             return false;
                         }
                         out.ahead_end = out.ahead_end.max(end as u32);
+                        // Read again after a decision read it: the decided value is in no
+                        // key (a lookahead's bits are not key fields), as for moved bits.
+                        if !out.reextracted && self.decided_by(out).any(|e| reads_var_at(e, var)) {
+                            out.reextracted = true;
+                        }
                         if wide {
                             out.ahead_at[var as usize] = cursor as u32;
                             if self.vars_read || out.record {
@@ -1190,7 +1267,12 @@ impl FastParser {
                         out.assigned_reads.push((n, n));
                         out.lookaheads.push(cursor as u32);
                     }
-                    Op::Assign { id, var, ref e } => {
+                    Op::Assign {
+                        id,
+                        var,
+                        ref e,
+                        over,
+                    } => {
                         if !(self.vars_read || out.record) {
                             continue;
                         }
@@ -1202,6 +1284,17 @@ impl FastParser {
                         }
                         let v = eval(e, pkt, out, port);
                         out.vars[var as usize] = v;
+                        // (After the value: it may read the field it overwrites.) A field a
+                        // decision read is gone from the key once overwritten: the key no
+                        // longer tells this path from others (as for moved bits).
+                        if over {
+                            if !out.reextracted
+                                && self.decided_by(out).any(|e| reads_var_at(e, var))
+                            {
+                                out.reextracted = true;
+                            }
+                            out.ovr[var as usize] = true;
+                        }
                         out.assigned.push(id);
                         out.assigned_reads.push((n, out.stack_reads.len() as u32));
                     }
@@ -1317,7 +1410,10 @@ impl FastParser {
     fn key_by_parse(&self, pkt: &[u8], port: u64, t: &mut Templates, key: &mut [u64]) -> bool {
         t.parses += 1;
         let mut parsed = t.scratch.take().unwrap_or_else(|| self.new_parsed());
-        let ok = self.parse(pkt, port, &mut parsed, key);
+        // A path on which a header's bits moved after a decision read them: the key (the
+        // headers' final bits) does not tell that path from others, so the packet takes the
+        // interpreter's path, which checks a megaflow's recorded decisions as it replays them.
+        let ok = self.parse(pkt, port, &mut parsed, key) && !parsed.reextracted;
         if ok && let Some(tpl) = self.template(&parsed, pkt, port) {
             if t.list.len() == TEMPLATES {
                 t.list.pop();
@@ -1531,6 +1627,36 @@ impl FastParser {
                     let v = *p.vars.get(var as usize)?;
                     write_key(&mut key_base, key, len, v >> lsb);
                 }
+                // Overwritten: a constant for the bits pinned; else the packet's bits.
+                KeyOp::Over {
+                    var,
+                    h,
+                    off,
+                    lsb,
+                    len,
+                    key,
+                } => {
+                    if p.ovr[var as usize] {
+                        let (a, b) = *p.prov.get(var as usize)?;
+                        for &r in p.prov_ranges.get(a as usize..b as usize)? {
+                            if r == UNKNOWN {
+                                return None;
+                            }
+                            let v = read_bits(pkt, r.0, r.1);
+                            ranges.push((r.0, r.1, v, v));
+                        }
+                        write_key(&mut key_base, key, len, p.vars[var as usize] >> lsb);
+                    } else {
+                        let base = p.hdr_off[h as usize];
+                        if base != NONE {
+                            copies.push(Copy {
+                                off: base + off,
+                                len,
+                                key,
+                            });
+                        }
+                    }
+                }
                 // (Where the `lookahead` read is fixed on the path.)
                 KeyOp::Ahead { var, off, len, key } => {
                     let at = p.ahead_at[var as usize];
@@ -1647,6 +1773,15 @@ impl FastParser {
         let Some(&old) = out.hdr_off.get(h as usize) else {
             return;
         };
+        // Overwritten fields get the header's new bits: the tracer, which follows the
+        // assignments from the end of the parse, does not model that.
+        if let Some(vars) = self.hdr_over.get(h as usize) {
+            for &v in vars {
+                if std::mem::take(&mut out.ovr[v as usize]) {
+                    out.reextracted = true;
+                }
+            }
+        }
         if old != at {
             if !out.reextracted && self.read_so_far(out, h, false) {
                 out.reextracted = true;
@@ -1683,6 +1818,13 @@ impl FastParser {
         if out.stack_reads.contains(&h) {
             return true;
         }
+        self.decided_by(out)
+            .chain(assigned)
+            .any(|e| reads(e, h, false))
+    }
+
+    /// The expressions of the `select`s, `verify`s, `advance`s and varbit sizes run so far.
+    fn decided_by<'s>(&'s self, out: &'s Parsed) -> impl Iterator<Item = &'s Ex> + 's {
         let selected = out.selects.iter().filter_map(|&(st, i, ..)| {
             match &self.states.get(st as usize)?.trans {
                 Trans::Select { keys, .. } => keys.get(i as usize),
@@ -1701,11 +1843,7 @@ impl FastParser {
                 _ => None,
             }
         });
-        selected
-            .chain(verified)
-            .chain(advanced)
-            .chain(assigned)
-            .any(|e| reads(e, h, false))
+        selected.chain(verified).chain(advanced)
     }
 
     /// The other members of `h`'s union become invalid (their fields keep their values).
@@ -1760,6 +1898,23 @@ impl FastParser {
                     len,
                     key: k,
                 } => write_key(key, k, len, u64::from(out.varbit[h as usize]) >> lsb),
+                KeyOp::Over {
+                    var,
+                    h,
+                    off,
+                    lsb,
+                    len,
+                    key: k,
+                } => {
+                    if out.ovr[var as usize] {
+                        write_key(key, k, len, out.vars[var as usize] >> lsb);
+                    } else {
+                        let base = out.hdr_off[h as usize];
+                        if base != NONE {
+                            write_key(key, k, len, read_bits(pkt, base + off, len));
+                        }
+                    }
+                }
                 KeyOp::Ahead {
                     var,
                     off,
@@ -1874,7 +2029,7 @@ fn pin_fields(
             pin_fields(b, p, pkt, port, ranges, port_checks)?;
         }
         // (The parse pinned what the variables were computed from: `Parsed::pins`.)
-        Ex::Var(..) | Ex::AheadSlice { .. } => {}
+        Ex::Var(..) | Ex::AheadSlice { .. } | Ex::Over { .. } => {}
         Ex::Len(_) | Ex::Ahead(_) | Ex::StackField { .. } => return None,
     }
     Some(())
@@ -1903,6 +2058,13 @@ fn provenance(e: &Ex, out: &mut Parsed) {
         Ex::AheadSlice { .. } => {
             if let Some(r) = ahead_bits(e, out) {
                 out.prov_ranges.push(r);
+            }
+        }
+        Ex::Over { var, field } => {
+            if out.ovr[*var as usize] {
+                provenance(&Ex::Var(*var, 0), out);
+            } else {
+                provenance(field, out);
             }
         }
         Ex::Const(..) | Ex::Valid(_) | Ex::Next(_) => {}
@@ -1942,6 +2104,16 @@ fn pin_vars(e: &Ex, out: &mut Parsed) {
                 out.pins.push(r);
             }
         }
+        Ex::Over { var, field } => {
+            if out.ovr[*var as usize] {
+                pin_vars(&Ex::Var(*var, 0), out);
+            } else if let Ex::Field { h, off, w, .. } = **field {
+                let base = out.hdr_off[h as usize];
+                if base != NONE {
+                    out.pins.push((base + off, w));
+                }
+            }
+        }
         _ => {}
     }
 }
@@ -1959,7 +2131,7 @@ fn ahead_bits(e: &Ex, out: &Parsed) -> Option<(u32, u32)> {
 /// Whether `e` reads a parser variable.
 fn reads_var(e: &Ex) -> bool {
     match e {
-        Ex::Var(..) | Ex::AheadSlice { .. } => true,
+        Ex::Var(..) | Ex::AheadSlice { .. } | Ex::Over { .. } => true,
         Ex::Slice(v, ..) | Ex::Trunc(v, _) | Ex::Sext(v, ..) => reads_var(v),
         Ex::Concat(a, b, _) | Ex::Bin(_, a, b, ..) => reads_var(a) || reads_var(b),
         Ex::Un(_, a, _) => reads_var(a),
@@ -2098,6 +2270,47 @@ fn scratch_headers(p: &Pipeline, parser: &koi_ir::Parser) -> Vec<koi_ir::HeaderI
     assigned
 }
 
+/// The headers (other than `scratch`) whose fields parser `parser` assigns and which it
+/// also extracts, outside stacks, unions and header copies: the fast parser holds the
+/// assigned fields as variables over the packet's bits ([`Ex::Over`]).
+fn overridable_headers(
+    p: &Pipeline,
+    parser: &koi_ir::Parser,
+    scratch: &[koi_ir::HeaderId],
+) -> Vec<koi_ir::HeaderId> {
+    let mut out = Vec::new();
+    let mut copied = Vec::new();
+    for st in parser.states.values() {
+        for s in &st.stmts {
+            match s {
+                Stmt::Assign {
+                    dst: Place::Slot(d),
+                    ..
+                } => {
+                    if let Some(SlotKind::HeaderField(h)) = p.phv.slots.get(*d).map(|x| x.kind)
+                        && !scratch.contains(&h)
+                        && !out.contains(&h)
+                    {
+                        out.push(h);
+                    }
+                }
+                Stmt::CopyHeader { dst, src } => {
+                    for r in [dst, src] {
+                        if let HeaderRef::Header(h) = r {
+                            copied.push(*h);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let in_stack = |h: koi_ir::HeaderId| p.phv.stacks.values().any(|s| s.elems.contains(&h));
+    let in_union = |h: koi_ir::HeaderId| p.phv.unions.values().any(|u| u.members.contains(&h));
+    out.retain(|&h| !copied.contains(&h) && !in_stack(h) && !in_union(h));
+    out
+}
+
 /// Whether headers `a` and `b` have the same type, without varbit fields (a header copy
 /// then moves the same bits).
 fn same_layout(p: &Pipeline, a: koi_ir::HeaderId, b: koi_ir::HeaderId) -> bool {
@@ -2131,6 +2344,19 @@ fn written_by_parser(p: &Pipeline, slot: SlotId) -> bool {
     })
 }
 
+/// Whether `e` reads variable `var` (or a slice of it).
+fn reads_var_at(e: &Ex, var: u32) -> bool {
+    match e {
+        Ex::Var(v, _) | Ex::AheadSlice { var: v, .. } | Ex::Over { var: v, .. } => *v == var,
+        Ex::Slice(a, ..) | Ex::Trunc(a, _) | Ex::Sext(a, ..) | Ex::Un(_, a, _) => {
+            reads_var_at(a, var)
+        }
+        Ex::Concat(a, b, _) | Ex::Bin(_, a, b, ..) => reads_var_at(a, var) || reads_var_at(b, var),
+        Ex::StackField { index, .. } => reads_var_at(index, var),
+        _ => false,
+    }
+}
+
 /// Whether `e` reads header `h`'s fields (`validity`: its validity).
 fn reads(e: &Ex, h: u32, validity: bool) -> bool {
     match e {
@@ -2141,6 +2367,7 @@ fn reads(e: &Ex, h: u32, validity: bool) -> bool {
             reads(a, h, validity) || reads(b, h, validity)
         }
         Ex::Un(_, a, _) => reads(a, h, validity),
+        Ex::Over { field, .. } => reads(field, h, validity),
         // The element it read is in `Parsed::stack_reads`.
         Ex::StackField { index, .. } => reads(index, h, validity),
         // (Packet bits, which no header operation moves.)
@@ -2169,6 +2396,18 @@ fn key_expr(p: &Pipeline, inputs: &Inputs, e: &Expr) -> Option<(Ex, u32)> {
                 return None;
             }
             let e = match slot.kind {
+                SlotKind::HeaderField(h) if inputs.over.contains(s) => {
+                    let hd = p.phv.headers.get(h)?;
+                    Ex::Over {
+                        var: inputs.var(*s)?,
+                        field: Box::new(Ex::Field {
+                            h: h.index(),
+                            off: slot.offset - hd.offset,
+                            w: slot.width,
+                            slot: *s,
+                        }),
+                    }
+                }
                 SlotKind::HeaderField(_) if inputs.var(*s).is_some() => {
                     Ex::Var(inputs.var(*s)?, slot.width)
                 }
@@ -2370,6 +2609,13 @@ fn eval(e: &Ex, pkt: &[u8], out: &mut Parsed, port: u64) -> u64 {
         }
         // (Never evaluated: `Op::Lookahead` reads the packet itself.)
         Ex::Ahead(_) => 0,
+        Ex::Over { var, field } => {
+            if out.ovr[*var as usize] {
+                out.vars[*var as usize]
+            } else {
+                eval(field, pkt, out, port)
+            }
+        }
         Ex::AheadSlice { .. } => match ahead_bits(e, out) {
             Some((off, len)) => read_bits(pkt, off, len),
             None => 0,

@@ -1680,6 +1680,12 @@ impl<'p> Tracer<'p> {
                     slot: cx.ahead_slot?,
                 })
             }
+            // An overwritten field: its last assignment on this path, else the packet's bits
+            // (a header extracted again after an assignment leaves the run untraced).
+            Ex::Over { var, field } => match *cx.vars.get(*var as usize)? {
+                Some(n) => n,
+                None => self.parser_value(field, cx)?,
+            },
             // Bits of a wide `lookahead`'s value (the node its last run gave the variable).
             Ex::AheadSlice { var, hi, lo, .. } => match *cx.vars.get(*var as usize)? {
                 Some(n) => self.add(Node::Slice(n, *hi, *lo)),

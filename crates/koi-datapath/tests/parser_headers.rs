@@ -665,3 +665,227 @@ fn a_verify_on_a_parser_variable_is_computed_on_every_parse() {
     let s = twin.dp.stats();
     assert_eq!(s.fast_parse_mismatch + s.compile_mismatch, 0, "{s:?}");
 }
+
+/// Assignments to fields of extracted headers in parser states (as an inlined sub-parser
+/// writing its `out` header does): the field is the assigned value until its header is
+/// extracted again; a `select` on it and the flow key read that value.
+const OVERWRITE: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header a_t { bit<8> t; bit<8> v; }
+header b_t { bit<8> w; }
+struct headers { a_t a; b_t b; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.a);
+        transition select(hdr.a.t) {
+            1: set;
+            2: computed;
+            3: again;
+            default: accept;
+        }
+    }
+    state set {
+        hdr.a.v = 42;
+        transition accept;
+    }
+    state computed {
+        hdr.a.v = hdr.a.t + hdr.a.v;
+        transition select(hdr.a.v) {
+            10: more;
+            default: accept;
+        }
+    }
+    state again {
+        hdr.a.v = 42;
+        pkt.extract(hdr.a);
+        transition accept;
+    }
+    state more {
+        pkt.extract(hdr.b);
+        transition accept;
+    }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply {
+        if (hdr.a.v == 42) {
+            sm.egress_spec = 1;
+        } else if (hdr.b.isValid()) {
+            sm.egress_spec = 2;
+            hdr.b.w = hdr.b.w + 1;
+        } else {
+            sm.egress_spec = 3;
+        }
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) {
+    apply {
+        pkt.emit(hdr.a);
+        pkt.emit(hdr.b);
+    }
+}
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+#[test]
+fn assignments_to_extracted_headers_are_followed() {
+    use koi_datapath::{PathTaken, Tier};
+    let p = compile_str(OVERWRITE).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = Twin::new(&p, |_| {});
+    assert!(twin.dp.has_fast_parser());
+    let mut rng = Rng(0x3c6e_f372_fe94_f82b);
+    for _ in 0..3000 {
+        let r = rng.next();
+        let t = [1u8, 2, 3, 4][(r % 4) as usize];
+        let v = [0u8, 8, 9, 40, 42][((r >> 8) % 5) as usize];
+        let len = 2 + ((r >> 16) % 4) as usize;
+        let mut f = vec![t, v];
+        f.extend((2..len).map(|i| (r >> (24 + 8 * i)) as u8 % 3));
+        twin.send(&f, 0);
+    }
+    let s = twin.dp.stats();
+    assert_eq!(s.fast_parse_mismatch + s.compile_mismatch, 0, "{s:?}");
+    assert!(s.compiled_hits > 1500, "{s:?}");
+    assert!(s.jit_templates >= 3, "{s:?}");
+    let compiled =
+        |t: PathTaken| matches!(t, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow));
+    // (t, v, extra, port, compiled): the assigned value decides, the computed one selects.
+    let cases: [(u8, u8, u8, u64, bool); 4] = [
+        (1, 0, 5, 1, true),
+        (2, 8, 5, 2, true),
+        (2, 9, 5, 3, true),
+        // Extracted again after the assignment: the packet's bits, replayed.
+        (3, 3, 0, 3, false),
+    ];
+    for (t, v, extra, port, fast) in cases {
+        let mut twin = Twin::new(&p, |_| {});
+        let pkt = [t, v, extra, 9];
+        let (out, first) = twin.send(&pkt, 0);
+        assert_eq!(first, PathTaken::Slow);
+        assert_eq!(out[0].0, port, "{pkt:?}");
+        let (_, again) = twin.send(&pkt, 0);
+        assert_eq!(compiled(again), fast, "{pkt:?}: {again:?}");
+    }
+}
+
+/// A header extracted again after a `select` read it: the key (the final bits) of such a
+/// packet can equal the key of a packet that took another path (`a` = 2 0 either way
+/// below), so it must not run the other path's compiled program.
+const AGAIN: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header a_t { bit<8> t; bit<8> v; }
+struct headers { a_t a; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.a);
+        transition select(hdr.a.t) {
+            3: again;
+            default: accept;
+        }
+    }
+    state again {
+        pkt.extract(hdr.a);
+        transition accept;
+    }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply {
+        sm.egress_spec = 1;
+        hdr.a.v = hdr.a.v + 1;
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.a); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+#[test]
+fn a_header_extracted_again_does_not_take_another_paths_megaflow() {
+    let p = compile_str(AGAIN).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = Twin::new(&p, |_| {});
+    // Twice each, in both orders: the compiled megaflow of `2 0` and the packets whose
+    // second header is `2 0`.
+    for pkt in [
+        [2u8, 0, 7, 7],
+        [2, 0, 7, 7],
+        [3, 1, 2, 0],
+        [3, 1, 2, 0],
+        [2, 0, 9, 9],
+    ] {
+        twin.send(&pkt, 0);
+    }
+    let mut twin = Twin::new(&p, |_| {});
+    for pkt in [
+        [3u8, 1, 2, 0],
+        [3, 1, 2, 0],
+        [2, 0, 7, 7],
+        [2, 0, 7, 7],
+        [3, 5, 2, 0],
+    ] {
+        twin.send(&pkt, 0);
+    }
+}
+
+/// A field a `select` read, then overwritten: the key holds the new value only, so two
+/// paths (an `advance` or not before `b`) have equal keys and must not share a program.
+const DECIDED_THEN_OVERWRITTEN: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header a_t { bit<8> t; bit<8> v; }
+header b_t { bit<8> w; }
+struct headers { a_t a; b_t b; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.a);
+        transition select(hdr.a.v) {
+            1: skip;
+            default: plain;
+        }
+    }
+    state skip {
+        pkt.advance(8);
+        pkt.extract(hdr.b);
+        hdr.a.v = 0;
+        transition accept;
+    }
+    state plain {
+        pkt.extract(hdr.b);
+        hdr.a.v = 0;
+        transition accept;
+    }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply {
+        sm.egress_spec = 1;
+        hdr.b.w = hdr.b.w + 1;
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.a); pkt.emit(hdr.b); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+#[test]
+fn a_field_decided_on_then_overwritten_does_not_share_a_megaflow() {
+    let p = compile_str(DECIDED_THEN_OVERWRITTEN).unwrap_or_else(|e| panic!("{e}"));
+    for order in [
+        [[5u8, 1, 9, 7, 3], [5, 0, 7, 3, 3]],
+        [[5, 0, 7, 3, 3], [5, 1, 9, 7, 3]],
+    ] {
+        let mut twin = Twin::new(&p, |_| {});
+        for pkt in [order[0], order[0], order[1], order[1]] {
+            twin.send(&pkt, 0);
+        }
+    }
+}
