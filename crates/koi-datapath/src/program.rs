@@ -2147,7 +2147,11 @@ impl<'p> Tracer<'p> {
             return;
         }
         if self.exec(s, params, k).is_none() {
-            self.fail("statement");
+            // (A builtin by its name: what `koi bench` reports a replay for.)
+            self.fail(match s {
+                Stmt::Builtin(b) => b.name(),
+                _ => "statement",
+            });
         }
     }
 

@@ -132,6 +132,66 @@ fn json_report_of_a_short_run() {
     // Every packet is routed out of port 2 (none matches the ACL's drop entries).
     assert_eq!(num(&v, "outputs_per_packet"), 1.0);
     assert_eq!(num(&v, "batch"), koi_datapath::BATCH as f64);
+    // Every megaflow of L2L3-ACL is compiled: no replays to report.
+    assert_eq!(field(&v, "replayed"), &serde_json::json!({}), "{v}");
+}
+
+/// A program whose megaflows cannot be compiled (it resubmits): the report says how many
+/// replay the interpreter on every hit, and why.
+#[test]
+fn replayed_megaflows_are_reported_with_their_reason() {
+    let prog = tmp("resubmit.p4");
+    std::fs::write(
+        &prog,
+        r#"
+#include <core.p4>
+#include <v1model.p4>
+header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
+struct headers { eth_t eth; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.eth); transition accept; }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply {
+        if (sm.instance_type == 0) {
+            resubmit_preserving_field_list(0);
+        }
+        sm.egress_spec = 2;
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.eth); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#,
+    )
+    .unwrap();
+    let prog = prog.display().to_string();
+    let args = [
+        "bench",
+        &prog,
+        "--flows",
+        "10",
+        "--seconds",
+        "0.1",
+        "--warmup",
+        "0.1",
+    ];
+    let out = koi(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("replayed    1 megaflows have no compiled program")
+            && stdout.contains("resubmit (1)"),
+        "{stdout}"
+    );
+    let mut json = args.to_vec();
+    json.push("--json");
+    let out = koi(&json);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(num(&v, "replayed.resubmit"), 1.0, "{v}");
 }
 
 #[test]

@@ -283,6 +283,11 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
         cycles,
         stats,
         info,
+        replayed: dp
+            .not_compiled_reasons()
+            .iter()
+            .map(|(r, n)| ((*r).to_string(), *n))
+            .collect(),
         empty_bytes,
         outputs,
         errors,

@@ -59,6 +59,9 @@ pub struct Inputs<'a> {
     pub cycles: u64,
     pub stats: DatapathStats,
     pub info: CacheInfo,
+    /// Why megaflows got no compiled program (each then replays the interpreter), with how
+    /// many.
+    pub replayed: std::collections::BTreeMap<String, u64>,
     /// The caches' memory before the first packet.
     pub empty_bytes: usize,
     pub outputs: u64,
@@ -233,6 +236,9 @@ pub struct Report {
     /// Packets the datapath failed on.
     pub errors: u64,
     pub first_error: Option<String>,
+    /// Why megaflows installed so far got no compiled program (each hit then replays the
+    /// interpreter: the cost of the interpreter per packet), with how many.
+    pub replayed: std::collections::BTreeMap<String, u64>,
 }
 
 /// `a / b`, or `None` when `b` is 0.
@@ -327,6 +333,7 @@ impl Report {
             outputs_per_packet: per(i.outputs),
             errors: i.errors,
             first_error: i.first_error,
+            replayed: i.replayed,
         }
     }
 
@@ -436,6 +443,19 @@ impl Report {
             c.empty_bytes,
             f0(c.bytes_per_megaflow),
         );
+        if !self.replayed.is_empty() {
+            let n: u64 = self.replayed.values().sum();
+            let why: Vec<String> = self
+                .replayed
+                .iter()
+                .map(|(r, k)| format!("{r} ({k})"))
+                .collect();
+            let _ = writeln!(
+                o,
+                "replayed    {n} megaflows have no compiled program (each hit runs the interpreter): {}",
+                why.join(", ")
+            );
+        }
         let _ = writeln!(
             o,
             "outputs     {:.2} per packet; {} errors{}",
