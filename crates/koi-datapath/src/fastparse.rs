@@ -601,8 +601,7 @@ impl FastParser {
         // temporaries, and the fields of headers the parser fills by assignments only (no
         // `extract` or copy moves packet bits into them: the header a `lookahead` of a header
         // type lowers to), which it holds as variables.
-        let scratch = scratch_headers(p, parser);
-        let overridable = overridable_headers(p, parser, &scratch);
+        let (scratch, overridable) = assigned_headers(p, parser);
         for st in parser.states.values() {
             for s in &st.stmts {
                 if let Stmt::Assign { dst, .. } | Stmt::Lookahead { dst } = s {
@@ -2220,12 +2219,16 @@ fn fixed_offset(p: &Pipeline, h: koi_ir::HeaderId, slot: SlotId) -> Option<()> {
     None
 }
 
-/// The headers that parser `parser` fills by assignments to their fields and never by an
-/// `extract` or a header copy (nor are they stack elements or union members): the fast
-/// parser holds their fields as variables.
-fn scratch_headers(p: &Pipeline, parser: &koi_ir::Parser) -> Vec<koi_ir::HeaderId> {
-    let mut assigned = Vec::new();
-    let mut moved = Vec::new();
+/// The headers whose fields parser `parser` assigns, outside stacks and unions and never
+/// copied from or to: `(scratch, overridable)`. Scratch headers no `extract` fills either
+/// (all their fields plain bits of up to 64): the fast parser holds their fields as
+/// variables. Overridable headers are also extracted: it holds their assigned fields as
+/// variables over the packet's bits ([`Ex::Over`]).
+fn assigned_headers(
+    p: &Pipeline,
+    parser: &koi_ir::Parser,
+) -> (Vec<koi_ir::HeaderId>, Vec<koi_ir::HeaderId>) {
+    let (mut assigned, mut extracted, mut copied) = (Vec::new(), Vec::new(), Vec::new());
     for st in parser.states.values() {
         for s in &st.stmts {
             match s {
@@ -2240,11 +2243,11 @@ fn scratch_headers(p: &Pipeline, parser: &koi_ir::Parser) -> Vec<koi_ir::HeaderI
                 Stmt::Extract {
                     header: HeaderRef::Header(h),
                     ..
-                } => moved.push(*h),
+                } => extracted.push(*h),
                 Stmt::CopyHeader { dst, src } => {
                     for r in [dst, src] {
                         if let HeaderRef::Header(h) = r {
-                            moved.push(*h);
+                            copied.push(*h);
                         }
                     }
                 }
@@ -2266,49 +2269,13 @@ fn scratch_headers(p: &Pipeline, parser: &koi_ir::Parser) -> Vec<koi_ir::HeaderI
     };
     assigned.sort_by_key(|h| h.index());
     assigned.dedup();
-    assigned.retain(|&h| !moved.contains(&h) && !in_stack(h) && !in_union(h) && plain(h));
-    assigned
-}
-
-/// The headers (other than `scratch`) whose fields parser `parser` assigns and which it
-/// also extracts, outside stacks, unions and header copies: the fast parser holds the
-/// assigned fields as variables over the packet's bits ([`Ex::Over`]).
-fn overridable_headers(
-    p: &Pipeline,
-    parser: &koi_ir::Parser,
-    scratch: &[koi_ir::HeaderId],
-) -> Vec<koi_ir::HeaderId> {
-    let mut out = Vec::new();
-    let mut copied = Vec::new();
-    for st in parser.states.values() {
-        for s in &st.stmts {
-            match s {
-                Stmt::Assign {
-                    dst: Place::Slot(d),
-                    ..
-                } => {
-                    if let Some(SlotKind::HeaderField(h)) = p.phv.slots.get(*d).map(|x| x.kind)
-                        && !scratch.contains(&h)
-                        && !out.contains(&h)
-                    {
-                        out.push(h);
-                    }
-                }
-                Stmt::CopyHeader { dst, src } => {
-                    for r in [dst, src] {
-                        if let HeaderRef::Header(h) = r {
-                            copied.push(*h);
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    let in_stack = |h: koi_ir::HeaderId| p.phv.stacks.values().any(|s| s.elems.contains(&h));
-    let in_union = |h: koi_ir::HeaderId| p.phv.unions.values().any(|u| u.members.contains(&h));
-    out.retain(|&h| !copied.contains(&h) && !in_stack(h) && !in_union(h));
-    out
+    assigned.retain(|&h| !copied.contains(&h) && !in_stack(h) && !in_union(h));
+    let (scratch, overridable): (Vec<_>, Vec<_>) =
+        assigned.into_iter().partition(|h| !extracted.contains(h));
+    (
+        scratch.into_iter().filter(|&h| plain(h)).collect(),
+        overridable,
+    )
 }
 
 /// Whether headers `a` and `b` have the same type, without varbit fields (a header copy

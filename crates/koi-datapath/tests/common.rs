@@ -118,3 +118,17 @@ pub fn assert_compiled_except(paths: &[koi_datapath::PathTaken], slow: &[usize])
         }
     }
 }
+
+/// A small deterministic generator (xorshift64).
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next value (never `None`, unlike an iterator's: hence not `Iterator`).
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}

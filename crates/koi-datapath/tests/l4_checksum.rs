@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{Twin, compile_str};
+use common::{Rng, Twin, compile_str};
 
 const NAT: &str = r#"
 #include <core.p4>
@@ -119,18 +119,6 @@ fn frame(sport: u16, payload: &[u8], bad: bool) -> Vec<u8> {
     let c = udp_csum(&f) ^ u16::from(bad);
     f[40..42].copy_from_slice(&c.to_be_bytes());
     f
-}
-
-/// A small deterministic generator (xorshift64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
 }
 
 /// Frames with payloads of 0 to 40 bytes, one in five with a wrong UDP checksum, through

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{Twin, compile_str};
+use common::{Rng, Twin, compile_str};
 
 const PROG: &str = r#"
 #include <core.p4>
@@ -100,18 +100,6 @@ control D(packet_out pkt, in headers hdr) {
 }
 V1Switch(P(), V(), I(), E(), C(), D()) main;
 "#;
-
-/// A small deterministic generator (xorshift64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
 
 /// Sends `pkt` twice through a fresh datapath for `p`: the first takes the slow path, the
 /// second runs the compiled program the first installed. The first's outputs.

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{Twin, compile_str};
+use common::{Rng, Twin, compile_str};
 
 /// One header with the options as its last field, sized by a `lookahead` of the IHL (as
 /// p4c's checksum tests write it).
@@ -160,18 +160,6 @@ control D(packet_out pkt, in headers hdr) {
 }
 V1Switch(P(), V(), I(), E(), C(), D()) main;
 "#;
-
-/// A small deterministic generator (xorshift64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
 
 /// The RFC 1071 checksum of `b`.
 fn csum(b: &[u8]) -> u16 {
