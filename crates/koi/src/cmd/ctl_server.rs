@@ -67,7 +67,7 @@ pub const KOI_COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "cache_show",
-        "per poll thread: megaflows, subtables, microflows, memory, hits by cache tier",
+        "per poll thread: megaflows, subtables, microflows, memory, hits by cache tier, megaflows replaying the interpreter and why",
     ),
     (
         "dump_flows",

@@ -107,10 +107,13 @@ impl InvalidationLog {
 }
 
 /// What one poll thread last published.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Snapshot {
     pub info: CacheInfo,
     pub stats: DatapathStats,
+    /// Why megaflows got no compiled program (their hits replay the interpreter), with how
+    /// many.
+    pub replayed: std::collections::BTreeMap<&'static str, u64>,
     /// The invalidation log's epoch the caches had caught up with.
     pub seen: u64,
     /// The `cache_show` request this snapshot answers (see [`CacheBoard::fresh`]).
@@ -170,7 +173,7 @@ impl CacheBoard {
 
     /// The latest snapshot of every thread (`None`: not published yet).
     pub fn snapshots(&self) -> Vec<Option<Snapshot>> {
-        self.threads.iter().map(|s| *lock(s)).collect()
+        self.threads.iter().map(|s| lock(s).clone()).collect()
     }
 
     /// Asks every thread for a new snapshot and waits (a bounded time) until all have
@@ -180,7 +183,9 @@ impl CacheBoard {
         let deadline = Instant::now() + FRESH_WAIT;
         loop {
             let snaps = self.snapshots();
-            let done = snaps.iter().all(|s| s.is_some_and(|s| s.request >= want));
+            let done = snaps
+                .iter()
+                .all(|s| s.as_ref().is_some_and(|s| s.request >= want));
             if done || Instant::now() >= deadline {
                 return snaps;
             }
@@ -226,6 +231,7 @@ impl<'a> Publisher<'a> {
         let snap = Snapshot {
             info: dp.cache_info(),
             stats: dp.stats(),
+            replayed: dp.not_compiled_reasons().clone(),
             seen,
             request: want,
             taken,
@@ -271,6 +277,9 @@ fn add(a: &mut Snapshot, b: &Snapshot) {
     x.invalidated += y.invalidated;
     x.upcalls_limited += y.upcalls_limited;
     x.packets += y.packets;
+    for (why, n) in &b.replayed {
+        *a.replayed.entry(why).or_default() += n;
+    }
 }
 
 /// One snapshot as `cache_show` prints it.
@@ -316,6 +325,16 @@ fn render_one(out: &mut String, s: &Snapshot) {
     ] {
         let _ = writeln!(out, "  {name:<16} {v}");
     }
+    // Megaflows installed without a compiled program: each hit replays the interpreter.
+    if !s.replayed.is_empty() {
+        let why: Vec<String> = s
+            .replayed
+            .iter()
+            .map(|(r, n)| format!("{r} ({n})"))
+            .collect();
+        let n: u64 = s.replayed.values().sum();
+        let _ = writeln!(out, "  replayed         {n}: {}", why.join(", "));
+    }
 }
 
 /// The text of `koi ctl cache_show` for `snaps` (one per poll thread), after `epoch`
@@ -356,7 +375,7 @@ pub fn render(config: Option<&DatapathConfig>, epoch: u64, snaps: &[Option<Snaps
         render_one(&mut out, s);
         match &mut total {
             Some(tot) => add(tot, s),
-            None => total = Some(*s),
+            None => total = Some(s.clone()),
         }
     }
     if snaps.len() > 1
@@ -425,6 +444,7 @@ mod tests {
                 ..CacheInfo::default()
             },
             stats: DatapathStats::default(),
+            replayed: Default::default(),
             seen: 2,
             request: 0,
             taken: Instant::now(),
@@ -433,7 +453,7 @@ mod tests {
         s.stats.microflow_hits = 2;
         s.stats.megaflow_hits = 1;
         s.stats.misses = 1;
-        let one = render(Some(&cfg), 3, &[Some(s)]);
+        let one = render(Some(&cfg), 3, &[Some(s.clone())]);
         assert!(
             one.contains("control-plane changes: 3\nthread 0 (as of "),
             "{one}"
@@ -443,8 +463,18 @@ mod tests {
         assert!(one.contains("  hits             3 (75.0%)"), "{one}");
         assert!(one.contains("  misses           1 (25.0%)"), "{one}");
         assert!(!one.contains("total"), "{one}");
-        let two = render(Some(&cfg), 0, &[Some(s), Some(s), None]);
+        assert!(!one.contains("replayed"), "{one}");
+        s.replayed.insert("resubmit", 2);
+        let two = render(Some(&cfg), 0, &[Some(s.clone()), Some(s), None]);
         assert!(two.contains("total\n  megaflows        6 / 20"), "{two}");
+        assert!(
+            two.contains("  replayed         2: resubmit (2)\n"),
+            "{two}"
+        );
+        assert!(
+            two.contains("  replayed         4: resubmit (4)\n"),
+            "{two}"
+        );
         assert!(two.contains("thread 2: not started"), "{two}");
         assert!(render(None, 0, &[]).starts_with("cache: off"));
     }
