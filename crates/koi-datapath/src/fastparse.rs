@@ -373,6 +373,14 @@ pub struct Parsed {
     visited: u64,
 }
 
+/// Why [`FastParser::size`] gave no size.
+enum Stop {
+    /// The parse stops on an error there (as the architecture goes on from a parser error).
+    Parse,
+    /// The interpreter's parser takes the packet.
+    Interpreter,
+}
+
 /// A check of a parse-path template: `len` packet bits at bit `off` equal `value`.
 #[derive(Clone, Copy, Debug)]
 struct Check {
@@ -1130,17 +1138,14 @@ impl FastParser {
                         ref e,
                         max,
                     } => {
-                        if self.vars_read {
-                            pin_vars(e, out);
-                        }
-                        let bits = eval(e, pkt, out, port);
-                        if !bits.is_multiple_of(8) {
-                            if !self.v1model {
-                                return false;
+                        let bits = match self.size(e, pkt, out, port) {
+                            Ok(bits) => bits,
+                            Err(Stop::Parse) => {
+                                out.stopped_unrecorded = true;
+                                break 'states;
                             }
-                            out.stopped_unrecorded = true;
-                            break 'states;
-                        }
+                            Err(Stop::Interpreter) => return false,
+                        };
                         let end = cursor.saturating_add(u64::from(fixed)).saturating_add(bits);
                         if end > total {
                             return false;
@@ -1155,19 +1160,14 @@ impl FastParser {
                         cursor = end;
                     }
                     Op::AdvanceBy(ref e) => {
-                        if self.vars_read {
-                            pin_vars(e, out);
-                        }
-                        let bits = eval(e, pkt, out, port);
-                        if !bits.is_multiple_of(8) {
-                            if !self.v1model {
-                                return false;
-                            }
-                            {
+                        let bits = match self.size(e, pkt, out, port) {
+                            Ok(bits) => bits,
+                            Err(Stop::Parse) => {
                                 out.stopped_unrecorded = true;
                                 break 'states;
                             }
-                        }
+                            Err(Stop::Interpreter) => return false,
+                        };
                         if cursor.saturating_add(bits) > total {
                             return false;
                         }
@@ -1338,6 +1338,21 @@ impl FastParser {
         out.visited = visited;
         self.fill_key(pkt, port, out, key);
         true
+    }
+
+    /// A size the packet gives (an `advance` amount, a varbit size), in bits, with what it
+    /// was computed from pinned; a size that is not whole bytes stops the parse there on
+    /// v1model (`ParserInvalidArgument`) and leaves the packet to the interpreter elsewhere.
+    fn size(&self, e: &Ex, pkt: &[u8], out: &mut Parsed, port: u64) -> Result<u64, Stop> {
+        if self.vars_read {
+            pin_vars(e, out);
+        }
+        let bits = eval(e, pkt, out, port);
+        match (bits.is_multiple_of(8), self.v1model) {
+            (true, _) => Ok(bits),
+            (false, true) => Err(Stop::Parse),
+            (false, false) => Err(Stop::Interpreter),
+        }
     }
 
     /// The flow key of `pkt` (as [`FastParser::parse`] computes it), through the parse-path
