@@ -1160,18 +1160,15 @@ impl<'a> DpObserver<'a> {
         };
         let slots = t.tm_inputs(&k);
         // Only fields the key holds whole (else the run is replayed, as before).
-        let whole = |s: SlotId| {
-            let w = self.pipeline.phv.slots.get(s).map(|x| x.width);
-            self.layout
-                .field_of(s)
-                .is_some_and(|f| f.lsb == 0 && Some(f.width) == w)
-        };
-        if !slots.iter().all(|s| whole(*s)) {
+        let width = |s: SlotId| self.pipeline.phv.slots.get(s).map_or(0, |x| x.width);
+        if !slots
+            .iter()
+            .all(|&s| self.layout.whole_field(s, width(s)).is_some())
+        {
             return;
         }
         for s in slots {
-            let w = self.pipeline.phv.slots.get(s).map_or(0, |x| x.width);
-            self.layout.mask_field(s, w, &mut self.mask);
+            self.layout.mask_field(s, width(s), &mut self.mask);
         }
     }
 

@@ -298,10 +298,20 @@ enum KeyOp {
 
 impl KeyOp {
     /// For [`KeyOp::Varbit`] with a varbit of `n` bits: the `(packet offset from the
-    /// header's start, length, key bit)` of the bits it copies (the rest are zero).
-    fn varbit_copy(rel: u32, lsb: u32, len: u32, key: u32, n: u32) -> Option<(u32, u32, u32)> {
-        let c = n.min(lsb + len).checked_sub(lsb).filter(|&c| c > 0)?;
-        Some((rel + n - lsb - c, c, key + len - c))
+    /// header's start, length (1..=64), key bit)` of the pieces it copies (the rest of its
+    /// key bits are zero).
+    fn varbit_pieces(
+        rel: u32,
+        lsb: u32,
+        len: u32,
+        key: u32,
+        n: u32,
+    ) -> impl Iterator<Item = (u32, u32, u32)> {
+        let c = n.min(lsb + len).saturating_sub(lsb);
+        let (off, k) = (rel + n.saturating_sub(lsb + c), key + len - c);
+        (0..c)
+            .step_by(64)
+            .map(move |d| (off + d, (c - d).min(64), k + d))
     }
 }
 
@@ -1630,15 +1640,7 @@ impl FastParser {
                 KeyOp::Len { lsb, len, key } => len_ops.push((lsb, len, key)),
                 // A variable computed from packet bits: a constant for the bits pinned.
                 KeyOp::Var { var, lsb, len, key } => {
-                    let (a, b) = *p.prov.get(var as usize)?;
-                    for &r in p.prov_ranges.get(a as usize..b as usize)? {
-                        if r == UNKNOWN {
-                            return None;
-                        }
-                        let v = read_bits(pkt, r.0, r.1);
-                        ranges.push((r.0, r.1, v, v));
-                    }
-                    let v = *p.vars.get(var as usize)?;
+                    let v = pin_var(p, pkt, var, &mut ranges)?;
                     write_key(&mut key_base, key, len, v >> lsb);
                 }
                 // Overwritten: a constant for the bits pinned; else the packet's bits.
@@ -1651,15 +1653,8 @@ impl FastParser {
                     key,
                 } => {
                     if p.ovr[var as usize] {
-                        let (a, b) = *p.prov.get(var as usize)?;
-                        for &r in p.prov_ranges.get(a as usize..b as usize)? {
-                            if r == UNKNOWN {
-                                return None;
-                            }
-                            let v = read_bits(pkt, r.0, r.1);
-                            ranges.push((r.0, r.1, v, v));
-                        }
-                        write_key(&mut key_base, key, len, p.vars[var as usize] >> lsb);
+                        let v = pin_var(p, pkt, var, &mut ranges)?;
+                        write_key(&mut key_base, key, len, v >> lsb);
                     } else {
                         let base = p.hdr_off[h as usize];
                         if base != NONE {
@@ -1701,17 +1696,12 @@ impl FastParser {
                         continue;
                     }
                     let n = p.varbit[h as usize];
-                    if let Some((off, c, k)) = KeyOp::varbit_copy(rel, lsb, len, key, n) {
-                        let mut done = 0;
-                        while done < c {
-                            let piece = (c - done).min(64);
-                            copies.push(Copy {
-                                off: base + off + done,
-                                len: piece,
-                                key: k + done,
-                            });
-                            done += piece;
-                        }
+                    for (off, len, key) in KeyOp::varbit_pieces(rel, lsb, len, key, n) {
+                        copies.push(Copy {
+                            off: base + off,
+                            len,
+                            key,
+                        });
                     }
                 }
             }
@@ -1952,14 +1942,8 @@ impl FastParser {
                     if base == NONE {
                         continue;
                     }
-                    if let Some((off, c, k)) = KeyOp::varbit_copy(rel, lsb, len, k, n) {
-                        let mut done = 0;
-                        while done < c {
-                            let piece = (c - done).min(64);
-                            let v = read_bits(pkt, base + off + done, piece);
-                            write_key(key, k + done, piece, v);
-                            done += piece;
-                        }
+                    for (off, len, k) in KeyOp::varbit_pieces(rel, lsb, len, k, n) {
+                        write_key(key, k, len, read_bits(pkt, base + off, len));
                     }
                 }
             }
@@ -2047,6 +2031,26 @@ fn pin_fields(
         Ex::Len(_) | Ex::Ahead(_) | Ex::StackField { .. } => return None,
     }
     Some(())
+}
+
+/// Pins (as ranges of one value each) the packet bits variable `var`'s final value was
+/// computed from, and gives that value: a constant of any packet with those bits. `None` if
+/// it came from anything else.
+fn pin_var(
+    p: &Parsed,
+    pkt: &[u8],
+    var: u32,
+    ranges: &mut Vec<(u32, u32, u64, u64)>,
+) -> Option<u64> {
+    let (a, b) = *p.prov.get(var as usize)?;
+    for &r in p.prov_ranges.get(a as usize..b as usize)? {
+        if r == UNKNOWN {
+            return None;
+        }
+        let v = read_bits(pkt, r.0, r.1);
+        ranges.push((r.0, r.1, v, v));
+    }
+    p.vars.get(var as usize).copied()
 }
 
 /// An unknown source of a variable's value in [`Parsed::prov_ranges`].

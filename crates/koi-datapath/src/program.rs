@@ -1833,22 +1833,19 @@ impl<'p> Tracer<'p> {
 
     /// Builds a node, folding it when its operands are constants.
     fn fold(&mut self, n: Node, k: &Known<'_>) -> N {
-        let c = |t: &Self, x: &N| t.konst(*x, k);
+        let c = |x: N| self.konst(x, k);
         let folded = match &n {
-            Node::Un(op, a) => c(self, a).map(|x| unary(*op, &x)),
-            Node::Bin(op, a, b) => match (c(self, a), c(self, b)) {
-                (Some(x), Some(y)) => Some(arith(*op, &x, &y)),
-                (Some(x), None) if *op == BinOp::And && !truth(&x) => Some(Bits::from_bool(false)),
-                (Some(x), None) if *op == BinOp::Or && truth(&x) => Some(Bits::from_bool(true)),
-                _ => None,
-            },
-            Node::Slice(a, hi, lo) => c(self, a).map(|x| x.slice(*hi, *lo)),
-            Node::Cast(cs, a) => c(self, a).map(|x| cast(*cs, &x)),
-            Node::Mux(cond, a, b) => match c(self, cond) {
+            Node::Bin(op, a, _) if *op == BinOp::And && c(*a).is_some_and(|x| !truth(&x)) => {
+                Some(Bits::from_bool(false))
+            }
+            Node::Bin(op, a, _) if *op == BinOp::Or && c(*a).is_some_and(|x| truth(&x)) => {
+                Some(Bits::from_bool(true))
+            }
+            Node::Mux(cond, a, b) => match c(*cond) {
                 Some(x) => return if truth(&x) { *a } else { *b },
                 None => None,
             },
-            _ => None,
+            n => operation(n, c),
         };
         match folded {
             Some(b) => self.constant(b),
@@ -2739,20 +2736,10 @@ impl<'p> Tracer<'p> {
         if let Some(b) = self.konst(n, k) {
             return Some(b);
         }
-        let c = |x: &N| self.konst_deep(*x, k);
+        let c = |x: N| self.konst_deep(x, k);
         match &self.nodes[n as usize] {
-            Node::Un(op, a) => c(a).map(|x| unary(*op, &x)),
-            Node::Bin(op, a, b) => Some(arith(*op, &c(a)?, &c(b)?)),
-            Node::Slice(a, hi, lo) => c(a).map(|x| x.slice(*hi, *lo)),
-            Node::Cast(cs, a) => c(a).map(|x| cast(*cs, &x)),
-            Node::Mux(cond, a, b) => {
-                if truth(&c(cond)?) {
-                    c(a)
-                } else {
-                    c(b)
-                }
-            }
-            _ => None,
+            Node::Mux(cond, a, b) => c(if truth(&c(*cond)?) { *a } else { *b }),
+            n => operation(n, c),
         }
     }
 
@@ -3501,17 +3488,26 @@ fn node_width(nodes: &[Node], n: N) -> u32 {
 
 /// Whether the megaflow mask fixes every bit of `slot` (a key field of its full width).
 fn fully_masked(k: &Known<'_>, slot: SlotId, width: u32) -> bool {
-    let Some(f) = k.layout.field_of(slot) else {
+    let Some(f) = k.layout.whole_field(slot, width) else {
         return false;
     };
-    if f.width != width || f.lsb != 0 {
-        return false;
-    }
     (f.key_offset..f.key_offset + f.width).all(|b| {
         k.mask
             .get((b / 64) as usize)
             .is_some_and(|w| w >> (63 - b % 64) & 1 == 1)
     })
+}
+
+/// The value of an operation node (`!`, `+`, a slice, a cast) whose operands `c` gives,
+/// computed with the interpreter's operations; `None` for other nodes or an unknown operand.
+fn operation(n: &Node, c: impl Fn(N) -> Option<Bits>) -> Option<Bits> {
+    match n {
+        Node::Un(op, a) => c(*a).map(|x| unary(*op, &x)),
+        Node::Bin(op, a, b) => Some(arith(*op, &c(*a)?, &c(*b)?)),
+        Node::Slice(a, hi, lo) => c(*a).map(|x| x.slice(*hi, *lo)),
+        Node::Cast(cs, a) => c(*a).map(|x| cast(*cs, &x)),
+        _ => None,
+    }
 }
 
 /// A slot's value in a PHV byte image.

@@ -416,17 +416,21 @@ impl FlowKeyLayout {
     }
 
     /// The field holding `slot`, if the slot is a key field.
+    /// `slot`'s key field if it holds the whole slot (of `slot_width` bits).
+    pub fn whole_field(&self, slot: SlotId, slot_width: u32) -> Option<&KeyField> {
+        self.field_of(slot)
+            .filter(|f| f.lsb == 0 && f.width == slot_width)
+    }
+
     /// Adds to `out` (a key mask) the key bits of `slot`'s own key field, if the field holds
     /// the whole slot (`false` if not): the bits a packet field's value as parsed is, without
     /// the fields its later values may be computed from (which [`Self::mask_for`] adds).
     pub fn mask_field(&self, slot: SlotId, slot_width: u32, out: &mut [u64]) -> bool {
-        match self.field_of(slot) {
-            Some(f) if f.lsb == 0 && f.width == slot_width => {
-                set_range(out, f.key_offset, f.width);
-                true
-            }
-            _ => false,
-        }
+        let Some(f) = self.whole_field(slot, slot_width) else {
+            return false;
+        };
+        set_range(out, f.key_offset, f.width);
+        true
     }
 
     pub fn field_of(&self, slot: SlotId) -> Option<&KeyField> {

@@ -283,11 +283,7 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
         cycles,
         stats,
         info,
-        replayed: dp
-            .not_compiled_reasons()
-            .iter()
-            .map(|(r, n)| ((*r).to_string(), *n))
-            .collect(),
+        replayed: dp.not_compiled_reasons().clone(),
         empty_bytes,
         outputs,
         errors,

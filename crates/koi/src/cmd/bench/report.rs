@@ -61,7 +61,7 @@ pub struct Inputs<'a> {
     pub info: CacheInfo,
     /// Why megaflows got no compiled program (each then replays the interpreter), with how
     /// many.
-    pub replayed: std::collections::BTreeMap<String, u64>,
+    pub replayed: std::collections::BTreeMap<&'static str, u64>,
     /// The caches' memory before the first packet.
     pub empty_bytes: usize,
     pub outputs: u64,
@@ -238,7 +238,7 @@ pub struct Report {
     pub first_error: Option<String>,
     /// Why megaflows installed so far got no compiled program (each hit then replays the
     /// interpreter: the cost of the interpreter per packet), with how many.
-    pub replayed: std::collections::BTreeMap<String, u64>,
+    pub replayed: std::collections::BTreeMap<&'static str, u64>,
 }
 
 /// `a / b`, or `None` when `b` is 0.
@@ -443,17 +443,10 @@ impl Report {
             c.empty_bytes,
             f0(c.bytes_per_megaflow),
         );
-        if !self.replayed.is_empty() {
-            let n: u64 = self.replayed.values().sum();
-            let why: Vec<String> = self
-                .replayed
-                .iter()
-                .map(|(r, k)| format!("{r} ({k})"))
-                .collect();
+        if let Some((n, why)) = crate::cmd::replays(&self.replayed) {
             let _ = writeln!(
                 o,
-                "replayed    {n} megaflows have no compiled program (each hit runs the interpreter): {}",
-                why.join(", ")
+                "replayed    {n} megaflows have no compiled program (each hit runs the interpreter): {why}"
             );
         }
         let _ = writeln!(

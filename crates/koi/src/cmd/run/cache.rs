@@ -326,14 +326,8 @@ fn render_one(out: &mut String, s: &Snapshot) {
         let _ = writeln!(out, "  {name:<16} {v}");
     }
     // Megaflows installed without a compiled program: each hit replays the interpreter.
-    if !s.replayed.is_empty() {
-        let why: Vec<String> = s
-            .replayed
-            .iter()
-            .map(|(r, n)| format!("{r} ({n})"))
-            .collect();
-        let n: u64 = s.replayed.values().sum();
-        let _ = writeln!(out, "  replayed         {n}: {}", why.join(", "));
+    if let Some((n, why)) = crate::cmd::replays(&s.replayed) {
+        let _ = writeln!(out, "  replayed         {n}: {why}");
     }
 }
 
