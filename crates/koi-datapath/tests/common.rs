@@ -132,3 +132,17 @@ impl Rng {
         self.0
     }
 }
+
+/// The Internet checksum of `b` (RFC 1071: the complement of the ones'-complement sum of its
+/// big-endian 16-bit words, an odd last byte padded with zero), computed here independently
+/// of koi's.
+pub fn csum(b: &[u8]) -> u16 {
+    let mut s: u32 = b
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
+        .sum();
+    while s > 0xffff {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    !(s as u16)
+}

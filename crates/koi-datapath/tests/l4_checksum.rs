@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{Rng, Twin, compile_str};
+use common::{Rng, Twin, compile_str, csum};
 
 const NAT: &str = r#"
 #include <core.p4>
@@ -78,18 +78,6 @@ control D(packet_out pkt, in headers hdr) {
 V1Switch(P(), V(), I(), E(), C(), D()) main;
 "#;
 
-/// The ones'-complement sum of `b` (RFC 1071), folded.
-fn sum(b: &[u8]) -> u16 {
-    let mut s: u32 = b
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
-        .sum();
-    while s > 0xffff {
-        s = (s & 0xffff) + (s >> 16);
-    }
-    s as u16
-}
-
 /// The UDP checksum of `frame` (Ethernet, 20-byte IPv4, UDP, payload) as the program
 /// defines it: pseudo-header, UDP header without its checksum, payload.
 fn udp_csum(frame: &[u8]) -> u16 {
@@ -101,7 +89,7 @@ fn udp_csum(frame: &[u8]) -> u16 {
     d.extend(&udp[4..6]);
     d.extend(&udp[0..6]);
     d.extend(&udp[8..]);
-    !sum(&d)
+    csum(&d)
 }
 
 /// An Ethernet/IPv4/UDP frame with `payload`, its UDP checksum right unless `bad`.
@@ -149,7 +137,7 @@ fn run(checked: bool) -> koi_datapath::DatapathStats {
             // The odd one: the TTL byte, then the payload from its low half on.
             let mut d = vec![bytes[22]];
             d.extend(&bytes[42..]);
-            assert_eq!(u16::from_be_bytes([bytes[18], bytes[19]]), !sum(&d));
+            assert_eq!(u16::from_be_bytes([bytes[18], bytes[19]]), csum(&d));
         }
     }
     assert!(forwarded > 2000);

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{Rng, Twin, compile_str};
+use common::{Rng, Twin, compile_str, csum};
 
 /// One header with the options as its last field, sized by a `lookahead` of the IHL (as
 /// p4c's checksum tests write it).
@@ -160,18 +160,6 @@ control D(packet_out pkt, in headers hdr) {
 }
 V1Switch(P(), V(), I(), E(), C(), D()) main;
 "#;
-
-/// The RFC 1071 checksum of `b`.
-fn csum(b: &[u8]) -> u16 {
-    let mut s: u32 = b
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
-        .sum();
-    while s > 0xffff {
-        s = (s & 0xffff) + (s >> 16);
-    }
-    !(s as u16)
-}
 
 /// An Ethernet/IPv4/UDP frame with IHL `ihl` (options of `4 * (ihl - 5)` bytes, each
 /// `opt`), a right checksum unless `bad_csum`, a UDP header from `sport` and `extra`
