@@ -66,7 +66,7 @@ use crate::flowkey::{Coverage, FlowKeyLayout};
 use crate::program::{Emitted, Jit, JitEvent, Known, Program, Scratch, Tracer, TracerSetup};
 use crate::stages::stages;
 pub use koi_cache::Tier;
-use koi_cache::{ClassifierConfig, FlowCache, MicroflowConfig};
+use koi_cache::{ClassifierConfig, FlowCache, MegaflowId, MicroflowConfig};
 use koi_interp::{
     DropReason, InterpError, Interpreter, Observer, Options, Outcome, Output, Replay, Step, TmEvent,
 };
@@ -130,7 +130,43 @@ pub struct Megaflow {
     program: Option<Arc<Program>>,
     /// The key of the packet that made it (masked when shown).
     key: Vec<u64>,
+    /// Whether `program` is guarded ([`Program::is_guarded`]): the megaflow is then never
+    /// replayed, and a packet whose guards fail tries `arms`, then takes the slow path,
+    /// which adds the arm it compiles.
+    guarded: bool,
+    /// Programs for the other ways of the state-dependent decisions, tried in order.
+    arms: Vec<Arm>,
+    /// The program (0: `program`, `i`: arm `i - 1`) that applied last: tried first, as
+    /// state-dependent decisions tend to go the same way for a while (a meter's colour, a
+    /// register past a threshold).
+    last: std::sync::atomic::AtomicU8,
 }
+
+/// Another compiled program of a guarded megaflow: the run of a packet of the megaflow whose
+/// state-dependent decisions went another way.
+#[derive(Debug)]
+struct Arm {
+    program: Arc<Program>,
+    min_len: usize,
+    /// The key bits the arm's run depended on beyond the megaflow's mask: (word, mask,
+    /// value) for each word with some.
+    extra: Vec<(usize, u64, u64)>,
+}
+
+impl Arm {
+    /// Whether the arm applies to a packet with key `key` and `len` bytes.
+    fn fits(&self, key: &[u64], len: usize) -> bool {
+        len >= self.min_len
+            && self
+                .extra
+                .iter()
+                .all(|&(w, m, v)| key.get(w).is_some_and(|k| k & m == v))
+    }
+}
+
+/// Most arms a guarded megaflow gets; the runs of packets that fit none of them are not
+/// cached.
+pub const MAX_ARMS: usize = 8;
 
 impl Megaflow {
     /// Recorded decisions and traffic-manager events.
@@ -156,6 +192,15 @@ impl Megaflow {
     /// The compiled action program, if the run could be compiled.
     pub fn program(&self) -> Option<&Program> {
         self.program.as_deref()
+    }
+
+    /// The programs of a guarded megaflow (the first one's and its other arms'), in the
+    /// order they are tried.
+    pub fn programs(&self) -> impl Iterator<Item = &Program> {
+        self.program
+            .as_deref()
+            .into_iter()
+            .chain(self.arms.iter().map(|a| &*a.program))
     }
 }
 
@@ -404,8 +449,12 @@ enum Fast {
     /// Executed by a compiled program (its outputs and drops went to the caller's `emit`).
     Done(Tier),
     /// Not handled: use the interpreter path (a miss, a megaflow without a program, a
-    /// packet the fast parser does not follow).
-    Interp { miss: bool },
+    /// packet the fast parser does not follow). `extend`: the guarded megaflow none of whose
+    /// programs applied to the packet (the miss's run becomes one more of its arms).
+    Interp {
+        miss: bool,
+        extend: Option<MegaflowId>,
+    },
 }
 
 impl<'p> Datapath<'p> {
@@ -508,16 +557,21 @@ impl<'p> Datapath<'p> {
                     s.push_str(&self.layout.describe(mask, &flow.key));
                 }
                 match &flow.program {
-                    Some(p) => {
-                        s.push_str(if p.is_native() {
-                            " actions (native):\n"
-                        } else {
-                            " actions:\n"
-                        });
-                        for l in p.to_string().lines() {
-                            s.push_str("    ");
-                            s.push_str(l);
-                            s.push('\n');
+                    Some(_) => {
+                        for (i, p) in flow.programs().enumerate() {
+                            if i > 0 {
+                                s.push_str(&format!("  else (arm {i})"));
+                            }
+                            s.push_str(if p.is_native() {
+                                " actions (native):\n"
+                            } else {
+                                " actions:\n"
+                            });
+                            for l in p.to_string().lines() {
+                                s.push_str("    ");
+                                s.push_str(l);
+                                s.push('\n');
+                            }
                         }
                     }
                     None => s.push_str(&format!(" replay of {} steps\n", flow.recording.len())),
@@ -705,7 +759,10 @@ impl<'p> Datapath<'p> {
                     let mut emit = emitter(&mut hit.drops, |to, b| sink(base + i, to, b));
                     self.cached::<_, PROF>(state, packet, port, now, key, h, &mut emit)
                 }
-                None => Fast::Interp { miss: false },
+                None => Fast::Interp {
+                    miss: false,
+                    extend: None,
+                },
             };
             match fast {
                 // The common case, without a call.
@@ -739,7 +796,7 @@ impl<'p> Datapath<'p> {
     ) -> Result<Summary, InterpError> {
         match fast {
             Fast::Done(tier) => Ok(Summary::compiled(tier, drops)),
-            Fast::Interp { miss } => {
+            Fast::Interp { miss, extend } => {
                 if miss && !self.admit_upcall(clock) {
                     return Ok(Summary {
                         path: PathTaken::Limited,
@@ -747,7 +804,7 @@ impl<'p> Datapath<'p> {
                         aborted: None,
                     });
                 }
-                let (outcome, path) = self.interp_path(state, packet, port, clock, miss)?;
+                let (outcome, path) = self.interp_path(state, packet, port, clock, miss, extend)?;
                 for o in &outcome.outputs {
                     sink(o.port, &o.bytes);
                 }
@@ -780,7 +837,9 @@ impl<'p> Datapath<'p> {
         });
         match fast {
             Fast::Done(_) => Ok(outcome),
-            Fast::Interp { miss } => Ok(self.interp_path(state, packet, port, clock, miss)?.0),
+            Fast::Interp { miss, extend } => Ok(self
+                .interp_path(state, packet, port, clock, miss, extend)?
+                .0),
         }
     }
 
@@ -816,7 +875,10 @@ impl<'p> Datapath<'p> {
     ) -> Fast {
         self.stats.packets += 1;
         if self.fast.is_none() {
-            return Fast::Interp { miss: false };
+            return Fast::Interp {
+                miss: false,
+                extend: None,
+            };
         }
         let prof = self.config.profile;
         let t0 = prof.map_or(0, |f| f());
@@ -826,7 +888,10 @@ impl<'p> Datapath<'p> {
         self.stats.cycles.parse += prof.map_or(0, |f| f()).wrapping_sub(t0);
         let fast = match hash {
             Some(h) => self.cached::<_, true>(state, packet, port, now, &key, h, emit),
-            None => Fast::Interp { miss: false },
+            None => Fast::Interp {
+                miss: false,
+                extend: None,
+            },
         };
         self.fast_key = key;
         fast
@@ -869,20 +934,32 @@ impl<'p> Datapath<'p> {
         let t1 = prof.map_or(0, |f| f());
         let found = self.cache.lookup_hashed(key, hash);
         let t2 = prof.map_or(0, |f| f());
-        let Some((_, flow, tier)) = found else {
+        let Some((id, flow, tier)) = found else {
             self.stats.cycles.megaflow += t2.wrapping_sub(t1);
-            return Fast::Interp { miss: true };
+            return Fast::Interp {
+                miss: true,
+                extend: None,
+            };
         };
         match tier {
             Tier::Microflow => self.stats.cycles.microflow += t2.wrapping_sub(t1),
             Tier::Megaflow => self.stats.cycles.megaflow += t2.wrapping_sub(t1),
+        }
+        if flow.guarded {
+            let flow = Arc::clone(flow);
+            return self.guarded_hit(
+                state, packet, port, now, key, id, &flow, tier, emit, prof, t2,
+            );
         }
         let Some(prog) = flow
             .program
             .as_ref()
             .filter(|_| packet.len() >= flow.min_len)
         else {
-            return Fast::Interp { miss: false };
+            return Fast::Interp {
+                miss: false,
+                extend: None,
+            };
         };
         match self.jit.consider(prog, packet, port, now) {
             JitEvent::None => {}
@@ -916,7 +993,84 @@ impl<'p> Datapath<'p> {
         Fast::Done(tier)
     }
 
-    /// The interpreter path: replay of a megaflow without a program, or the slow path.
+    /// A hit of a guarded megaflow: its programs are tried in order until one's guards
+    /// hold (each that fails undoes its state updates), the one that applied last first; if
+    /// none applies, the packet takes the slow path, whose run becomes another arm.
+    #[allow(clippy::too_many_arguments)]
+    #[cold]
+    fn guarded_hit<E: FnMut(Emitted<'_>) + ?Sized>(
+        &mut self,
+        state: &mut State,
+        packet: &[u8],
+        port: u64,
+        now: u64,
+        key: &[u64],
+        id: MegaflowId,
+        flow: &Megaflow,
+        tier: Tier,
+        emit: &mut E,
+        prof: Option<CycleCounter>,
+        t2: u64,
+    ) -> Fast {
+        use std::sync::atomic::Ordering::Relaxed;
+        state.set_now_ns(now);
+        let len = packet.len();
+        let fits = |i: usize| match i {
+            0 => flow.program.as_ref().filter(|_| len >= flow.min_len),
+            i => flow
+                .arms
+                .get(i - 1)
+                .filter(|a| a.fits(key, len))
+                .map(|a| &a.program),
+        };
+        let last = usize::from(flow.last.load(Relaxed));
+        let order = std::iter::once(last).chain((0..=flow.arms.len()).filter(|&i| i != last));
+        let mut done = false;
+        for i in order {
+            let Some(prog) = fits(i) else {
+                continue;
+            };
+            match self.jit.consider(prog, packet, port, now) {
+                JitEvent::None => {}
+                JitEvent::Deferred => self.stats.jit_deferred += 1,
+                JitEvent::Compiled => self.stats.jit_compiled += 1,
+                JitEvent::NotCompiled => self.stats.jit_not_compiled += 1,
+                JitEvent::Mismatch => self.stats.jit_mismatch += 1,
+            }
+            if prog.run(
+                packet,
+                port,
+                Some((state, self.interp.rng_mut())),
+                now,
+                &mut self.out,
+                &mut self.scratch,
+                &mut |e| emit(e),
+            ) {
+                if i != last {
+                    flow.last.store(i as u8, Relaxed);
+                }
+                done = true;
+                break;
+            }
+        }
+        let t3 = prof.map_or(0, |f| f());
+        self.stats.cycles.actions += t3.wrapping_sub(t2);
+        if !done {
+            return Fast::Interp {
+                miss: true,
+                extend: Some(id),
+            };
+        }
+        match tier {
+            Tier::Microflow => self.stats.microflow_hits += 1,
+            Tier::Megaflow => self.stats.megaflow_hits += 1,
+        }
+        self.stats.compiled_hits += 1;
+        Fast::Done(tier)
+    }
+
+    /// The interpreter path: replay of a megaflow without a program, or the slow path
+    /// (`extend`: a guarded megaflow none of whose programs applied).
     fn interp_path(
         &mut self,
         state: &mut State,
@@ -924,6 +1078,7 @@ impl<'p> Datapath<'p> {
         port: u64,
         clock: &dyn Clock,
         known_miss: bool,
+        extend: Option<MegaflowId>,
     ) -> Result<(Outcome, PathTaken), InterpError> {
         let prof = self.config.profile;
         let t0 = prof.map_or(0, |f| f());
@@ -940,6 +1095,9 @@ impl<'p> Datapath<'p> {
             port,
             mode: Mode::Deciding,
             known_miss,
+            extend,
+            guard_pending: false,
+            guarded: false,
             key: vec![0; words],
             mask: vec![0; words],
             cacheable: true,
@@ -1054,6 +1212,15 @@ struct DpObserver<'a> {
     /// The fast path just looked this packet's key up and missed: the first parse need not
     /// look it up again (same key, same caches).
     known_miss: bool,
+    /// The guarded megaflow the packet fit none of the programs of: the run is added to it
+    /// as an arm.
+    extend: Option<MegaflowId>,
+    /// A state-dependent branch, `switch` or table key is being decided: the tracer guards
+    /// it when it is reported.
+    guard_pending: bool,
+    /// The run has state-dependent decisions: cached only with a compiled (guarded)
+    /// program, never as a replay.
+    guarded: bool,
     mode: Mode,
     key: Vec<u64>,
     mask: Vec<u64>,
@@ -1095,10 +1262,17 @@ impl<'a> DpObserver<'a> {
         } else {
             self.cache
                 .lookup(&self.key)
-                .map(|(_, v, tier)| (Arc::clone(v), tier))
+                .map(|(id, v, tier)| (id, Arc::clone(v), tier))
         };
         match found {
-            Some((flow, tier)) if self.packet.len() >= flow.min_len => {
+            // Never replayed: its decisions on state are evaluated, and the run becomes an arm.
+            Some((id, flow, _)) if flow.guarded => {
+                self.extend = Some(id);
+                self.stats.misses += 1;
+                self.mode = Mode::Recording;
+                self.start_tracer(phv);
+            }
+            Some((_, flow, tier)) if self.packet.len() >= flow.min_len => {
                 match tier {
                     Tier::Microflow => self.stats.microflow_hits += 1,
                     Tier::Megaflow => self.stats.megaflow_hits += 1,
@@ -1210,6 +1384,8 @@ impl<'a> DpObserver<'a> {
             scratch,
             reasons,
             programs,
+            extend,
+            guarded,
             ..
         } = self;
         match mode {
@@ -1226,39 +1402,83 @@ impl<'a> DpObserver<'a> {
                     mask: &mask,
                     phv0: &phv0,
                 };
-                let program = match tracer.map(|t| t.finish(&k)) {
+                let compiled = match tracer.map(|t| t.finish(&k)) {
                     Some(Ok((p, reads)))
                         if {
                             scratch.preset_reads(reads.clone());
                             checks_out(&p, packet, port, outcome, digest, scratch)
                         } =>
                     {
-                        stats.compiled += 1;
-                        Some(intern(programs, p))
+                        Ok(p)
                     }
                     Some(Ok(_)) => {
                         stats.compile_mismatch += 1;
-                        *reasons
-                            .entry("output differed from the interpreter")
-                            .or_default() += 1;
-                        None
+                        Err(MISMATCH)
                     }
-                    Some(Err(why)) => {
-                        stats.not_compiled += 1;
+                    Some(Err(why)) => Err(why),
+                    None => Err("parse not specialised"),
+                };
+                // A run with state-dependent decisions is cached only as a guarded program.
+                let program = match compiled {
+                    Ok(p) => {
+                        stats.compiled += 1;
+                        Some(intern(programs, p))
+                    }
+                    Err(_) if guarded => {
+                        stats.uncacheable += 1;
+                        return;
+                    }
+                    Err(why) => {
+                        if why != MISMATCH {
+                            stats.not_compiled += 1;
+                        }
                         *reasons.entry(why).or_default() += 1;
                         None
                     }
-                    None => {
-                        stats.not_compiled += 1;
-                        *reasons.entry("parse not specialised").or_default() += 1;
-                        None
-                    }
                 };
+                if let Some(id) = extend {
+                    match (
+                        program,
+                        extended(cache, id, &mask, &key, min_len, &mut tags),
+                    ) {
+                        (Some(program), Some((flow, mask, arm))) => {
+                            let mut arms: Vec<Arm> = flow
+                                .arms
+                                .iter()
+                                .map(|a| Arm {
+                                    program: Arc::clone(&a.program),
+                                    min_len: a.min_len,
+                                    extra: a.extra.clone(),
+                                })
+                                .collect();
+                            arms.push(Arm { program, ..arm });
+                            let flow = Arc::new(Megaflow {
+                                recording: flow.recording.clone(),
+                                min_len: flow.min_len,
+                                program: flow.program.clone(),
+                                key: flow.key.clone(),
+                                guarded: true,
+                                arms,
+                                last: Default::default(),
+                            });
+                            let key = flow.key.clone();
+                            match cache.install(&mask, &key, flow, &tags) {
+                                Ok(_) => stats.installs += 1,
+                                Err(_) => stats.uncacheable += 1,
+                            }
+                        }
+                        _ => stats.uncacheable += 1,
+                    }
+                    return;
+                }
                 let flow = Arc::new(Megaflow {
                     recording,
                     min_len,
+                    guarded: program.as_ref().is_some_and(|p| p.is_guarded()),
                     program,
                     key: key.clone(),
+                    arms: Vec::new(),
+                    last: Default::default(),
                 });
                 match cache.install(&mask, &key, flow, &tags) {
                     Ok(_) => stats.installs += 1,
@@ -1270,6 +1490,46 @@ impl<'a> DpObserver<'a> {
         }
     }
 }
+
+/// For a run that becomes an arm of guarded megaflow `id` (its own mask `mask`, its packet's
+/// key `key`): the megaflow, its mask, and the arm without its program (the key bits the run
+/// depended on beyond the megaflow's mask); `tags` gets the megaflow's. `None` if the
+/// megaflow is gone or has [`MAX_ARMS`] arms.
+fn extended(
+    cache: &FlowCache<Arc<Megaflow>>,
+    id: MegaflowId,
+    mask: &[u64],
+    key: &[u64],
+    min_len: usize,
+    tags: &mut Vec<u32>,
+) -> Option<(Arc<Megaflow>, Vec<u64>, Arm)> {
+    let c = cache.classifier();
+    let flow = Arc::clone(c.get(id)?);
+    if flow.arms.len() + 1 >= MAX_ARMS {
+        return None;
+    }
+    let old = c.mask(id)?.to_vec();
+    let extra = mask
+        .iter()
+        .zip(&old)
+        .zip(key)
+        .enumerate()
+        .filter(|(_, ((m, o), _))| *m & !*o != 0)
+        .map(|(w, ((m, o), k))| (w, m & !o, k & m & !o))
+        .collect();
+    tags.extend(c.tags(id)?);
+    tags.sort_unstable();
+    tags.dedup();
+    let arm = Arm {
+        program: Arc::clone(flow.program.as_ref()?),
+        min_len,
+        extra,
+    };
+    Some((flow, old, arm))
+}
+
+/// Why a run whose compiled program did not give the interpreter's output is replayed.
+const MISMATCH: &str = "output differed from the interpreter";
 
 /// The shared copy of program `p`. Programs no megaflow uses any more are dropped when the
 /// set has grown to twice what was live at the last sweep.
@@ -1298,6 +1558,9 @@ fn checks_out(
 ) -> bool {
     let r = &outcome.report;
     if !r.logs.is_empty() || r.assert_failures != 0 || r.passes != 0 || r.digests > 1 {
+        return false;
+    }
+    if !p.guards_hold(packet, port, s) {
         return false;
     }
     let sent = p.digests(packet, port, s);
@@ -1375,10 +1638,47 @@ impl Observer for DpObserver<'_> {
         self.trace(|t, _| t.extern_result(ev.result));
     }
 
-    fn influence(&mut self, _d: koi_interp::Decision, slot: SlotId, mask: &koi_ir::Bits) {
-        if self.tracking() && self.layout.mask_for(slot, mask, &mut self.mask) != Coverage::Covered
+    fn influence(&mut self, d: koi_interp::Decision, slot: SlotId, mask: &koi_ir::Bits) {
+        use koi_interp::Decision;
+        if !self.tracking() {
+            return;
+        }
+        let compiling = matches!(self.mode, Mode::Recording) && self.tracer.is_some();
+        // A branch or `switch` on a state-dependent value: the compiled program checks the
+        // condition per packet (a guard), exactly, so the state-derived value puts nothing
+        // in the mask (its other operands do, as usual).
+        if compiling
+            && matches!(d, Decision::Branch | Decision::Switch)
+            && self.layout.tainted(slot)
         {
-            self.cacheable = false;
+            self.guarded = true;
+            self.guard_pending = true;
+            return;
+        }
+        match self.layout.mask_for(slot, mask, &mut self.mask) {
+            Coverage::Covered => {}
+            // A state-dependent table key is guarded too (the mask keeps the bits its value
+            // may come from: the guard covers only keys computed from state). A header's
+            // validity at `emit` is followed as the rest of the path, which the guards fix.
+            Coverage::StateDependent
+                if compiling && matches!(d, Decision::TableKey | Decision::Emit) =>
+            {
+                self.guarded = true;
+                self.guard_pending |= d == Decision::TableKey;
+            }
+            _ => self.cacheable = false,
+        }
+    }
+
+    fn jumped(&mut self, t: &koi_ir::Terminator, to: koi_ir::BlockId, params: &[koi_ir::Bits]) {
+        if std::mem::take(&mut self.guard_pending) {
+            self.trace(|tr, k| tr.guard_jump(t, to, params, k));
+        }
+    }
+
+    fn table(&mut self, ev: &koi_interp::observer::TableEvent<'_>) {
+        if std::mem::take(&mut self.guard_pending) {
+            self.trace(|tr, k| tr.guard_table(ev.table, ev.keys, k));
         }
     }
 
@@ -1399,6 +1699,10 @@ impl Observer for DpObserver<'_> {
     fn decided(&mut self, step: &Step) {
         if !matches!(self.mode, Mode::Recording) {
             return;
+        }
+        // A state-dependent decision nothing guarded.
+        if std::mem::take(&mut self.guard_pending) {
+            self.cacheable = false;
         }
         if let Step::Table { table, hit, .. } = step {
             self.tags.push(table.index());

@@ -201,6 +201,66 @@ enum StateOp {
         receiver: N,
         fields: Vec<(String, N, u32)>,
     },
+    /// A decision on a state-dependent value (a register value, a meter colour, `random`, a
+    /// checksum over the payload) took the recorded way only if `n`'s value passes `test`:
+    /// otherwise the program does not apply to this packet ([`Program::run`]).
+    Guard { n: N, test: Test },
+}
+
+/// What a [`StateOp::Guard`] requires of its value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Test {
+    /// A branch's condition: true or false.
+    Truth(bool),
+    /// A `switch` (or a table key): the first case equal to the value, else the default, is
+    /// the recorded way (`true`).
+    Cases {
+        cases: Vec<(Bits, bool)>,
+        default: bool,
+    },
+}
+
+impl Test {
+    /// Whether value `v` takes the recorded way.
+    fn holds(&self, v: &Bits) -> bool {
+        match self {
+            Test::Truth(t) => truth(v) == *t,
+            Test::Cases { cases, default } => cases
+                .iter()
+                .find(|(c, _)| {
+                    if c.width() == v.width() {
+                        c == v
+                    } else {
+                        *c == v.resize(c.width())
+                    }
+                })
+                .map_or(*default, |(_, way)| *way),
+        }
+    }
+
+    /// [`Test::holds`] for a value of at most 64 bits.
+    #[inline]
+    fn holds64(&self, v: u64) -> bool {
+        match self {
+            Test::Truth(t) => (v != 0) == *t,
+            // As `holds`: the value resized to the case's width.
+            Test::Cases { cases, default } => cases
+                .iter()
+                .find(|(c, _)| match c.width() {
+                    w @ 0..=64 => c.low_u64() == v & mask64(w),
+                    _ => c.to_u64() == Some(v),
+                })
+                .map_or(*default, |(_, way)| *way),
+        }
+    }
+}
+
+/// How to undo a state update of a guarded program whose guard failed.
+#[derive(Debug)]
+enum Undo {
+    Reg(ExternId, u64, Bits),
+    Meter(ExternId, u64, koi_state::meter::Meter),
+    DirectMeter(TableId, u32, koi_state::meter::Meter),
 }
 
 /// An output operation.
@@ -323,6 +383,8 @@ pub struct Program {
     /// evaluates its expression on its own).
     lin: Vec<N>,
     state: Vec<StateOp>,
+    /// Whether `state` has a [`StateOp::Guard`].
+    guarded: bool,
     /// The instances' fates in the interpreter's order (several for multicast).
     results: Vec<Res>,
     /// Native code, once the program is hot ([`Jit`]).
@@ -376,6 +438,8 @@ pub struct Scratch {
     reads: Vec<Option<Bits>>,
     /// The same for native code: per read, a flag (read in range) and the value's low bits.
     jit_reads: Vec<u64>,
+    /// The state updates a guarded program made so far, to undo if a guard fails.
+    undo: Vec<Undo>,
 }
 
 impl Scratch {
@@ -403,6 +467,12 @@ impl Program {
             .count()
     }
 
+    /// Whether the program has guards: it applies only to the packets whose state-dependent
+    /// decisions take the recorded ways.
+    pub fn is_guarded(&self) -> bool {
+        self.guarded
+    }
+
     /// Whether the program runs as native code ([`Jit`]).
     pub fn is_native(&self) -> bool {
         self.jit.get().is_some()
@@ -424,6 +494,10 @@ impl Program {
     /// Runs the program on `pkt` (received on `port`): updates `state`, then builds each
     /// output packet in `out` and hands it, and each drop, to `emit`, in the interpreter's
     /// order. `state: None` computes the outputs only (the check at installation).
+    ///
+    /// A guarded program returns false when a guard fails: the packet's state-dependent
+    /// decisions go another way than the program's. It then leaves `state` and the
+    /// generator as they were and emits nothing.
     #[allow(clippy::too_many_arguments)]
     pub fn run(
         &self,
@@ -434,17 +508,36 @@ impl Program {
         out: &mut Vec<u8>,
         scratch: &mut Scratch,
         emit: &mut dyn FnMut(Emitted<'_>),
-    ) {
+    ) -> bool {
         self.fresh_values(scratch);
         // Without a state (the check at installation), the register reads are the ones the
         // interpreter made (`Scratch::preset_reads`).
         if let Some((state, rng)) = state {
-            for _ in 0..self.update_state(pkt, port, state, rng, now_ns, scratch) {
+            let digests = if self.guarded {
+                match self.update_state_guarded(pkt, port, state, rng, now_ns, scratch) {
+                    Some(d) => d,
+                    None => return false,
+                }
+            } else {
+                self.update_state(pkt, port, state, rng, now_ns, scratch)
+            };
+            for _ in 0..digests {
                 emit(Emitted::Digest);
             }
         }
         let code = self.jit.get().filter(|c| pkt.len() >= c.need);
         self.emit_results(pkt, port, code, out, scratch, emit);
+        true
+    }
+
+    /// Whether every guard holds for `pkt` with the reads preset in `s` (the check at
+    /// installation: the guards are exact for the packet that made the program).
+    pub fn guards_hold(&self, pkt: &[u8], port: u64, s: &mut Scratch) -> bool {
+        self.fresh_values(s);
+        self.state.iter().all(|op| match op {
+            StateOp::Guard { n, test } => test.holds(&self.value(*n, pkt, port, s)),
+            _ => true,
+        })
     }
 
     /// The common case in one step: a program without state operations that sends one packet
@@ -522,57 +615,139 @@ impl Program {
     ) -> usize {
         let mut digests = 0;
         for op in &self.state {
-            match op {
-                StateOp::TableHit(t, i) => state.record_hit(*t, *i, pkt.len(), now_ns),
-                StateOp::Count(c, n) => {
-                    let idx = if self.is_narrow(*n) {
-                        self.eval64(*n, pkt, port, scratch)
-                    } else {
-                        self.eval(*n, pkt, port, scratch)
-                            .to_u64()
-                            .unwrap_or(u64::MAX)
-                    };
-                    state.count(*c, idx, pkt.len());
-                }
-                StateOp::RegRead(r, n, t) => {
-                    let idx = self.index(*n, pkt, port, scratch);
-                    let v = state.register(*r).and_then(|a| a.get(idx).cloned());
-                    scratch.set_read(*t, v);
-                }
-                StateOp::Meter(m, n, t) => {
-                    let idx = self.index(*n, pkt, port, scratch);
-                    let c = state
-                        .execute_meter(*m, idx, pkt.len(), now_ns)
-                        .map(|c| Bits::from_u64(64, c.code()));
-                    scratch.set_read(*t, c);
-                }
-                StateOp::DirectMeter(tb, i, t) => {
-                    let c = state
-                        .execute_direct_meter(*tb, *i, pkt.len(), now_ns)
-                        .map(|c| Bits::from_u64(64, c.code()));
-                    scratch.set_read(*t, c);
-                }
-                StateOp::Random { lo, hi, t } => {
-                    let lo = self.index(*lo, pkt, port, scratch);
-                    let hi = self.index(*hi, pkt, port, scratch);
-                    scratch.set_read(*t, Some(Bits::from_u64(64, rng.range(lo, hi))));
-                }
-                StateOp::Digest { .. } => {
-                    if let Some(m) = self.digest_message(op, pkt, port, scratch) {
-                        state.push_digest(m);
-                        digests += 1;
-                    }
-                }
-                StateOp::RegWrite(r, n, v) => {
-                    let idx = self.index(*n, pkt, port, scratch);
-                    let v = self.value(*v, pkt, port, scratch);
-                    if let Some(a) = state.register_mut(*r) {
-                        a.set(idx, &v);
-                    }
-                }
-            }
+            digests += usize::from(self.apply(op, pkt, port, state, rng, now_ns, scratch));
         }
         digests
+    }
+
+    /// [`Program::update_state`] for a guarded program: the updates that give values
+    /// (register reads and writes, meters, `random`) and the guards in run order, each update
+    /// logged so that a failing guard can undo them (then `None`); once every guard held, the
+    /// updates nothing reads (table hits, counters, digests), in their order.
+    fn update_state_guarded(
+        &self,
+        pkt: &[u8],
+        port: u64,
+        state: &mut State,
+        rng: &mut koi_interp::Rng,
+        now_ns: u64,
+        scratch: &mut Scratch,
+    ) -> Option<usize> {
+        let rng0 = rng.clone();
+        scratch.undo.clear();
+        for op in &self.state {
+            match op {
+                StateOp::TableHit(..) | StateOp::Count(..) | StateOp::Digest { .. } => continue,
+                StateOp::Guard { n, test } => {
+                    let holds = if self.is_narrow(*n) {
+                        test.holds64(self.eval64(*n, pkt, port, scratch))
+                    } else {
+                        test.holds(&self.eval(*n, pkt, port, scratch))
+                    };
+                    if !holds {
+                        undo(state, &mut scratch.undo);
+                        *rng = rng0;
+                        return None;
+                    }
+                    continue;
+                }
+                StateOp::RegWrite(r, n, _) => {
+                    let idx = self.index(*n, pkt, port, scratch);
+                    if let Some(old) = state.register(*r).and_then(|a| a.get(idx)) {
+                        scratch.undo.push(Undo::Reg(*r, idx, old.clone()));
+                    }
+                }
+                StateOp::Meter(m, n, _) => {
+                    let idx = self.index(*n, pkt, port, scratch);
+                    if let Some(c) = state.meter_cell_mut(*m, idx) {
+                        scratch.undo.push(Undo::Meter(*m, idx, c.clone()));
+                    }
+                }
+                StateOp::DirectMeter(t, i, _) => {
+                    if let Some(c) = state.direct_meter_cell_mut(*t, *i) {
+                        scratch.undo.push(Undo::DirectMeter(*t, *i, c.clone()));
+                    }
+                }
+                StateOp::RegRead(..) | StateOp::Random { .. } => {}
+            }
+            self.apply(op, pkt, port, state, rng, now_ns, scratch);
+        }
+        let mut digests = 0;
+        for op in &self.state {
+            if matches!(
+                op,
+                StateOp::TableHit(..) | StateOp::Count(..) | StateOp::Digest { .. }
+            ) {
+                digests += usize::from(self.apply(op, pkt, port, state, rng, now_ns, scratch));
+            }
+        }
+        Some(digests)
+    }
+
+    /// Applies state update `op`; true if it queued a digest message.
+    #[allow(clippy::too_many_arguments)]
+    fn apply(
+        &self,
+        op: &StateOp,
+        pkt: &[u8],
+        port: u64,
+        state: &mut State,
+        rng: &mut koi_interp::Rng,
+        now_ns: u64,
+        scratch: &mut Scratch,
+    ) -> bool {
+        match op {
+            StateOp::TableHit(t, i) => state.record_hit(*t, *i, pkt.len(), now_ns),
+            StateOp::Count(c, n) => {
+                let idx = if self.is_narrow(*n) {
+                    self.eval64(*n, pkt, port, scratch)
+                } else {
+                    self.eval(*n, pkt, port, scratch)
+                        .to_u64()
+                        .unwrap_or(u64::MAX)
+                };
+                state.count(*c, idx, pkt.len());
+            }
+            StateOp::RegRead(r, n, t) => {
+                let idx = self.index(*n, pkt, port, scratch);
+                let v = state.register(*r).and_then(|a| a.get(idx).cloned());
+                scratch.set_read(*t, v);
+            }
+            StateOp::Meter(m, n, t) => {
+                let idx = self.index(*n, pkt, port, scratch);
+                let c = state
+                    .execute_meter(*m, idx, pkt.len(), now_ns)
+                    .map(|c| Bits::from_u64(64, c.code()));
+                scratch.set_read(*t, c);
+            }
+            StateOp::DirectMeter(tb, i, t) => {
+                let c = state
+                    .execute_direct_meter(*tb, *i, pkt.len(), now_ns)
+                    .map(|c| Bits::from_u64(64, c.code()));
+                scratch.set_read(*t, c);
+            }
+            StateOp::Random { lo, hi, t } => {
+                let lo = self.index(*lo, pkt, port, scratch);
+                let hi = self.index(*hi, pkt, port, scratch);
+                scratch.set_read(*t, Some(Bits::from_u64(64, rng.range(lo, hi))));
+            }
+            StateOp::Digest { .. } => {
+                if let Some(m) = self.digest_message(op, pkt, port, scratch) {
+                    state.push_digest(m);
+                    return true;
+                }
+            }
+            StateOp::RegWrite(r, n, v) => {
+                let idx = self.index(*n, pkt, port, scratch);
+                let v = self.value(*v, pkt, port, scratch);
+                if let Some(a) = state.register_mut(*r) {
+                    a.set(idx, &v);
+                }
+            }
+            // Checked by `update_state_guarded` (a program without guards has none).
+            StateOp::Guard { .. } => {}
+        }
+        false
     }
 
     /// The message of a [`StateOp::Digest`] for `pkt`.
@@ -1126,6 +1301,29 @@ impl Program {
             *slot = Some(v.clone());
         }
         v
+    }
+}
+
+/// Undoes the logged state updates, latest first.
+fn undo(state: &mut State, log: &mut Vec<Undo>) {
+    while let Some(u) = log.pop() {
+        match u {
+            Undo::Reg(r, i, v) => {
+                if let Some(a) = state.register_mut(r) {
+                    a.set(i, &v);
+                }
+            }
+            Undo::Meter(m, i, c) => {
+                if let Some(x) = state.meter_cell_mut(m, i) {
+                    *x = c;
+                }
+            }
+            Undo::DirectMeter(t, i, c) => {
+                if let Some(x) = state.direct_meter_cell_mut(t, i) {
+                    *x = c;
+                }
+            }
+        }
     }
 }
 
@@ -2723,6 +2921,94 @@ impl<'p> Tracer<'p> {
         }
     }
 
+    /// A `Branch` or `Switch` whose condition may be state-dependent went to `to`: unless
+    /// its value is a constant of the megaflow, the program gets a guard that it goes there
+    /// again.
+    pub fn guard_jump(
+        &mut self,
+        t: &koi_ir::Terminator,
+        to: koi_ir::BlockId,
+        params: &[Bits],
+        k: &Known<'_>,
+    ) {
+        use koi_ir::Terminator;
+        if self.failed.is_some() {
+            return;
+        }
+        let guard = match t {
+            Terminator::Branch { cond, then, .. } => self
+                .expr(cond, params, k)
+                .map(|n| (n, Test::Truth(to == *then))),
+            Terminator::Switch {
+                value,
+                cases,
+                default,
+            } => self.expr(value, params, k).map(|n| {
+                let cases = cases.iter().map(|(c, b)| (c.clone(), *b == to)).collect();
+                let default = *default == to;
+                (n, Test::Cases { cases, default })
+            }),
+            _ => None,
+        };
+        match guard {
+            Some((n, _)) if self.konst_deep(n, k).is_some() => {}
+            Some((n, test)) => self.state.push(StateOp::Guard { n, test }),
+            None => self.fail("state-dependent decision"),
+        }
+    }
+
+    /// Table `t`, whose key may be state-dependent, was looked up with `keys` (its match
+    /// fields' values, selector fields excluded): each key computed from a state-dependent
+    /// value gets a guard that it is the same again (the others are in the megaflow's mask).
+    pub fn guard_table(&mut self, t: TableId, keys: &[Bits], k: &Known<'_>) {
+        if self.failed.is_some() {
+            return;
+        }
+        let Some(table) = self.p.tables.get(t) else {
+            self.fail("table");
+            return;
+        };
+        let fields = table
+            .keys
+            .iter()
+            .filter(|x| x.field.kind != koi_ir::MatchKind::Selector);
+        for (key, v) in fields.zip(keys) {
+            let Some(n) = self.expr(&key.expr, &[], k) else {
+                self.fail("state-dependent table key");
+                return;
+            };
+            let n = self.resized(n, key.field.width, k);
+            if self.reaches_state(n) {
+                let test = Test::Cases {
+                    cases: vec![(v.clone(), true)],
+                    default: false,
+                };
+                self.state.push(StateOp::Guard { n, test });
+            }
+        }
+        // (Selector fields are not guarded: a state-dependent one leaves the run uncached,
+        // by the datapath's influence tracking.)
+    }
+
+    /// Whether `n` depends on a value read from the state (a register, a meter's colour,
+    /// `random`) or on the payload.
+    fn reaches_state(&self, n: N) -> bool {
+        match &self.nodes[n as usize] {
+            Node::RegVal { .. } | Node::PayloadCsum { .. } | Node::Opaque(_) => true,
+            Node::Const(_) | Node::Pkt { .. } | Node::Port(_) => false,
+            Node::Un(_, a) | Node::Slice(a, ..) | Node::Cast(_, a) => self.reaches_state(*a),
+            Node::Bin(_, a, b) => self.reaches_state(*a) || self.reaches_state(*b),
+            Node::Mux(c, a, b) => {
+                self.reaches_state(*c) || self.reaches_state(*a) || self.reaches_state(*b)
+            }
+            Node::Hash { data, .. } => data.iter().any(|d| self.reaches_state(*d)),
+            Node::HashResult { hash, .. } => self.reaches_state(*hash),
+            Node::CsumReplace { csum, old, new, .. } => {
+                self.reaches_state(*csum) || self.reaches_state(*old) || self.reaches_state(*new)
+            }
+        }
+    }
+
     fn const_slot(&self, s: Option<SlotId>, k: &Known<'_>) -> Option<u64> {
         match s {
             None => Some(0),
@@ -2972,9 +3258,10 @@ impl<'p> Tracer<'p> {
         }
         for op in &self.state {
             let opaque = match op {
-                StateOp::Count(_, n) | StateOp::RegRead(_, n, _) | StateOp::Meter(_, n, _) => {
-                    self.reaches_opaque(*n)
-                }
+                StateOp::Count(_, n)
+                | StateOp::RegRead(_, n, _)
+                | StateOp::Meter(_, n, _)
+                | StateOp::Guard { n, .. } => self.reaches_opaque(*n),
                 StateOp::RegWrite(_, n, v) | StateOp::Random { lo: n, hi: v, .. } => {
                     self.reaches_opaque(*n) || self.reaches_opaque(*v)
                 }
@@ -2998,6 +3285,10 @@ impl<'p> Tracer<'p> {
             lin: Vec::new(),
             wide: false,
             plans: Vec::new(),
+            guarded: self
+                .state
+                .iter()
+                .any(|op| matches!(op, StateOp::Guard { .. })),
             state: self.state,
             results,
             jit: jit::JitCell::default(),
@@ -3239,9 +3530,10 @@ impl Program {
         }
         for op in &mut self.state {
             match op {
-                StateOp::Count(_, n) | StateOp::RegRead(_, n, _) | StateOp::Meter(_, n, _) => {
-                    *n = visit(*n, &self.nodes, &mut map, &mut nodes)
-                }
+                StateOp::Count(_, n)
+                | StateOp::RegRead(_, n, _)
+                | StateOp::Meter(_, n, _)
+                | StateOp::Guard { n, .. } => *n = visit(*n, &self.nodes, &mut map, &mut nodes),
                 StateOp::RegWrite(_, n, v) | StateOp::Random { lo: n, hi: v, .. } => {
                     *n = visit(*n, &self.nodes, &mut map, &mut nodes);
                     *v = visit(*v, &self.nodes, &mut map, &mut nodes);
@@ -3328,9 +3620,10 @@ impl Program {
         self.results = results;
         for op in &self.state {
             match op {
-                StateOp::Count(_, n) | StateOp::RegRead(_, n, _) | StateOp::Meter(_, n, _) => {
-                    wide |= !self.is_narrow(*n)
-                }
+                StateOp::Count(_, n)
+                | StateOp::RegRead(_, n, _)
+                | StateOp::Meter(_, n, _)
+                | StateOp::Guard { n, .. } => wide |= !self.is_narrow(*n),
                 StateOp::RegWrite(_, n, v) | StateOp::Random { lo: n, hi: v, .. } => {
                     wide |= !self.is_narrow(*n) || !self.is_narrow(*v);
                 }
@@ -3405,6 +3698,37 @@ impl std::fmt::Display for Program {
                         self.show(*n, f)?;
                     }
                     writeln!(f)?;
+                }
+                StateOp::Guard { n, test } => {
+                    write!(f, "guard ")?;
+                    self.show(*n, f)?;
+                    match test {
+                        Test::Truth(t) => writeln!(f, " is {t}")?,
+                        Test::Cases { cases, default } => {
+                            let way: Vec<String> = cases
+                                .iter()
+                                .filter(|(_, w)| *w)
+                                .map(|(c, _)| format!("{c}"))
+                                .collect();
+                            let not: Vec<String> = cases
+                                .iter()
+                                .filter(|(_, w)| !*w)
+                                .map(|(c, _)| format!("{c}"))
+                                .collect();
+                            match default {
+                                false => writeln!(f, " in [{}]", way.join(", "))?,
+                                true if way.is_empty() => {
+                                    writeln!(f, " not in [{}]", not.join(", "))?
+                                }
+                                true => writeln!(
+                                    f,
+                                    " in [{}] or not in [{}]",
+                                    way.join(", "),
+                                    not.join(", ")
+                                )?,
+                            }
+                        }
+                    }
                 }
             }
         }

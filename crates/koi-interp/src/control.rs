@@ -72,6 +72,9 @@ impl<O: Observer> Ctx<'_, O> {
             && matches!(t, Terminator::Branch { .. } | Terminator::Switch { .. })
             && let Some(to) = next
         {
+            if O::TRACES_EFFECTS {
+                self.obs.jumped(t, to, params);
+            }
             self.obs.decided(&Step::Jump { from: at, to });
         }
         Ok(next)

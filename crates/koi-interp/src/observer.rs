@@ -169,6 +169,10 @@ pub trait Observer {
     /// A statement is about to run, with the enclosing action's arguments (only if
     /// [`Observer::TRACES_EFFECTS`]). Decisions are reported by `decided`, not here.
     fn stmt(&mut self, _s: &koi_ir::Stmt, _params: &[Bits]) {}
+    /// A `Branch` or `Switch` terminator evaluated its condition and goes to block `to`,
+    /// with the enclosing action's arguments (only if [`Observer::TRACES_EFFECTS`]; called
+    /// just before `decided` reports the same step).
+    fn jumped(&mut self, _t: &koi_ir::Terminator, _to: BlockId, _params: &[Bits]) {}
     /// The architecture wrote `value` (resized to the slot) into `slot` outside any statement:
     /// intrinsic metadata set by the traffic manager (only if [`Observer::TRACES_EFFECTS`]).
     fn arch_write(&mut self, _slot: SlotId, _value: &Bits) {}

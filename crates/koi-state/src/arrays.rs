@@ -1,17 +1,24 @@
 //! Registers, counters and meter arrays: arrays of a declared size, indexed by the data
-//! plane and the control plane. Cells are stored sparsely (only those that differ from the
-//! initial value), so any declared size costs nothing until used.
+//! plane and the control plane. Arrays of up to [`DENSE_MAX`] cells are one vector once
+//! written (the data plane indexes it directly); larger ones store only the cells that were
+//! written, so any declared size costs nothing until used.
 
 use crate::meter::Meter;
 use koi_ir::{Bits, CounterUnit, MeterUnit};
 use std::collections::HashMap;
 
+/// The largest array kept as a vector.
+pub const DENSE_MAX: u64 = 1 << 16;
+
 /// `size` cells of `T`, all `init` until written.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone)]
 pub struct Cells<T> {
     size: u64,
     init: T,
-    changed: HashMap<u64, T>,
+    /// Every cell, once one was written (arrays of at most [`DENSE_MAX`] cells).
+    dense: Vec<T>,
+    /// The cells written (larger arrays).
+    changed: HashMap<u64, T, foldhash::fast::RandomState>,
 }
 
 impl<T: Clone> Cells<T> {
@@ -19,7 +26,8 @@ impl<T: Clone> Cells<T> {
         Cells {
             size,
             init,
-            changed: HashMap::new(),
+            dense: Vec::new(),
+            changed: HashMap::default(),
         }
     }
 
@@ -32,14 +40,28 @@ impl<T: Clone> Cells<T> {
     }
 
     /// The cell at `index`; `None` out of range.
+    #[inline]
     pub fn get(&self, index: u64) -> Option<&T> {
-        (index < self.size).then(|| self.changed.get(&index).unwrap_or(&self.init))
+        if index >= self.size {
+            return None;
+        }
+        if !self.dense.is_empty() {
+            return self.dense.get(index as usize);
+        }
+        Some(self.changed.get(&index).unwrap_or(&self.init))
     }
 
     /// The cell at `index` for writing; `None` out of range.
+    #[inline]
     pub fn get_mut(&mut self, index: u64) -> Option<&mut T> {
         if index >= self.size {
             return None;
+        }
+        if self.size <= DENSE_MAX {
+            if self.dense.is_empty() {
+                self.dense = vec![self.init.clone(); self.size as usize];
+            }
+            return self.dense.get_mut(index as usize);
         }
         let init = &self.init;
         Some(self.changed.entry(index).or_insert_with(|| init.clone()))
@@ -48,6 +70,7 @@ impl<T: Clone> Cells<T> {
     /// Every cell back to `init`.
     pub fn reset_to(&mut self, init: T) {
         self.init = init;
+        self.dense = Vec::new();
         self.changed.clear();
     }
 
@@ -56,6 +79,44 @@ impl<T: Clone> Cells<T> {
         (0..self.size.min(limit))
             .filter_map(|i| self.get(i).cloned())
             .collect()
+    }
+}
+
+impl<T: Clone + PartialEq> Cells<T> {
+    /// The cells that differ from the initial value, in index order.
+    fn differing(&self) -> Vec<(u64, &T)> {
+        let mut v: Vec<(u64, &T)> = if self.dense.is_empty() {
+            self.changed
+                .iter()
+                .filter(|(_, c)| **c != self.init)
+                .map(|(i, c)| (*i, c))
+                .collect()
+        } else {
+            (0..)
+                .zip(&self.dense)
+                .filter(|(_, c)| **c != self.init)
+                .collect()
+        };
+        v.sort_unstable_by_key(|(i, _)| *i);
+        v
+    }
+}
+
+/// Equal when of the same size with the same value in every cell (however stored).
+impl<T: Clone + PartialEq> PartialEq for Cells<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.size == other.size && self.init == other.init && self.differing() == other.differing()
+    }
+}
+
+/// The size, the initial value and the cells that differ from it.
+impl<T: Clone + PartialEq + std::fmt::Debug> std::fmt::Debug for Cells<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cells")
+            .field("size", &self.size)
+            .field("init", &self.init)
+            .field("cells", &self.differing())
+            .finish()
     }
 }
 

@@ -4,7 +4,7 @@
 //! membership, replication, clone sessions, digests.
 
 use crate::arrays::{CounterArray, RegisterArray};
-use crate::meter::{Color, tokens};
+use crate::meter::{Color, Meter, tokens};
 use crate::pre::{MirrorTarget, Replica};
 use crate::state::{ExternState, State};
 use crate::table::{Entry, EntryAction};
@@ -103,6 +103,22 @@ impl State {
         let n = tokens(a.unit, bytes);
         let cell = a.cells.get_mut(index)?;
         Some(cell.execute(now_ns, n))
+    }
+
+    /// The cell of meter `m` at `index`, for writing (the cached datapath saves and restores
+    /// one around an execution it may have to undo); `None` when out of range or not a meter.
+    pub fn meter_cell_mut(&mut self, m: ExternId, index: u64) -> Option<&mut Meter> {
+        let ExternState::Meter(a) = self.extern_state_mut(m)? else {
+            return None;
+        };
+        a.cells.get_mut(index)
+    }
+
+    /// The direct meter cell of entry `index` of table `t`, for writing (as
+    /// [`State::meter_cell_mut`]); `None` if the table has no direct meter or no such entry.
+    pub fn direct_meter_cell_mut(&mut self, t: TableId, index: u32) -> Option<&mut Meter> {
+        self.table_by_id(t)?.schema.direct_meter?;
+        Some(&mut self.table_by_id_mut(t)?.entry_at_mut(index)?.meter)
     }
 
     /// Register `r`.

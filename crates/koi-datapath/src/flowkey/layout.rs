@@ -415,7 +415,13 @@ impl FlowKeyLayout {
         self.bits
     }
 
-    /// The field holding `slot`, if the slot is a key field.
+    /// Whether `slot` may hold a state-derived value ([`Coverage::StateDependent`]).
+    pub fn tainted(&self, slot: SlotId) -> bool {
+        self.cover
+            .get(slot.index() as usize)
+            .is_some_and(|c| c.in_closure && c.tainted)
+    }
+
     /// `slot`'s key field if it holds the whole slot (of `slot_width` bits).
     pub fn whole_field(&self, slot: SlotId, slot_width: u32) -> Option<&KeyField> {
         self.field_of(slot)
