@@ -35,9 +35,24 @@
 //!   The run is installed as a megaflow (mask, key) → recording and program (when the
 //!   compiler covers the run and the program reproduces the interpreter's output on this
 //!   packet), tagged with the tables it applied, unless it is **uncacheable**: an influence
-//!   that is not [`Coverage::Covered`] (state-dependent or outside the key), a failed
-//!   packet-length check, a table with a `random` action selector, an aborted run, or no
-//!   first parse. Identical programs are shared by all their megaflows.
+//!   that is not [`Coverage::Covered`] (outside the key, or state-dependent other than
+//!   below), a failed packet-length check, a table with a `random` action selector, an
+//!   aborted run, or no first parse. Identical programs are shared by all their megaflows.
+//!
+//! **Decisions on state.** A branch, `switch` or table key that may depend on state (a
+//! register value, a meter colour, `random`, a checksum over the payload:
+//! [`Coverage::StateDependent`]) does not make the run uncacheable when it is compiled: the
+//! tracer gives the program a **guard** per such decision (its condition's expression and the
+//! way the run took; for a table, each key computed from state and its value), and the
+//! branch's state-derived operands put nothing in the mask. Such a megaflow is **guarded**:
+//! cached only with its program, never replayed. A hit runs its programs in turn, the one that
+//! applied last first, until one's guards hold ([`Program::run`] undoes a failing program's
+//! register writes, meter executions and draws); a packet that fits none takes the slow path
+//! (rate-limited as a miss), whose run is added to the megaflow as one more **arm** (at most
+//! [`MAX_ARMS`] programs), valid only for the key bits that run depended on beyond the
+//! megaflow's mask. Until the first state-dependent decision every packet of the megaflow
+//! takes the same way (the mask fixes it); after it, the guards fix the way, and the arm's
+//! extra bits the rest, so each arm is exact for the packets it applies to.
 //!
 //! The recording also holds the traffic manager's events (unicast, multicast and clone copy
 //! counts, resubmission, recirculation, drops, digests), which the traffic manager still

@@ -92,7 +92,8 @@
 //! - On a miss the **slow path** runs the interpreter with an observer whose `influence(d,
 //!   slot, mask)` calls [`flowkey::FlowKeyLayout::mask_for`] into a mask buffer; any answer
 //!   other than [`flowkey::Coverage::Covered`] means the run must not be cached as one
-//!   megaflow. The mask and the masked key form the megaflow; the run, followed symbolically,
+//!   megaflow, but for a state-dependent branch, `switch` or table key, which the compiled
+//!   program checks per packet (a guard: see [`datapath`]). The mask and the masked key form the megaflow; the run, followed symbolically,
 //!   becomes its action program ([`datapath`] has the whole sequence).
 
 #![deny(unsafe_code)]

@@ -29,7 +29,15 @@
 //!    table hit), `random` values (drawn per packet from the interpreter's generator), the
 //!    digest message ingress sends (its values as `digest` saw them) (a value read or colour is kept for the expressions that use it:
 //!    `v = r.read(i); r.write(i, v + 1); hdr.x = v + 1` is one read, one write and one output
-//!    field; a decision on a register value is state-dependent, so such runs are not cached);
+//!    field), and **guards**: a decision on a state-dependent value (a register value, a
+//!    colour, `random`, a checksum over the payload) becomes a `StateOp::Guard`, its
+//!    condition's expression and the way the run took (`if (v > 3)` taken false: `guard
+//!    (read0 + 1 > 3) is false`; a table keyed by a register value: the key's expression
+//!    and value), so that the program applies to exactly the packets (and states) that take
+//!    the recorded way: it checks its guards as it runs, after the reads they use, and if one
+//!    fails undoes its register writes, meter executions and draws and reports that it did
+//!    not apply (table hits, counters and digests, which nothing reads, run after every guard
+//!    held);
 //! 2. per packet instance, in the interpreter's order (the traffic manager's queue: one for
 //!    unicast, one per replica for multicast, one per copy of an ingress-to-egress or
 //!    egress-to-egress clone; each egress pass starts from the PHV its instance was queued
@@ -76,8 +84,8 @@
 //!
 //! # Running a program
 //!
-//! [`Program::run`] interprets the program: state updates, then each output, its values
-//! evaluated once per packet, children first. A table hit is an operation only when the
+//! [`Program::run`] interprets the program: state updates (and guards), then each output,
+//! its values evaluated once per packet, children first. A table hit is an operation only when the
 //! table has a direct counter or idle timeout ([`State::hit_recorded`]); otherwise it
 //! changes no state. Once a program has run [`Jit`]'s threshold of times, its output writes
 //! become native code (module `program::jit`), checked against this interpreter before use.
@@ -207,9 +215,9 @@ enum StateOp {
     Guard { n: N, test: Test },
 }
 
-/// What a [`StateOp::Guard`] requires of its value.
+/// What a guard (`StateOp::Guard`) requires of its value.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Test {
+enum Test {
     /// A branch's condition: true or false.
     Truth(bool),
     /// A `switch` (or a table key): the first case equal to the value, else the default, is
