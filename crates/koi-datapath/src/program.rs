@@ -33,7 +33,9 @@
 //!    colour, `random`, a checksum over the payload) becomes a `StateOp::Guard`, its
 //!    condition's expression and the way the run took (`if (v > 3)` taken false: `guard
 //!    (read0 + 1 > 3) is false`; a table keyed by a register value: the key's expression
-//!    and value), so that the program applies to exactly the packets (and states) that take
+//!    and value; an egress port or multicast group computed from state: its value, as the
+//!    traffic manager's event shows it), so that the program applies to exactly the packets
+//!    (and states) that take
 //!    the recorded way: it checks its guards as it runs, after the reads they use, and if one
 //!    fails undoes its register writes, meter executions and draws and reports that it did
 //!    not apply (table hits, counters and digests, which nothing reads, run after every guard
@@ -3098,6 +3100,22 @@ impl<'p> Tracer<'p> {
         if self.failed.is_some() {
             return;
         }
+        // Inputs computed from state (`egress_spec = r.read(..)`, a group from a register):
+        // guarded to the values this event shows.
+        let (spec, grp) = (self.setup.egress_spec, self.setup.mcast_grp);
+        match ev {
+            TmEvent::Unicast { port } => {
+                self.pin_tm_input(grp, 0, k);
+                self.pin_tm_input(spec, *port, k);
+            }
+            TmEvent::Multicast { group, .. } => self.pin_tm_input(grp, *group, k),
+            TmEvent::Drop(DropReason::Ingress) => {
+                self.pin_tm_input(grp, 0, k);
+                self.pin_tm_input(spec, self.drop_port, k);
+            }
+            TmEvent::Drop(DropReason::Egress) => self.pin_tm_input(spec, self.drop_port, k),
+            _ => {}
+        }
         let spec = self.const_slot(self.setup.egress_spec, k);
         let grp = self.const_slot(self.setup.mcast_grp, k);
         let prio = self.const_slot(self.setup.priority, k);
@@ -3228,18 +3246,59 @@ impl<'p> Tracer<'p> {
         if self.failed.is_some() {
             return;
         }
-        match self.const_slot(self.setup.egress_spec, k) {
-            Some(s) if s != self.drop_port || self.ubpf => {
-                let emitted = std::mem::take(&mut self.emitted);
-                self.passes.push(Pass::Sent {
-                    port,
-                    emitted,
-                    slots: self.slots.clone(),
-                    cut: self.cut.clone(),
-                });
+        // An `egress_spec` egress computed from state: guarded not to be the drop port.
+        let not_dropped = match self.setup.egress_spec {
+            Some(s) if !self.ubpf => {
+                let n = self.slots[s.index() as usize];
+                let w = self.width(n);
+                let state = self.konst_deep(n, k).is_none() && self.reaches_state(n);
+                if state {
+                    let drop = Bits::from_u64(w, self.drop_port);
+                    let test = Test::Cases {
+                        cases: vec![(drop, false)],
+                        default: true,
+                    };
+                    self.state.push(StateOp::Guard { n, test });
+                }
+                state
             }
+            _ => false,
+        };
+        match self.const_slot(self.setup.egress_spec, k) {
+            _ if not_dropped => self.sent(port),
+            Some(s) if s != self.drop_port || self.ubpf => self.sent(port),
             _ => self.fail("egress_spec not constant"),
         }
+    }
+
+    /// The current instance was sent on `port`.
+    fn sent(&mut self, port: u64) {
+        let emitted = std::mem::take(&mut self.emitted);
+        self.passes.push(Pass::Sent {
+            port,
+            emitted,
+            slots: self.slots.clone(),
+            cut: self.cut.clone(),
+        });
+    }
+
+    /// A traffic-manager input (`slot`) computed from state is guarded to equal `value`, and
+    /// is that constant from then on; any other input is left as it is.
+    fn pin_tm_input(&mut self, slot: Option<SlotId>, value: u64, k: &Known<'_>) {
+        let Some(s) = slot else {
+            return;
+        };
+        let n = self.slots[s.index() as usize];
+        if self.konst_deep(n, k).is_some() || !self.reaches_state(n) {
+            return;
+        }
+        let v = Bits::from_u64(self.width(n), value);
+        let test = Test::Cases {
+            cases: vec![(v.clone(), true)],
+            default: false,
+        };
+        self.state.push(StateOp::Guard { n, test });
+        self.set_slot_const(s, v);
     }
 
     /// The run ended: the program, or why there is none.

@@ -406,3 +406,49 @@ fn an_arm_that_depends_on_more_key_bits_applies_only_to_them() {
     );
     assert_eq!(s.uncacheable, 2 * 6, "{s:?}");
 }
+
+/// The egress port read from a register (a round-robin over ports 1-3, and the drop port
+/// while a register says so): the port is guarded, an arm per port.
+const PORT_FROM_REGISTER: &str = r#"
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    register<bit<9>>(1) rr;
+    register<bit<9>>(1) down;
+    apply {
+        bit<9> p;
+        rr.read(p, 0);
+        rr.write(0, p == 3 ? 9w1 : p + 1);
+        bit<9> d;
+        down.read(d, 0);
+        sm.egress_spec = d == 0 ? p : d;
+    }
+}
+"#;
+
+#[test]
+fn an_egress_port_from_a_register_is_guarded_per_port() {
+    let p = compile_str(&program(PORT_FROM_REGISTER)).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = Twin::new(&p, |_| {});
+    let mut ports = Vec::new();
+    for i in 0..300u32 {
+        let (out, _) = twin.send(&frame(1, i as u8), 0);
+        ports.push(out.first().map(|o| o.0));
+    }
+    assert_eq!(ports[..5], [Some(0), Some(1), Some(2), Some(3), Some(1)]);
+    let s = twin.dp.stats();
+    check(&s);
+    assert_eq!(s.misses, 4, "{s:?}");
+    assert_eq!(s.compiled_hits, 296, "{s:?}");
+    // The control plane sets the drop port: one more arm, every packet dropped.
+    for st in [&mut twin.sd, &mut twin.si] {
+        st.register_write("I.down", 0, &koi_ir::Bits::from_u64(9, 511))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    for i in 0..50u32 {
+        let (out, _) = twin.send(&frame(1, i as u8), 0);
+        assert!(out.is_empty());
+    }
+    same_state(&twin);
+    let s = twin.dp.stats();
+    check(&s);
+    assert_eq!(s.misses, 5, "{s:?}");
+}
