@@ -414,6 +414,9 @@ pub struct CacheInfo {
     pub compiled: usize,
     /// Megaflows whose program has native code ([`DatapathConfig::jit_after`]).
     pub native: usize,
+    /// Guarded megaflows (decisions on state), and their programs (one per way seen).
+    pub guarded: usize,
+    pub guarded_programs: usize,
     pub subtables: usize,
     /// Occupied microflow entries (0 without the tier).
     pub microflows: usize,
@@ -617,6 +620,12 @@ impl<'p> Datapath<'p> {
                 .iter()
                 .filter(|(_, m)| m.program.as_ref().is_some_and(|p| p.is_native()))
                 .count(),
+            guarded: c.iter().filter(|(_, m)| m.guarded).count(),
+            guarded_programs: c
+                .iter()
+                .filter(|(_, m)| m.guarded)
+                .map(|(_, m)| m.programs().count())
+                .sum(),
             subtables: c.subtable_count(),
             microflows: self.cache.microflow().map_or(0, |m| m.occupied()),
             microflow_capacity: self.cache.microflow().map_or(0, |m| m.capacity()),

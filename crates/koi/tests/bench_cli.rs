@@ -194,6 +194,35 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
     assert_eq!(num(&v, "replayed.resubmit"), 1.0, "{v}");
 }
 
+/// The policer of `bench/`: its decisions on a meter's colour are guarded, so after the
+/// warm-up every packet runs a compiled program (no upcall, nothing uncacheable), and the
+/// report counts the guarded megaflow and its programs (one per colour seen).
+#[test]
+fn guarded_megaflows_are_reported() {
+    let prog = root().join("bench/policer.p4").display().to_string();
+    let entries = root().join("bench/policer.entries").display().to_string();
+    let args = [
+        "bench",
+        &prog,
+        "--entries",
+        &entries,
+        "--flows",
+        "10",
+        "--seconds",
+        "0.2",
+        "--warmup",
+        "0.2",
+        "--json",
+    ];
+    let out = koi(&args);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(num(&v, "cache.megaflows"), 1.0, "{v}");
+    assert_eq!(num(&v, "cache.guarded"), 1.0, "{v}");
+    assert!(num(&v, "cache.guarded_programs") >= 2.0, "{v}");
+    assert_eq!(num(&v, "counters.uncacheable"), 0.0, "{v}");
+    assert!(num(&v, "hit_rate.compiled") > 0.99, "{v}");
+}
+
 #[test]
 fn one_packet_at_a_time_gives_the_same_counts() {
     let prog = example("l2l3_acl.p4");

@@ -159,6 +159,9 @@ pub struct Cache {
     pub compiled: usize,
     /// Megaflows whose program runs as native code.
     pub native: usize,
+    /// Megaflows with decisions on state (guarded programs), and their programs (arms).
+    pub guarded: usize,
+    pub guarded_programs: usize,
     /// Classifier subtables (distinct masks).
     pub subtables: usize,
     pub microflows: usize,
@@ -318,6 +321,8 @@ impl Report {
                 max_megaflows: info.max_megaflows,
                 compiled: info.compiled,
                 native: info.native,
+                guarded: info.guarded,
+                guarded_programs: info.guarded_programs,
                 subtables: info.subtables,
                 microflows: info.microflows,
                 microflow_capacity: info.microflow_capacity,
@@ -425,11 +430,19 @@ impl Report {
         let c = &self.cache;
         let _ = writeln!(
             o,
-            "caches      {} megaflows (limit {}, {} compiled, {} native) in {} subtables; {} microflows of {}{}; signature cache of {}; {} bytes ({} when empty), {} bytes/megaflow",
+            "caches      {} megaflows (limit {}, {} compiled, {} native{}) in {} subtables; {} microflows of {}{}; signature cache of {}; {} bytes ({} when empty), {} bytes/megaflow",
             c.megaflows,
             c.max_megaflows,
             c.compiled,
             c.native,
+            if c.guarded > 0 {
+                format!(
+                    ", {} guarded with {} programs for decisions on state",
+                    c.guarded, c.guarded_programs
+                )
+            } else {
+                String::new()
+            },
             c.subtables,
             c.microflows,
             c.microflow_capacity,
