@@ -259,6 +259,8 @@ fn add(a: &mut Snapshot, b: &Snapshot) {
     x.megaflows += y.megaflows;
     x.max_megaflows += y.max_megaflows;
     x.compiled += y.compiled;
+    x.guarded += y.guarded;
+    x.guarded_programs += y.guarded_programs;
     x.subtables += y.subtables;
     x.microflows += y.microflows;
     x.microflow_capacity += y.microflow_capacity;
@@ -292,6 +294,13 @@ fn render_one(out: &mut String, s: &Snapshot) {
         "  megaflows        {} / {} (compiled {})",
         i.megaflows, i.max_megaflows, i.compiled
     );
+    if i.guarded > 0 {
+        let _ = writeln!(
+            out,
+            "  guarded          {} (decisions on state), {} programs",
+            i.guarded, i.guarded_programs
+        );
+    }
     let _ = writeln!(out, "  subtables        {}", i.subtables);
     let _ = writeln!(
         out,
@@ -458,7 +467,10 @@ mod tests {
         assert!(one.contains("  misses           1 (25.0%)"), "{one}");
         assert!(!one.contains("total"), "{one}");
         assert!(!one.contains("replayed"), "{one}");
+        assert!(!one.contains("guarded"), "{one}");
         s.replayed.insert("resubmit", 2);
+        s.info.guarded = 1;
+        s.info.guarded_programs = 3;
         let two = render(Some(&cfg), 0, &[Some(s.clone()), Some(s), None]);
         assert!(two.contains("total\n  megaflows        6 / 20"), "{two}");
         assert!(
@@ -470,6 +482,10 @@ mod tests {
             "{two}"
         );
         assert!(two.contains("thread 2: not started"), "{two}");
+        assert!(
+            two.contains("total\n  megaflows        6 / 20 (compiled 0)\n  guarded          2 (decisions on state), 6 programs\n"),
+            "{two}"
+        );
         assert!(render(None, 0, &[]).starts_with("cache: off"));
     }
 }
