@@ -159,7 +159,7 @@ pub struct Megaflow {
 
 /// Another compiled program of a guarded megaflow: the run of a packet of the megaflow whose
 /// state-dependent decisions went another way.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Arm {
     program: Arc<Program>,
     min_len: usize,
@@ -179,8 +179,8 @@ impl Arm {
     }
 }
 
-/// Most arms a guarded megaflow gets; the runs of packets that fit none of them are not
-/// cached.
+/// Most programs a guarded megaflow holds (its first and its arms); the runs of packets that
+/// fit none of them are not cached.
 pub const MAX_ARMS: usize = 8;
 
 impl Megaflow {
@@ -1461,37 +1461,17 @@ impl<'a> DpObserver<'a> {
                     }
                 };
                 if let Some(id) = extend {
-                    match (
-                        program,
-                        extended(cache, id, &mask, &key, min_len, &mut tags),
-                    ) {
-                        (Some(program), Some((flow, mask, arm))) => {
-                            let mut arms: Vec<Arm> = flow
-                                .arms
-                                .iter()
-                                .map(|a| Arm {
-                                    program: Arc::clone(&a.program),
-                                    min_len: a.min_len,
-                                    extra: a.extra.clone(),
-                                })
-                                .collect();
-                            arms.push(Arm { program, ..arm });
-                            let flow = Arc::new(Megaflow {
-                                recording: flow.recording.clone(),
-                                min_len: flow.min_len,
-                                program: flow.program.clone(),
-                                key: flow.key.clone(),
-                                guarded: true,
-                                arms,
-                                last: Default::default(),
-                            });
+                    match program
+                        .and_then(|p| extended(cache, id, &key, &mask, min_len, p, &mut tags))
+                    {
+                        Some((mask, flow)) => {
                             let key = flow.key.clone();
-                            match cache.install(&mask, &key, flow, &tags) {
+                            match cache.install(&mask, &key, Arc::new(flow), &tags) {
                                 Ok(_) => stats.installs += 1,
                                 Err(_) => stats.uncacheable += 1,
                             }
                         }
-                        _ => stats.uncacheable += 1,
+                        None => stats.uncacheable += 1,
                     }
                     return;
                 }
@@ -1515,41 +1495,51 @@ impl<'a> DpObserver<'a> {
     }
 }
 
-/// For a run that becomes an arm of guarded megaflow `id` (its own mask `mask`, its packet's
-/// key `key`): the megaflow, its mask, and the arm without its program (the key bits the run
-/// depended on beyond the megaflow's mask); `tags` gets the megaflow's. `None` if the
-/// megaflow is gone or has [`MAX_ARMS`] arms.
+/// Guarded megaflow `id` with one more arm: `program`, made by a run whose own mask is `mask`
+/// on a packet with key `key` (the arm applies to the key bits that run depended on beyond
+/// the megaflow's mask). Returns the megaflow's mask and the new megaflow (tried from the new
+/// arm on); `tags` gets the megaflow's. `None` if the megaflow is gone or has [`MAX_ARMS`]
+/// programs.
 fn extended(
     cache: &FlowCache<Arc<Megaflow>>,
     id: MegaflowId,
-    mask: &[u64],
     key: &[u64],
+    mask: &[u64],
     min_len: usize,
+    program: Arc<Program>,
     tags: &mut Vec<u32>,
-) -> Option<(Arc<Megaflow>, Vec<u64>, Arm)> {
+) -> Option<(Vec<u64>, Megaflow)> {
     let c = cache.classifier();
-    let flow = Arc::clone(c.get(id)?);
+    let flow = c.get(id)?;
     if flow.arms.len() + 1 >= MAX_ARMS {
         return None;
     }
     let old = c.mask(id)?.to_vec();
-    let extra = mask
-        .iter()
-        .zip(&old)
-        .zip(key)
-        .enumerate()
+    let extra = (0..)
+        .zip(mask.iter().zip(&old).zip(key))
         .filter(|(_, ((m, o), _))| *m & !*o != 0)
         .map(|(w, ((m, o), k))| (w, m & !o, k & m & !o))
         .collect();
     tags.extend(c.tags(id)?);
     tags.sort_unstable();
     tags.dedup();
-    let arm = Arm {
-        program: Arc::clone(flow.program.as_ref()?),
+    let mut arms = flow.arms.clone();
+    arms.push(Arm {
+        program,
         min_len,
         extra,
+    });
+    let last = std::sync::atomic::AtomicU8::new(arms.len() as u8);
+    let flow = Megaflow {
+        recording: flow.recording.clone(),
+        min_len: flow.min_len,
+        program: flow.program.clone(),
+        key: flow.key.clone(),
+        guarded: true,
+        arms,
+        last,
     };
-    Some((flow, old, arm))
+    Some((old, flow))
 }
 
 /// Why a run whose compiled program did not give the interpreter's output is replayed.
