@@ -3251,7 +3251,7 @@ impl<'p> Tracer<'p> {
             Some(s) if !self.ubpf => {
                 let n = self.slots[s.index() as usize];
                 let w = self.width(n);
-                let state = self.konst_deep(n, k).is_none() && self.reaches_state(n);
+                let state = self.reaches_state(n) && self.konst_deep(n, k).is_none();
                 if state {
                     let drop = Bits::from_u64(w, self.drop_port);
                     let test = Test::Cases {
@@ -3289,7 +3289,7 @@ impl<'p> Tracer<'p> {
             return;
         };
         let n = self.slots[s.index() as usize];
-        if self.konst_deep(n, k).is_some() || !self.reaches_state(n) {
+        if !self.reaches_state(n) || self.konst_deep(n, k).is_some() {
             return;
         }
         let v = Bits::from_u64(self.width(n), value);
