@@ -452,3 +452,107 @@ fn an_egress_port_from_a_register_is_guarded_per_port() {
     check(&s);
     assert_eq!(s.misses, 5, "{s:?}");
 }
+
+/// What the property test does between packets.
+#[derive(Clone, Debug)]
+enum Op {
+    /// A frame to `dst` from `src`, `gap` microseconds after the last event.
+    Packet { dst: u8, src: u8, gap: u64 },
+    /// The control plane writes `value` at `index` of the program's register `reg`.
+    RegWrite { reg: usize, index: u64, value: u64 },
+    /// The control plane sets every cell of the program's meters to these rates (tokens
+    /// per microsecond, committed then peak; bursts of 3 and 6 tokens).
+    Rates { committed: f64, peak: f64 },
+}
+
+fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+    use proptest::prelude::*;
+    prop_oneof![
+        8 => (0u8..4, 0u8..4, 0u64..1500).prop_map(|(dst, src, gap)| Op::Packet { dst, src, gap }),
+        1 => (0usize..2, 0u64..4, 0u64..5).prop_map(|(reg, index, value)| Op::RegWrite { reg, index, value }),
+        1 => (1u32..20, 1u32..20).prop_map(|(c, p)| Op::Rates {
+            committed: f64::from(c) / 10_000.0,
+            peak: f64::from(c + p) / 10_000.0,
+        }),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// Random traffic, time gaps and control-plane writes to the registers and meters the
+    /// decisions read, through each of the programs above: every packet's outputs and drops,
+    /// and the final state, are the interpreter's (guards that fail after the program wrote
+    /// registers and executed meters included).
+    #[test]
+    fn random_traffic_and_state_writes_give_the_interpreters_results(
+        which in 0usize..6,
+        ops in proptest::collection::vec(op(), 1..120),
+    ) {
+        let (src, regs): (&str, &[&str]) = match which {
+            0 => (THRESHOLD, &["I.seen"]),
+            1 => (POLICER, &[]),
+            2 => (ROUND_ROBIN, &["I.next"]),
+            3 => (PORT_FROM_REGISTER, &["I.rr", "I.down"]),
+            4 => (THEN_ROUTE, &["I.seen"]),
+            _ => (DIRECT, &[]),
+        };
+        let p = compile_str(&program(src)).unwrap_or_else(|e| panic!("{e}"));
+        let rates = [
+            MeterRate { rate: 0.001, burst: 3 },
+            MeterRate { rate: 0.002, burst: 6 },
+        ];
+        let mut twin = Twin::new(&p, |s| {
+            if which == 1 {
+                s.meter_set_rates("I.police", None, &rates).unwrap_or_else(|e| panic!("{e}"));
+            }
+            if which == 5 {
+                use koi_ir::{Bits, Pattern};
+                use koi_state::{ActionSpec, EntrySpec};
+                for dst in 1u64..3 {
+                    let spec = EntrySpec {
+                        keys: vec![Pattern::Exact(Bits::from_u64(48, dst))],
+                        action: ActionSpec::action("fwd", vec![Bits::from_u64(9, dst)]),
+                        priority: None,
+                        timeout_ns: None,
+                    };
+                    let h = s.table_add("t", spec).unwrap_or_else(|e| panic!("{e}"));
+                    s.meter_set_rates("I.dm", Some(u64::from(h)), &rates)
+                        .unwrap_or_else(|e| panic!("{e}"));
+                }
+            }
+        });
+        for op in ops {
+            match op {
+                Op::Packet { dst, src, gap } => {
+                    twin.clock.advance_ns(gap * 1000);
+                    twin.send(&frame(dst, src), 0);
+                }
+                Op::RegWrite { reg, index, value } => {
+                    let Some(name) = regs.get(reg) else { continue };
+                    for st in [&mut twin.sd, &mut twin.si] {
+                        let w = st.register_read(name, 0).map_or(32, |b| b.width());
+                        let _ = st.register_write(name, index, &koi_ir::Bits::from_u64(w, value));
+                    }
+                }
+                Op::Rates { committed, peak } => {
+                    let rates = [
+                        MeterRate { rate: committed, burst: 3 },
+                        MeterRate { rate: peak, burst: 6 },
+                    ];
+                    for st in [&mut twin.sd, &mut twin.si] {
+                        match which {
+                            1 => st.meter_set_rates("I.police", None, &rates),
+                            5 => (0..2).try_for_each(|h| st.meter_set_rates("I.dm", Some(h), &rates)),
+                            _ => Ok(()),
+                        }
+                        .unwrap_or_else(|e| panic!("{e}"));
+                    }
+                }
+            }
+        }
+        same_state(&twin);
+        let s = twin.dp.stats();
+        proptest::prop_assert_eq!(s.compile_mismatch, 0);
+        proptest::prop_assert_eq!(s.not_compiled, 0);
+    }
+}
