@@ -1199,8 +1199,9 @@ impl Program {
                 let h = self.eval64(*hash, pkt, port, s);
                 koi_hash::v1model::hash_result(h, *base, *max, (*w).min(64))
             }
+            // (`w` is at most 64: the value resized to it is its low `w` bits.)
             Node::RegVal { t, w, fallback } => match s.reads.get(*t as usize) {
-                Some(Some(v)) => v.resize(*w).low_u64(),
+                Some(Some(v)) => v.low_u64() & mask64(*w),
                 _ => self.eval64(*fallback, pkt, port, s),
             },
             Node::CsumReplace {
