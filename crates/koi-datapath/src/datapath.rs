@@ -577,8 +577,22 @@ impl<'p> Datapath<'p> {
                 match &flow.program {
                     Some(_) => {
                         for (i, p) in flow.programs().enumerate() {
-                            if i > 0 {
-                                s.push_str(&format!("  else (arm {i})"));
+                            if let Some(arm) = i.checked_sub(1).and_then(|a| flow.arms.get(a)) {
+                                s.push_str(&format!("  else (arm {i}"));
+                                if !arm.extra.is_empty() {
+                                    // The key bits the arm matches beyond the megaflow's mask.
+                                    let (mut m, mut k) =
+                                        (vec![0; flow.key.len()], flow.key.clone());
+                                    for &(w, bits, v) in &arm.extra {
+                                        if let (Some(x), Some(y)) = (m.get_mut(w), k.get_mut(w)) {
+                                            *x = bits;
+                                            *y = (*y & !bits) | v;
+                                        }
+                                    }
+                                    s.push_str(", where ");
+                                    s.push_str(&self.layout.describe(&m, &k));
+                                }
+                                s.push(')');
                             }
                             s.push_str(if p.is_native() {
                                 " actions (native):\n"

@@ -389,6 +389,16 @@ fn an_arm_that_depends_on_more_key_bits_applies_only_to_them() {
     assert_eq!(twin.dp.megaflows(), 1);
     // The first arm, then one per destination over the threshold.
     assert_eq!(s.misses, 4, "{s:?}");
+    // The dump shows what each arm matches beyond the megaflow.
+    let dump = twin.dp.dump_flows(10).join("");
+    assert!(
+        dump.contains("else (arm 1, where hdr.eth.dst=0x1"),
+        "{dump}"
+    );
+    assert!(
+        dump.contains("else (arm 2, where hdr.eth.dst=0x2"),
+        "{dump}"
+    );
     // Past the arm limit, packets are still right (the twin checks each), only not cached.
     for dst in 11..=20u8 {
         let (out, _) = twin.send(&frame(dst, 3), 0);
