@@ -277,6 +277,20 @@ pub struct DatapathStats {
     pub jit_mismatch: u64,
 }
 
+impl DatapathStats {
+    /// Counts what [`Jit::consider`] did with a hot program.
+    #[inline]
+    fn count_jit(&mut self, ev: JitEvent) {
+        match ev {
+            JitEvent::None => {}
+            JitEvent::Deferred => self.jit_deferred += 1,
+            JitEvent::Compiled => self.jit_compiled += 1,
+            JitEvent::NotCompiled => self.jit_not_compiled += 1,
+            JitEvent::Mismatch => self.jit_mismatch += 1,
+        }
+    }
+}
+
 /// A cycle counter for profiling (the binary passes `koi_ports::tsc`, which reads the CPU's
 /// time-stamp counter; this crate has no `unsafe` to read it itself).
 pub type CycleCounter = fn() -> u64;
@@ -999,13 +1013,8 @@ impl<'p> Datapath<'p> {
                 extend: None,
             };
         };
-        match self.jit.consider(prog, packet, port, now) {
-            JitEvent::None => {}
-            JitEvent::Deferred => self.stats.jit_deferred += 1,
-            JitEvent::Compiled => self.stats.jit_compiled += 1,
-            JitEvent::NotCompiled => self.stats.jit_not_compiled += 1,
-            JitEvent::Mismatch => self.stats.jit_mismatch += 1,
-        }
+        let ev = self.jit.consider(prog, packet, port, now);
+        self.stats.count_jit(ev);
         // As the interpreter does: the state learns the time of every packet.
         state.set_now_ns(now);
         if let Some(to) = prog.run_unicast(packet, port, &mut self.out) {
@@ -1068,13 +1077,8 @@ impl<'p> Datapath<'p> {
             let Some(prog) = fits(i) else {
                 continue;
             };
-            match self.jit.consider(prog, packet, port, now) {
-                JitEvent::None => {}
-                JitEvent::Deferred => self.stats.jit_deferred += 1,
-                JitEvent::Compiled => self.stats.jit_compiled += 1,
-                JitEvent::NotCompiled => self.stats.jit_not_compiled += 1,
-                JitEvent::Mismatch => self.stats.jit_mismatch += 1,
-            }
+            let ev = self.jit.consider(prog, packet, port, now);
+            self.stats.count_jit(ev);
             if prog.run(
                 packet,
                 port,

@@ -169,6 +169,23 @@ pub enum Node {
     },
 }
 
+impl Node {
+    /// Whether `f` holds for one of the node's operands.
+    fn any_operand(&self, mut f: impl FnMut(N) -> bool) -> bool {
+        match self {
+            Node::Const(_) | Node::Pkt { .. } | Node::Port(_) | Node::Opaque(_) => false,
+            Node::Un(_, a) | Node::Slice(a, ..) | Node::Cast(_, a) => f(*a),
+            Node::Bin(_, a, b) => f(*a) || f(*b),
+            Node::Mux(c, a, b) => f(*c) || f(*a) || f(*b),
+            Node::Hash { data, .. } => data.iter().any(|d| f(*d)),
+            Node::HashResult { hash, .. } => f(*hash),
+            Node::RegVal { fallback, .. } => f(*fallback),
+            Node::CsumReplace { csum, old, new, .. } => f(*csum) || f(*old) || f(*new),
+            Node::PayloadCsum { csum, .. } => f(*csum),
+        }
+    }
+}
+
 /// The value of a [`Node::PayloadCsum`].
 fn payload_csum(csum: u64, pkt: &[u8], start: u32, odd: bool) -> u64 {
     let mut c = koi_hash::checksum::Csum16::resume(csum as u16, odd);
@@ -3002,22 +3019,20 @@ impl<'p> Tracer<'p> {
     }
 
     /// Whether `n` depends on a value read from the state (a register, a meter's colour,
-    /// `random`) or on the payload.
+    /// `random`) or on the payload (or on a value the compiler does not model).
     fn reaches_state(&self, n: N) -> bool {
-        match &self.nodes[n as usize] {
-            Node::RegVal { .. } | Node::PayloadCsum { .. } | Node::Opaque(_) => true,
-            Node::Const(_) | Node::Pkt { .. } | Node::Port(_) => false,
-            Node::Un(_, a) | Node::Slice(a, ..) | Node::Cast(_, a) => self.reaches_state(*a),
-            Node::Bin(_, a, b) => self.reaches_state(*a) || self.reaches_state(*b),
-            Node::Mux(c, a, b) => {
-                self.reaches_state(*c) || self.reaches_state(*a) || self.reaches_state(*b)
-            }
-            Node::Hash { data, .. } => data.iter().any(|d| self.reaches_state(*d)),
-            Node::HashResult { hash, .. } => self.reaches_state(*hash),
-            Node::CsumReplace { csum, old, new, .. } => {
-                self.reaches_state(*csum) || self.reaches_state(*old) || self.reaches_state(*new)
-            }
-        }
+        self.reaches(n, |x| {
+            matches!(
+                x,
+                Node::RegVal { .. } | Node::PayloadCsum { .. } | Node::Opaque(_)
+            )
+        })
+    }
+
+    /// Whether `n` or a node it is computed from is a `leaf`.
+    fn reaches(&self, n: N, leaf: fn(&Node) -> bool) -> bool {
+        let node = &self.nodes[n as usize];
+        leaf(node) || node.any_operand(|a| self.reaches(a, leaf))
     }
 
     fn const_slot(&self, s: Option<SlotId>, k: &Known<'_>) -> Option<u64> {
@@ -3446,22 +3461,7 @@ impl<'p> Tracer<'p> {
     }
 
     fn reaches_opaque(&self, n: N) -> bool {
-        match &self.nodes[n as usize] {
-            Node::Opaque(_) => true,
-            Node::Const(_) | Node::Pkt { .. } | Node::Port(_) => false,
-            Node::Un(_, a) | Node::Slice(a, ..) | Node::Cast(_, a) => self.reaches_opaque(*a),
-            Node::Bin(_, a, b) => self.reaches_opaque(*a) || self.reaches_opaque(*b),
-            Node::Mux(c, a, b) => {
-                self.reaches_opaque(*c) || self.reaches_opaque(*a) || self.reaches_opaque(*b)
-            }
-            Node::Hash { data, .. } => data.iter().any(|d| self.reaches_opaque(*d)),
-            Node::HashResult { hash, .. } => self.reaches_opaque(*hash),
-            Node::RegVal { fallback, .. } => self.reaches_opaque(*fallback),
-            Node::CsumReplace { csum, old, new, .. } => {
-                self.reaches_opaque(*csum) || self.reaches_opaque(*old) || self.reaches_opaque(*new)
-            }
-            Node::PayloadCsum { csum, .. } => self.reaches_opaque(*csum),
-        }
+        self.reaches(n, |x| matches!(x, Node::Opaque(_)))
     }
 }
 

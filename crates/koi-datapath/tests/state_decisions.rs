@@ -44,6 +44,20 @@ fn same_state(twin: &Twin<'_>) {
     assert_eq!(format!("{:?}", twin.sd), format!("{:?}", twin.si));
 }
 
+/// A two-rate meter's rates: committed and peak, each tokens per microsecond and a burst.
+fn rates(committed: f64, cburst: u64, peak: f64, pburst: u64) -> [MeterRate; 2] {
+    [
+        MeterRate {
+            rate: committed,
+            burst: cburst,
+        },
+        MeterRate {
+            rate: peak,
+            burst: pburst,
+        },
+    ]
+}
+
 fn compiled(p: PathTaken) -> bool {
     matches!(p, PathTaken::Compiled(_))
 }
@@ -136,16 +150,7 @@ fn meter_colours_are_decided_per_packet_by_compiled_programs() {
     let p = compile_str(&program(POLICER)).unwrap_or_else(|e| panic!("{e}"));
     let mut twin = Twin::new(&p, |s| {
         // 1 packet per millisecond committed, 2 peak; bursts of 4 and 8.
-        let rates = [
-            MeterRate {
-                rate: 0.001,
-                burst: 4,
-            },
-            MeterRate {
-                rate: 0.002,
-                burst: 8,
-            },
-        ];
+        let rates = rates(0.001, 4, 0.002, 8);
         s.meter_set_rates("I.police", None, &rates)
             .unwrap_or_else(|e| panic!("{e}"));
     });
@@ -314,16 +319,7 @@ fn direct_meter_colours_are_decided_per_packet() {
                 timeout_ns: None,
             };
             let h = s.table_add("t", spec).unwrap_or_else(|e| panic!("{e}"));
-            let rates = [
-                MeterRate {
-                    rate: 0.001,
-                    burst: 2,
-                },
-                MeterRate {
-                    rate: 0.002,
-                    burst: 4,
-                },
-            ];
+            let rates = rates(0.001, 2, 0.002, 4);
             s.meter_set_rates("I.dm", Some(u64::from(h)), &rates)
                 .unwrap_or_else(|e| panic!("{e}"));
         }
@@ -507,13 +503,10 @@ proptest::proptest! {
             _ => (DIRECT, &[]),
         };
         let p = compile_str(&program(src)).unwrap_or_else(|e| panic!("{e}"));
-        let rates = [
-            MeterRate { rate: 0.001, burst: 3 },
-            MeterRate { rate: 0.002, burst: 6 },
-        ];
+        let initial = rates(0.001, 3, 0.002, 6);
         let mut twin = Twin::new(&p, |s| {
             if which == 1 {
-                s.meter_set_rates("I.police", None, &rates).unwrap_or_else(|e| panic!("{e}"));
+                s.meter_set_rates("I.police", None, &initial).unwrap_or_else(|e| panic!("{e}"));
             }
             if which == 5 {
                 use koi_ir::{Bits, Pattern};
@@ -526,7 +519,7 @@ proptest::proptest! {
                         timeout_ns: None,
                     };
                     let h = s.table_add("t", spec).unwrap_or_else(|e| panic!("{e}"));
-                    s.meter_set_rates("I.dm", Some(u64::from(h)), &rates)
+                    s.meter_set_rates("I.dm", Some(u64::from(h)), &initial)
                         .unwrap_or_else(|e| panic!("{e}"));
                 }
             }
@@ -545,10 +538,7 @@ proptest::proptest! {
                     }
                 }
                 Op::Rates { committed, peak } => {
-                    let rates = [
-                        MeterRate { rate: committed, burst: 3 },
-                        MeterRate { rate: peak, burst: 6 },
-                    ];
+                    let rates = rates(committed, 3, peak, 6);
                     for st in [&mut twin.sd, &mut twin.si] {
                         match which {
                             1 => st.meter_set_rates("I.police", None, &rates),
