@@ -8,7 +8,9 @@
 //!   packets at a time (a full batch, so the switch processes it at once), waiting for the
 //!   outputs, changing the table, then writing the next batch; with two poll threads, each
 //!   owning one input port, every thread must follow every change from its next packet on;
-//! - misses beyond `--upcall-rate` are dropped and counted (`stats`, `cache_show`, metrics);
+//! - misses beyond `--upcall-rate` are dropped and counted (`stats`, `cache_show`, metrics),
+//!   and a program deciding on a register value needs a slow-path run per way of the
+//!   decision, not per packet;
 //! - the metrics hold the cache gauges and counters per thread.
 
 use pcap_file::pcap::{PcapPacket, PcapWriter};
@@ -317,6 +319,73 @@ fn misses_beyond_the_upcall_rate_are_dropped_and_counted() {
         assert!(text.lines().any(|l| l == sample), "no {sample}:\n{text}");
     }
     drop(sw);
+}
+
+/// A per-source packet counter in a register, dropping a source past 1000 packets.
+const COUNTER: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
+struct headers { eth_t eth; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.eth); transition accept; }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    register<bit<32>>(256) seen;
+    apply {
+        bit<32> c;
+        seen.read(c, (bit<32>) hdr.eth.src[7:0]);
+        c = c + 1;
+        seen.write((bit<32>) hdr.eth.src[7:0], c);
+        if (c > 1000) { mark_to_drop(sm); } else { sm.egress_spec = 2; }
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.eth); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+/// A decision on a register value is taken per packet by a compiled (guarded) program: at
+/// `--upcall-rate 1`, 2,100 frames of one source need two slow-path runs (one per way of
+/// the decision), not one each, so none is dropped by the limit; exactly the first 1,000
+/// leave, and the register counted every frame.
+#[test]
+fn a_decision_on_a_register_value_is_not_rate_limited() {
+    let total = 2100usize;
+    let dir = tmpdir("run_cache", "register");
+    let prog = dir.join("counter.p4");
+    std::fs::write(&prog, COUNTER).expect("program");
+    let frames: Vec<Vec<u8>> = (0..total).map(|i| frame(i as u8)).collect();
+    write_pcap(&dir.join("in.pcap"), &frames);
+    let out = dir.join("out.pcap");
+    let ports = [
+        format!("1=pcap:{},", dir.join("in.pcap").display()),
+        format!("2=pcap:,{}", out.display()),
+    ];
+    let sw = Switch::start(
+        &dir,
+        &prog.display().to_string(),
+        None,
+        &ports,
+        &["--upcall-rate", "1"],
+    );
+    let sock = sw.sock.clone();
+    let show = cache_show(&sock, |t| field(t, "thread 0", "packets") == total as u64);
+    assert_eq!(field(&show, "thread 0", "upcalls limited"), 0, "{show}");
+    assert_eq!(field(&show, "thread 0", "misses"), 2, "{show}");
+    assert!(
+        show.contains("  guarded          1 (decisions on state), 2 programs"),
+        "{show}"
+    );
+    wait_for("the forwarded frames", || records(&out) == 1000);
+    let read = ok(&sock, &["register_read", "I.seen", "10"]);
+    assert!(read.contains("2100"), "{read}");
+    drop(sw);
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(records(&out), 1000);
 }
 
 /// A named pipe that the switch reads a pcap stream from; the test writes it.
