@@ -381,6 +381,13 @@ fn a_decision_on_a_register_value_is_not_rate_limited() {
         "{show}"
     );
     wait_for("the forwarded frames", || records(&out) == 1000);
+    // The megaflow's two programs, each with its guard on the count.
+    let flows = ok(&sock, &["dump_flows"]);
+    assert!(
+        flows.contains("guard ") && flows.contains(" is true") && flows.contains(" is false"),
+        "{flows}"
+    );
+    assert!(flows.contains("  else (arm 1) actions"), "{flows}");
     let read = ok(&sock, &["register_read", "I.seen", "10"]);
     assert!(read.contains("2100"), "{read}");
     drop(sw);
