@@ -74,7 +74,9 @@
 //! (least recently hit evicted), the microflow tier a fixed array; with
 //! [`DatapathConfig::upcall_rate`] a token bucket admits at most that many slow-path runs per
 //! second and drops the other misses ([`PathTaken::Limited`]), so a flood of new flows costs a
-//! parse and a lookup per packet and cannot starve the cached flows.
+//! parse and a lookup per packet and cannot starve the cached flows. Packets too short for
+//! the parser (never cached: each is a slow-path run) and the packets of a guarded megaflow
+//! none of whose programs applied count as misses too.
 
 use crate::fastparse::{FastParser, Parsed, Templates};
 use crate::flowkey::{Coverage, FlowKeyLayout};
@@ -782,6 +784,9 @@ impl<'p> Datapath<'p> {
         let mut keys = std::mem::take(&mut self.batch_keys);
         keys.resize(words * BATCH, 0);
         let mut hashes = [None; BATCH];
+        // Packets too short for the parser: slow-path runs (never cached), rate-limited as
+        // misses.
+        let mut runts = [false; BATCH];
         let t0 = prof.map_or(0, |f| f());
         if let Some(f) = prefetch {
             // The headers of every packet of the batch, so that their misses overlap.
@@ -789,12 +794,14 @@ impl<'p> Datapath<'p> {
                 f(p.as_ref().as_ptr());
             }
         }
-        for ((p, key), hash) in packets
+        for (((p, key), hash), runt) in packets
             .iter()
             .zip(keys.chunks_exact_mut(words))
             .zip(hashes.iter_mut())
+            .zip(runts.iter_mut())
         {
             *hash = self.key_of(p.as_ref(), port, now, key);
+            *runt = hash.is_none() && self.templates.short;
             if let (Some(h), Some(f)) = (*hash, prefetch) {
                 self.cache.prefetch(h, f);
             }
@@ -812,7 +819,7 @@ impl<'p> Datapath<'p> {
                     self.cached::<_, PROF>(state, packet, port, now, key, h, &mut emit)
                 }
                 None => Fast::Interp {
-                    miss: false,
+                    miss: runts[i],
                     extend: None,
                 },
             };
@@ -941,7 +948,7 @@ impl<'p> Datapath<'p> {
         let fast = match hash {
             Some(h) => self.cached::<_, true>(state, packet, port, now, &key, h, emit),
             None => Fast::Interp {
-                miss: false,
+                miss: self.templates.short,
                 extend: None,
             },
         };

@@ -318,6 +318,10 @@ impl KeyOp {
 /// Where the headers of one packet are.
 #[derive(Clone, Debug, Default)]
 pub struct Parsed {
+    /// [`FastParser::parse`] answered `false` because the packet is too short for an
+    /// `extract`, an `advance` or a `lookahead` (v1model's `PacketTooShort`: a run that is
+    /// never cached).
+    pub short: bool,
     /// Bit offset in the packet of the bits each header's fields hold (by `HeaderId`
     /// index: extracted there, or copied from a header extracted there), [`NONE`] if they
     /// are all zero (never written, or zeroed by `setValid`).
@@ -495,6 +499,9 @@ pub struct Templates {
     pub native_mismatch: u64,
     /// The seed of the microflow key hash ([`koi_cache::WordHash`]) native templates compute.
     pub hash_seed: u64,
+    /// The last packet [`FastParser::key`] gave no key for was too short for the parser
+    /// ([`Parsed::short`]): its run is a slow-path run, never cached.
+    pub short: bool,
 }
 
 impl Templates {
@@ -1039,6 +1046,7 @@ impl FastParser {
     /// A [`Parsed`] sized for this parser.
     pub fn new_parsed(&self) -> Parsed {
         Parsed {
+            short: false,
             hdr_off: vec![NONE; self.headers],
             varbit: vec![0; self.headers],
             valid: vec![false; self.headers],
@@ -1092,6 +1100,7 @@ impl FastParser {
             out.unpinned = false;
         }
         out.stopped_unrecorded = false;
+        out.short = false;
         let total = (pkt.len() as u64) * 8;
         let limit = self.margin + 8 * total;
         let mut cursor: u64 = 0;
@@ -1113,6 +1122,7 @@ impl FastParser {
                 match *op {
                     Op::Extract { h, bits } => {
                         if cursor + u64::from(bits) > total {
+                            out.short = true;
                             return false;
                         }
                         self.set_header(out, h, cursor as u32);
@@ -1127,6 +1137,7 @@ impl FastParser {
                             break 'states;
                         };
                         if cursor + u64::from(bits) > total {
+                            out.short = true;
                             return false;
                         }
                         self.set_header(out, h, cursor as u32);
@@ -1135,6 +1146,7 @@ impl FastParser {
                     }
                     Op::Advance(bits) => {
                         if cursor + u64::from(bits) > total {
+                            out.short = true;
                             return false;
                         }
                         cursor += u64::from(bits);
@@ -1158,6 +1170,7 @@ impl FastParser {
                         };
                         let end = cursor.saturating_add(u64::from(fixed)).saturating_add(bits);
                         if end > total {
+                            out.short = true;
                             return false;
                         }
                         if bits > u64::from(max) {
@@ -1179,6 +1192,7 @@ impl FastParser {
                             Err(Stop::Interpreter) => return false,
                         };
                         if cursor.saturating_add(bits) > total {
+                            out.short = true;
                             return false;
                         }
                         out.advanced.push((state, oi as u32, bits));
@@ -1244,6 +1258,7 @@ impl FastParser {
                         // Too short: `PacketTooShort`, which the interpreter does not cache.
                         let end = cursor + u64::from(w);
                         if end > total {
+                            out.short = true;
                             return false;
                         }
                         out.ahead_end = out.ahead_end.max(end as u32);
@@ -1434,10 +1449,12 @@ impl FastParser {
     fn key_by_parse(&self, pkt: &[u8], port: u64, t: &mut Templates, key: &mut [u64]) -> bool {
         t.parses += 1;
         let mut parsed = t.scratch.take().unwrap_or_else(|| self.new_parsed());
+        t.short = false;
         // A path on which a header's bits moved after a decision read them: the key (the
         // headers' final bits) does not tell that path from others, so the packet takes the
         // interpreter's path, which checks a megaflow's recorded decisions as it replays them.
         let ok = self.parse(pkt, port, &mut parsed, key) && !parsed.reextracted;
+        t.short = parsed.short;
         if ok && let Some(tpl) = self.template(&parsed, pkt, port) {
             if t.list.len() == TEMPLATES {
                 t.list.pop();

@@ -738,3 +738,71 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
         "{s:?}"
     );
 }
+
+/// Packets too short for the parser (runts) are never cached, so each is a slow-path run:
+/// they are admitted by the slow-path rate limit like misses, so a flood of them cannot take
+/// the interpreter away from everything else; cached flows keep being forwarded.
+#[test]
+fn runts_are_rate_limited_like_misses() {
+    use koi_datapath::{DatapathConfig, PathTaken};
+    let p = program();
+    let config = DatapathConfig {
+        upcall_rate: 10,
+        upcall_burst: 5,
+        ..DatapathConfig::default()
+    };
+    let mut dp = Datapath::with_config(&p, koi_interp::Options::default(), config)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut state = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let clock = ManualClock::new(0);
+    let mut path = |dp: &mut Datapath<'_>, pkt: &[u8]| {
+        dp.process_with(&mut state, pkt, 1, &clock, &mut |_, _| {})
+            .map(|s| s.path)
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let whole = frame(9, 1, 1, b"");
+    assert_eq!(path(&mut dp, &whole), PathTaken::Slow);
+    // Too short for `h` (the EtherType says it follows), and for the Ethernet header.
+    let runts = [&whole[..15], &whole[..10]];
+    let mut taken = Vec::new();
+    for i in 0..20 {
+        taken.push(path(&mut dp, runts[i % 2]));
+        // The cached flow is still a compiled hit.
+        assert!(matches!(path(&mut dp, &whole), PathTaken::Compiled(_)));
+    }
+    let slow = taken.iter().filter(|p| **p == PathTaken::Slow).count();
+    assert_eq!(
+        slow, 4,
+        "the burst's tokens left after the first miss: {taken:?}"
+    );
+    assert_eq!(
+        taken.iter().filter(|p| **p == PathTaken::Limited).count(),
+        16
+    );
+    assert_eq!(dp.stats().upcalls_limited, 16);
+    // Tokens come back with time.
+    clock.advance_ns(1_000_000_000);
+    assert_eq!(path(&mut dp, runts[0]), PathTaken::Slow);
+    // The same in batches: 5 tokens for 32 runts.
+    let mut dp = Datapath::with_config(
+        &p,
+        koi_interp::Options::default(),
+        DatapathConfig {
+            upcall_rate: 10,
+            upcall_burst: 5,
+            ..DatapathConfig::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let batch: Vec<&[u8]> = (0..32).map(|i| runts[i % 2]).collect();
+    let mut limited = 0;
+    dp.process_batch(
+        &mut state,
+        &batch,
+        1,
+        &clock,
+        &mut |_, _, _| {},
+        &mut |_, s| limited += usize::from(s.is_ok_and(|s| s.path == PathTaken::Limited)),
+    );
+    assert_eq!(limited, 27);
+}
