@@ -89,8 +89,9 @@
 //! [`Program::run`] interprets the program: state updates (and guards), then each output,
 //! its values evaluated once per packet, children first. A table hit is an operation only when the
 //! table has a direct counter or idle timeout ([`State::hit_recorded`]); otherwise it
-//! changes no state. Once a program has run [`Jit`]'s threshold of times, its output writes
-//! become native code (module `program::jit`), checked against this interpreter before use.
+//! changes no state. Once a program has run [`Jit`]'s threshold of times, its output writes,
+//! and the values its state updates and guards use, become native code (module
+//! `program::jit`), checked against this interpreter before use.
 
 use crate::fastparse::{Ex, FastParser, NONE, Parsed};
 use crate::flowkey::FlowKeyLayout;
@@ -473,6 +474,11 @@ impl Scratch {
     /// Stores what read number `t` found.
     fn set_read(&mut self, t: u32, v: Option<Bits>) {
         let t = t as usize;
+        // Native code's copy (a flag and the low bits), when a run sized it.
+        if let Some(pair) = self.jit_reads.get_mut(2 * t..2 * t + 2) {
+            pair[0] = u64::from(v.is_some());
+            pair[1] = v.as_ref().map_or(0, Bits::low_u64);
+        }
         if self.reads.len() <= t {
             self.reads.resize(t + 1, None);
         }
@@ -628,7 +634,16 @@ impl Program {
                 i += 1;
             }
         });
+        // Each state value's code against the interpreter, with no register read (both
+        // take the fallbacks).
+        s.reads.clear();
+        s.jit_reads.clear();
+        s.jit_reads.resize(2 * code.reads, 0);
         same && i == got.len()
+            && code.val_nodes().all(|n| {
+                self.fresh_values(&mut s);
+                code.val(n, pkt, port, &s.jit_reads) == Some(self.eval64(n, pkt, port, &mut s))
+            })
     }
 
     fn update_state(
@@ -640,6 +655,7 @@ impl Program {
         now_ns: u64,
         scratch: &mut Scratch,
     ) -> usize {
+        self.fresh_reads(scratch);
         let mut digests = 0;
         for op in &self.state {
             digests += usize::from(self.apply(op, pkt, port, state, rng, now_ns, scratch));
@@ -662,12 +678,13 @@ impl Program {
     ) -> Option<usize> {
         let rng0 = rng.clone();
         scratch.undo.clear();
+        self.fresh_reads(scratch);
         for op in &self.state {
             match op {
                 StateOp::TableHit(..) | StateOp::Count(..) | StateOp::Digest { .. } => continue,
                 StateOp::Guard { n, test } => {
                     let holds = if self.is_narrow(*n) {
-                        test.holds64(self.eval64(*n, pkt, port, scratch))
+                        test.holds64(self.value64(*n, pkt, port, scratch))
                     } else {
                         test.holds(&self.eval(*n, pkt, port, scratch))
                     };
@@ -726,13 +743,7 @@ impl Program {
         match op {
             StateOp::TableHit(t, i) => state.record_hit(*t, *i, pkt.len(), now_ns),
             StateOp::Count(c, n) => {
-                let idx = if self.is_narrow(*n) {
-                    self.eval64(*n, pkt, port, scratch)
-                } else {
-                    self.eval(*n, pkt, port, scratch)
-                        .to_u64()
-                        .unwrap_or(u64::MAX)
-                };
+                let idx = self.index(*n, pkt, port, scratch);
                 state.count(*c, idx, pkt.len());
             }
             StateOp::RegRead(r, n, t) => {
@@ -829,10 +840,55 @@ impl Program {
     /// Node `n`'s value as bits, through the `u64` evaluator when it is narrow.
     fn value(&self, n: N, pkt: &[u8], port: u64, scratch: &mut Scratch) -> Bits {
         if self.is_narrow(n) {
-            Bits::from_u64(self.widths[n as usize], self.eval64(n, pkt, port, scratch))
+            Bits::from_u64(self.widths[n as usize], self.value64(n, pkt, port, scratch))
         } else {
             self.eval(n, pkt, port, scratch)
         }
+    }
+
+    /// A narrow node's value, by its native code when it has some ([`jit::Compiled::val`]:
+    /// the values state updates use, once the program is hot), else by [`Program::eval64`].
+    #[inline]
+    fn value64(&self, n: N, pkt: &[u8], port: u64, scratch: &mut Scratch) -> u64 {
+        if let Some(v) = self
+            .jit
+            .get()
+            .and_then(|c| c.val(n, pkt, port, &scratch.jit_reads))
+        {
+            return v;
+        }
+        self.eval64(n, pkt, port, scratch)
+    }
+
+    /// Sizes native code's copy of this run's reads (all unread) before the state updates.
+    #[inline]
+    fn fresh_reads(&self, scratch: &mut Scratch) {
+        if let Some(c) = self.jit.get().filter(|c| c.reads > 0) {
+            scratch.jit_reads.clear();
+            scratch.jit_reads.resize(2 * c.reads, 0);
+        }
+    }
+
+    /// The narrow values the state updates use (indices, values written, guards'), for
+    /// native code: each that is not a constant, once.
+    pub(super) fn state_values(&self) -> Vec<N> {
+        let mut v: Vec<N> = Vec::new();
+        for op in &self.state {
+            match op {
+                StateOp::Count(_, n)
+                | StateOp::RegRead(_, n, _)
+                | StateOp::Meter(_, n, _)
+                | StateOp::Guard { n, .. } => v.push(*n),
+                StateOp::RegWrite(_, n, w) | StateOp::Random { lo: n, hi: w, .. } => {
+                    v.extend([*n, *w])
+                }
+                StateOp::TableHit(..) | StateOp::DirectMeter(..) | StateOp::Digest { .. } => {}
+            }
+        }
+        v.retain(|&n| self.is_narrow(n) && !matches!(self.nodes[n as usize], Node::Const(_)));
+        v.sort_unstable();
+        v.dedup();
+        v
     }
 
     /// Forgets the wide values [`Program::eval`] kept from the previous packet.
@@ -846,7 +902,7 @@ impl Program {
     /// An index operand's value (the interpreter's: saturated to `u64::MAX`).
     fn index(&self, n: N, pkt: &[u8], port: u64, scratch: &mut Scratch) -> u64 {
         if self.is_narrow(n) {
-            self.eval64(n, pkt, port, scratch)
+            self.value64(n, pkt, port, scratch)
         } else {
             self.eval(n, pkt, port, scratch)
                 .to_u64()

@@ -7,7 +7,10 @@
 //! program sends, one function `fn(pkt, port, out)` that loads the packet fields it needs
 //! with byte-swapped loads, computes the values in registers (selects for conditions, the
 //! Internet checksum as a sum of 16-bit words), and stores them into the output headers.
-//! Copying the packet, state updates, the payload and `truncate` stay in Rust
+//! Each value the program's state updates use (a register or meter index, a value written,
+//! a guard's condition) that is not a constant gets a function `fn(pkt, port, reads) -> u64`
+//! too ([`Compiled::val`]), which the state updates call instead of interpreting the value.
+//! Copying the packet, the state updates themselves, the payload and `truncate` stay in Rust
 //! ([`Program::run`]).
 //!
 //! What the functions do is exactly what [`Program::run`]'s interpreter does, with two
@@ -23,7 +26,8 @@
 //!   (shorter packets take the interpreter, which reads missing bytes as zero).
 //!
 //! After compiling, the datapath runs both on the packet at hand and keeps the code only if
-//! the outputs are identical ([`Program::jit_checks_out`]).
+//! the outputs, and the state values (computed with no register read), are identical
+//! ([`Program::jit_checks_out`]).
 //!
 //! Memory: each program's code has its own Cranelift module, freed when the last megaflow
 //! using the program goes; at most [`Jit::limit`] modules have code at a time.
@@ -50,6 +54,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// `reads` at least [`Compiled::reads`] pairs.
 type OutFn =
     unsafe extern "C" fn(pkt: *const u8, port: u64, out: *mut u8, reads: *const u64, len: u64);
+
+/// The code of a value the program's state updates use (an index, a value written, a
+/// guard's): computes it from `pkt` (`len` bytes), the ingress port and the register values
+/// read so far (`reads`, as for [`OutFn`]). `pkt` has at least [`Compiled::need`] bytes and
+/// `reads` at least [`Compiled::reads`] pairs.
+type ValFn = unsafe extern "C" fn(pkt: *const u8, port: u64, reads: *const u64, len: u64) -> u64;
 
 /// The functions generated code calls: the interpreter's own, for what is not worth
 /// generating inline.
@@ -150,6 +160,9 @@ pub(super) struct Compiled {
     pub(super) need: usize,
     /// Register reads the functions use (pairs in `reads`).
     pub(super) reads: usize,
+    /// Per node of the program: the function of a value its state updates use, if it has
+    /// one.
+    vals: Box<[Option<ValFn>]>,
     _code: Code,
 }
 
@@ -192,6 +205,28 @@ impl Unicast {
 }
 
 impl Compiled {
+    /// Node `n`'s value by its function, if it has one and `pkt` and `reads` are as long as
+    /// the functions assume.
+    #[inline]
+    pub(super) fn val(&self, n: N, pkt: &[u8], port: u64, reads: &[u64]) -> Option<u64> {
+        let f = self.vals.get(n as usize).copied().flatten()?;
+        if pkt.len() < self.need || reads.len() < 2 * self.reads {
+            return None;
+        }
+        // SAFETY: `f` was compiled for node `n` of this program; it reads packet bytes below
+        // `self.need` and the first `2 * self.reads` words of `reads` (see `Lower::need` and
+        // `Lower::reads`), both checked above to be within the buffers, and writes nothing.
+        Some(unsafe { f(pkt.as_ptr(), port, reads.as_ptr(), pkt.len() as u64) })
+    }
+
+    /// The nodes with a function ([`Compiled::val`]).
+    pub(super) fn val_nodes(&self) -> impl Iterator<Item = N> + '_ {
+        (0..)
+            .zip(self.vals.iter())
+            .filter(|(_, f)| f.is_some())
+            .map(|(n, _)| n)
+    }
+
     /// The function of result `i`, if it has one.
     #[inline]
     fn out(&self, i: usize) -> Option<OutFn> {
@@ -320,7 +355,7 @@ impl Jit {
 
     #[inline(never)]
     fn compile_checked(&mut self, p: &Program, pkt: &[u8], port: u64, now_ns: u64) -> JitEvent {
-        if p.results.iter().all(|r| !matches!(r, Res::Send(..))) {
+        if p.results.iter().all(|r| !matches!(r, Res::Send(..))) && p.state_values().is_empty() {
             // Only drops: nothing to generate.
             let _ = p.jit.code.set(None);
             return JitEvent::None;
@@ -400,7 +435,65 @@ impl Jit {
             module.clear_context(&mut ctx);
             ids.push(Some(id));
         }
+        // The values the state updates use: a function each, if it can be lowered.
+        let mut val_ids = Vec::new();
+        for n in p.state_values() {
+            let mut ctx = module.make_context();
+            let ptr = module.target_config().pointer_type();
+            ctx.func.signature.params.push(AbiParam::new(ptr));
+            ctx.func.signature.params.push(AbiParam::new(I64));
+            ctx.func.signature.params.push(AbiParam::new(ptr));
+            ctx.func.signature.params.push(AbiParam::new(I64));
+            ctx.func.signature.returns.push(AbiParam::new(I64));
+            let mut b = FunctionBuilder::new(&mut ctx.func, &mut self.fctx);
+            let block = b.create_block();
+            b.append_block_params_for_function_params(block);
+            b.switch_to_block(block);
+            b.seal_block(block);
+            let params = b.block_params(block).to_vec();
+            let mut low = Lower {
+                p,
+                b,
+                module: &mut module,
+                pkt: params[0],
+                port: params[1],
+                // (No output: `node` writes none.)
+                out: params[2],
+                reads_ptr: params[2],
+                pkt_len: params[3],
+                vals: HashMap::new(),
+                need: 0,
+                out_len: 0,
+                reads: 0,
+            };
+            let v = low.node(n);
+            let ret = v.unwrap_or_else(|| low.k(0));
+            let (low_need, low_reads) = (low.need, low.reads);
+            let Lower { mut b, .. } = low;
+            b.ins().return_(&[ret]);
+            b.finalize(module.target_config());
+            if v.is_none() {
+                module.clear_context(&mut ctx);
+                continue;
+            }
+            need = need.max(low_need);
+            reads = reads.max(low_reads);
+            let id = module
+                .declare_function(&format!("val{n}"), Linkage::Local, &ctx.func.signature)
+                .ok()?;
+            module.define_function(id, &mut ctx).ok()?;
+            module.clear_context(&mut ctx);
+            val_ids.push((n, id));
+        }
         module.finalize_definitions().ok()?;
+        let mut vals: Box<[Option<ValFn>]> = vec![None; p.nodes.len()].into_boxed_slice();
+        for (n, id) in val_ids {
+            let code = module.get_finalized_function(id);
+            // SAFETY: `code` is a finalized function of `module` whose signature is
+            // (pointer, i64, pointer, i64) -> i64 with the platform's default C calling
+            // convention, which is `ValFn`'s.
+            vals[n as usize] = Some(unsafe { std::mem::transmute::<*const u8, ValFn>(code) });
+        }
         let outs: Vec<Option<OutFn>> = ids
             .iter()
             .map(|id| {
@@ -432,6 +525,7 @@ impl Jit {
             out_lens,
             need,
             reads,
+            vals,
             _code: self.keep(module),
         })
     }
