@@ -8,8 +8,10 @@
 //! PHV slot holds a small expression ([`Node`]) over the **inputs** of the run: packet bits at
 //! fixed offsets (the parse path, hence every header's offset, is fixed by the megaflow's
 //! mask), the ingress port, constants (action data of the entries hit, values written by the
-//! architecture), and **opaque** values (timestamps, lengths, anything the tracer does not
-//! model). Decisions are not traced: the megaflow's mask already fixes them, so the run is a
+//! architecture), per-packet **inputs** the program reads when it runs (timestamps, the
+//! packet's length on arrival), and **opaque** values (anything the tracer does not model,
+//! such as the packet's length in egress). Decisions are not traced: the megaflow's mask
+//! already fixes them (or a guard checks them, below), so the run is a
 //! straight line of assignments, header operations, checksum updates, counter updates and
 //! table hits, which the tracer executes over expressions (folding constants, and reading a
 //! packet field as the constant the megaflow's mask pins it to when it is fully masked).
@@ -233,6 +235,22 @@ enum StateOp {
     /// checksum over the payload) took the recorded way only if `n`'s value passes `test`:
     /// otherwise the program does not apply to this packet ([`Program::run`]).
     Guard { n: N, test: Test },
+    /// An architecture input known only when the packet is processed, into read slot `t`.
+    Input { what: Input, t: u32 },
+}
+
+/// A per-packet architecture input a program reads ([`StateOp::Input`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Input {
+    /// A timestamp (v1model's `ingress_global_timestamp`, `enq_timestamp`,
+    /// `egress_global_timestamp`): the time the packet is processed, in microseconds (the
+    /// clock is read once per batch: every timestamp of a packet is the same).
+    Now,
+    /// The time a packet spent queued (v1model's `deq_timedelta`): none, as the timestamps
+    /// are equal.
+    Zero,
+    /// The packet's length in bytes as it arrived (`packet_length` before the parser).
+    Len,
 }
 
 /// What a guard (`StateOp::Guard`) requires of its value.
@@ -712,7 +730,7 @@ impl Program {
                         scratch.undo.push(Undo::DirectMeter(*t, *i, c.clone()));
                     }
                 }
-                StateOp::RegRead(..) | StateOp::Random { .. } => {}
+                StateOp::RegRead(..) | StateOp::Random { .. } | StateOp::Input { .. } => {}
             }
             self.apply(op, pkt, port, state, rng, now_ns, scratch);
         }
@@ -781,6 +799,14 @@ impl Program {
                 if let Some(a) = state.register_mut(*r) {
                     a.set(idx, &v);
                 }
+            }
+            StateOp::Input { what, t } => {
+                let v = match what {
+                    Input::Now => now_ns / 1000,
+                    Input::Zero => 0,
+                    Input::Len => pkt.len() as u64,
+                };
+                scratch.set_read(*t, Some(Bits::from_u64(64, v)));
             }
             // Checked by `update_state_guarded` (a program without guards has none).
             StateOp::Guard { .. } => {}
@@ -882,7 +908,10 @@ impl Program {
                 StateOp::RegWrite(_, n, w) | StateOp::Random { lo: n, hi: w, .. } => {
                     v.extend([*n, *w])
                 }
-                StateOp::TableHit(..) | StateOp::DirectMeter(..) | StateOp::Digest { .. } => {}
+                StateOp::TableHit(..)
+                | StateOp::DirectMeter(..)
+                | StateOp::Digest { .. }
+                | StateOp::Input { .. } => {}
             }
         }
         v.retain(|&n| self.is_narrow(n) && !matches!(self.nodes[n as usize], Node::Const(_)));
@@ -1643,8 +1672,10 @@ pub struct TracerSetup {
     mcast_grp: Option<SlotId>,
     priority: Option<SlotId>,
     checksum_error: Option<SlotId>,
-    /// Slots with values the program cannot compute (timestamps, lengths).
+    /// Slots with values the program cannot compute (the packet's length in egress).
     opaque: Vec<SlotId>,
+    /// Slots the architecture writes with a per-packet input ([`Input`]): timestamps.
+    inputs: Vec<(SlotId, Input)>,
 }
 
 /// A PHV slot's value when tracing starts.
@@ -1661,6 +1692,13 @@ enum SlotInit {
     },
     Port(u32),
     Opaque(u32),
+    /// A per-packet input the architecture set before the parser (the arrival timestamp, the
+    /// packet's length), `w` bits at PHV bit `off`.
+    Input {
+        what: Input,
+        off: u32,
+        w: u32,
+    },
     /// The varbit field `slot` (its header's last field) of header `h`, `rel` bits into it:
     /// as many packet bits as the parse's `extract` gave it.
     Varbit {
@@ -1684,16 +1722,26 @@ impl TracerSetup {
             Architecture::Ubpf => Some(true),
             _ => None,
         };
-        let opaque: Vec<SlotId> = [
-            "packet_length",
-            "ingress_global_timestamp",
-            "egress_global_timestamp",
-            "enq_timestamp",
-            "deq_timedelta",
+        let opaque: Vec<SlotId> = p.intrinsic("packet_length").into_iter().collect();
+        let inputs: Vec<(SlotId, Input)> = [
+            ("ingress_global_timestamp", Input::Now),
+            ("egress_global_timestamp", Input::Now),
+            ("enq_timestamp", Input::Now),
+            ("deq_timedelta", Input::Zero),
         ]
         .iter()
-        .filter_map(|n| p.intrinsic(n))
+        .filter_map(|(n, what)| Some((p.intrinsic(n)?, *what)))
         .collect();
+        // Set before the parser: the arrival time, the packet's length.
+        let before = |id: SlotId| {
+            if p.intrinsic("packet_length") == Some(id) {
+                Some(Input::Len)
+            } else if p.intrinsic("ingress_global_timestamp") == Some(id) {
+                Some(Input::Now)
+            } else {
+                None
+            }
+        };
         let port = p
             .intrinsic("ingress_port")
             .or_else(|| p.intrinsic("input_port"));
@@ -1718,6 +1766,11 @@ impl TracerSetup {
                     None => SlotInit::Missing,
                 },
                 _ if Some(id) == port => SlotInit::Port(slot.width),
+                _ if let Some(what) = before(id) => SlotInit::Input {
+                    what,
+                    off: slot.offset,
+                    w: slot.width,
+                },
                 _ if opaque.contains(&id) => SlotInit::Opaque(slot.width),
                 _ => SlotInit::Phv {
                     off: slot.offset,
@@ -1736,6 +1789,7 @@ impl TracerSetup {
             priority: p.intrinsic("priority"),
             checksum_error: p.intrinsic("checksum_error"),
             opaque,
+            inputs,
         }
     }
 }
@@ -1860,6 +1914,11 @@ impl<'p> Tracer<'p> {
                 },
                 SlotInit::Port(w) => Node::Port(w),
                 SlotInit::Opaque(w) => Node::Opaque(w),
+                SlotInit::Input { what, off, w } => {
+                    let n = t.input(what, phv_value(phv0, off, w), w);
+                    t.slots.push(n);
+                    continue;
+                }
                 SlotInit::Varbit { h, rel, slot } => {
                     let len = parsed.varbit.get(h as usize).copied()?;
                     let node = match parsed.hdr_off.get(h as usize).copied()? {
@@ -2599,6 +2658,20 @@ impl<'p> Tracer<'p> {
         self.reads - 1
     }
 
+    /// A per-packet input (`w` bits), read into a read slot by the program; `value` is what
+    /// the interpreter's run had (for the check at installation).
+    fn input(&mut self, what: Input, value: Bits, w: u32) -> N {
+        let t = self.next_read();
+        self.state.push(StateOp::Input { what, t });
+        let i = t as usize;
+        if self.read_values.len() <= i {
+            self.read_values.resize(i + 1, None);
+        }
+        self.read_values[i] = Some(value);
+        let fallback = self.constant(Bits::zero(w));
+        self.add(Node::RegVal { t, w, fallback })
+    }
+
     /// The `i`th `in` argument of an extern call (an index: 0 when there is none).
     fn index_arg(
         &mut self,
@@ -2968,7 +3041,10 @@ impl<'p> Tracer<'p> {
             .slots
             .get(slot)
             .map_or(value.width(), |s| s.width);
-        let n = if self.setup.opaque.contains(&slot) {
+        let input = self.setup.inputs.iter().find(|(s, _)| *s == slot);
+        let n = if let Some(&(_, what)) = input {
+            self.input(what, value.resize(w), w)
+        } else if self.setup.opaque.contains(&slot) {
             self.add(Node::Opaque(w))
         } else {
             self.constant(value.resize(w))
@@ -3410,7 +3486,7 @@ impl<'p> Tracer<'p> {
                     self.reaches_opaque(*receiver)
                         || fields.iter().any(|(_, n, _)| self.reaches_opaque(*n))
                 }
-                StateOp::TableHit(..) | StateOp::DirectMeter(..) => false,
+                StateOp::TableHit(..) | StateOp::DirectMeter(..) | StateOp::Input { .. } => false,
             };
             if opaque {
                 return Err("opaque value in a state update");
@@ -3433,6 +3509,17 @@ impl<'p> Tracer<'p> {
             jit: jit::JitCell::default(),
         };
         p.compact();
+        // The inputs nothing uses (every run has the arrival time and the length).
+        let used: std::collections::HashSet<u32> = p
+            .nodes
+            .iter()
+            .filter_map(|n| match n {
+                Node::RegVal { t, .. } => Some(*t),
+                _ => None,
+            })
+            .collect();
+        p.state
+            .retain(|op| !matches!(op, StateOp::Input { t, .. } if !used.contains(t)));
         Ok((p, reads))
     }
 
@@ -3670,7 +3757,7 @@ impl Program {
                         *n = visit(*n, &self.nodes, &mut map, &mut nodes);
                     }
                 }
-                StateOp::TableHit(..) | StateOp::DirectMeter(..) => {}
+                StateOp::TableHit(..) | StateOp::DirectMeter(..) | StateOp::Input { .. } => {}
             }
         }
         for r in &mut self.results {
@@ -3757,7 +3844,7 @@ impl Program {
                     wide |= !self.is_narrow(*receiver)
                         || fields.iter().any(|(_, n, _)| !self.is_narrow(*n));
                 }
-                StateOp::TableHit(..) | StateOp::DirectMeter(..) => {}
+                StateOp::TableHit(..) | StateOp::DirectMeter(..) | StateOp::Input { .. } => {}
             }
         }
         self.wide = wide;
@@ -3823,6 +3910,11 @@ impl std::fmt::Display for Program {
                     }
                     writeln!(f)?;
                 }
+                StateOp::Input { what, t } => match what {
+                    Input::Now => writeln!(f, "read{t} = now (us)")?,
+                    Input::Zero => writeln!(f, "read{t} = 0 (time queued)")?,
+                    Input::Len => writeln!(f, "read{t} = packet length")?,
+                },
                 StateOp::Guard { n, test } => {
                     write!(f, "guard ")?;
                     self.show(*n, f)?;

@@ -556,3 +556,83 @@ proptest::proptest! {
         proptest::prop_assert_eq!(s.not_compiled, 0);
     }
 }
+
+/// Timestamps and the packet's length are per-packet inputs the compiled program reads:
+/// written into the packet (as in-band telemetry does), and decided on (a new flowlet when
+/// the gap since the flow's last packet exceeds 1 ms, as flowlet switching does).
+const TIMES: &str = r#"
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    register<bit<48>>(256) last;
+    apply {
+        bit<48> seen;
+        last.read(seen, (bit<32>) hdr.eth.src[7:0]);
+        last.write((bit<32>) hdr.eth.src[7:0], sm.ingress_global_timestamp);
+        if (sm.ingress_global_timestamp - seen > 1000) {
+            sm.egress_spec = 2;
+        } else {
+            sm.egress_spec = 1;
+        }
+        hdr.eth.dst = sm.ingress_global_timestamp;
+        hdr.eth.type = (bit<16>) sm.packet_length;
+    }
+}
+"#;
+
+/// The same in egress: the egress timestamp and the time queued.
+const EGRESS_TIMES: &str = r#"
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply { sm.egress_spec = 3; }
+}
+"#;
+
+#[test]
+fn timestamps_and_lengths_are_read_per_packet() {
+    let p = compile_str(&program(TIMES)).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = Twin::new(&p, |_| {});
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let mut ports = [0usize; 3];
+    for i in 0..600u32 {
+        let r = rng.next();
+        twin.clock.advance_ns(100_000 + r % 1_500_000);
+        let mut f = frame(1, (r >> 32) as u8 % 4);
+        f.extend(std::iter::repeat_n(0x77, (r >> 40) as usize % 30));
+        let (out, _) = twin.send(&f, 0);
+        assert_eq!(out.len(), 1, "packet {i}");
+        ports[out[0].0 as usize] += 1;
+        let b = &out[0].1;
+        assert_eq!(
+            u64::from_be_bytes([0, 0, b[0], b[1], b[2], b[3], b[4], b[5]]),
+            koi_state::Clock::now_ns(&twin.clock) / 1000,
+            "the timestamp in the packet"
+        );
+        assert_eq!(usize::from(u16::from_be_bytes([b[12], b[13]])), f.len());
+    }
+    assert!(ports[1] > 50 && ports[2] > 50, "{ports:?}");
+    same_state(&twin);
+    let s = twin.dp.stats();
+    check(&s);
+    // One megaflow: an arm per way of the flowlet decision.
+    assert_eq!(s.misses, 2, "{s:?}");
+    // In egress.
+    let src = program(EGRESS_TIMES).replace(
+        "control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }",
+        "control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+            apply {
+                hdr.eth.src = sm.egress_global_timestamp + (bit<48>) sm.deq_timedelta;
+                if (sm.enq_timestamp != (bit<32>) sm.egress_global_timestamp) { mark_to_drop(sm); }
+            }
+        }",
+    );
+    assert!(src.contains("deq_timedelta"));
+    let p = compile_str(&src).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = Twin::new(&p, |_| {});
+    for i in 0..50u8 {
+        twin.clock.advance_ns(123_456);
+        let (out, path) = twin.send(&frame(1, i), 0);
+        assert_eq!(out.len(), 1);
+        if i > 0 {
+            assert!(compiled(path), "{path:?}");
+        }
+    }
+    check(&twin.dp.stats());
+}
