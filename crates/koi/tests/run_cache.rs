@@ -365,12 +365,17 @@ fn a_decision_on_a_register_value_is_not_rate_limited() {
         format!("1=pcap:{},", dir.join("in.pcap").display()),
         format!("2=pcap:,{}", out.display()),
     ];
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let addr = format!("127.0.0.1:{port}");
     let sw = Switch::start(
         &dir,
         &prog.display().to_string(),
         None,
         &ports,
-        &["--upcall-rate", "1"],
+        &["--upcall-rate", "1", "--metrics", &addr],
     );
     let sock = sw.sock.clone();
     let show = cache_show(&sock, |t| field(t, "thread 0", "packets") == total as u64);
@@ -390,6 +395,12 @@ fn a_decision_on_a_register_value_is_not_rate_limited() {
     assert!(flows.contains("  else (arm 1) actions"), "{flows}");
     let read = ok(&sock, &["register_read", "I.seen", "10"]);
     assert!(read.contains("2100"), "{read}");
+    let text = get(&addr, "/metrics").unwrap_or_default();
+    assert!(
+        text.lines()
+            .any(|l| l == "koi_cache_guarded_megaflows{thread=\"0\"} 1"),
+        "{text}"
+    );
     drop(sw);
     std::thread::sleep(Duration::from_millis(100));
     assert_eq!(records(&out), 1000);
@@ -594,6 +605,7 @@ fn metrics_hold_the_cache_gauges_and_counters_per_thread() {
     });
     for (name, kind) in [
         ("koi_cache_megaflows", "gauge"),
+        ("koi_cache_guarded_megaflows", "gauge"),
         ("koi_cache_subtables", "gauge"),
         ("koi_cache_microflow_entries", "gauge"),
         ("koi_cache_memory_bytes", "gauge"),
@@ -604,6 +616,7 @@ fn metrics_hold_the_cache_gauges_and_counters_per_thread() {
     }
     let v = |sample: &str| value(&text, sample).unwrap_or_else(|| panic!("no {sample}:\n{text}"));
     assert_eq!(v("koi_cache_megaflows{thread=\"0\"}"), 1);
+    assert_eq!(v("koi_cache_guarded_megaflows{thread=\"0\"}"), 0);
     assert_eq!(v("koi_cache_microflow_entries{thread=\"0\"}"), 1);
     assert!(v("koi_cache_subtables{thread=\"0\"}") >= 1);
     assert!(v("koi_cache_memory_bytes{thread=\"0\"}") > 0);

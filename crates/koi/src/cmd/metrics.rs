@@ -1,8 +1,8 @@
 //! The Prometheus endpoint of `koi run --metrics ADDR`: a small HTTP server that answers
 //! `GET /metrics` with per-port packet, byte and drop counters, drops that belong to no port,
 //! the number of entries of every table and, per poll thread (label `thread`), the flow
-//! caches' sizes (`koi_cache_megaflows`, `koi_cache_subtables`, `koi_cache_microflow_entries`,
-//! `koi_cache_memory_bytes`) and counters (`koi_cache_lookups_total{tier="microflow|megaflow|
+//! caches' sizes (`koi_cache_megaflows`, `koi_cache_guarded_megaflows`, `koi_cache_subtables`,
+//! `koi_cache_microflow_entries`, `koi_cache_memory_bytes`) and counters (`koi_cache_lookups_total{tier="microflow|megaflow|
 //! miss"}`, `koi_cache_upcalls_limited_total`), in Prometheus' text exposition format (0.0.4).
 //! The cache numbers are the snapshots the poll threads publish about every 100 ms; without
 //! caches (`--no-cache`) they are left out. It reads the counters under short locks and never
@@ -178,10 +178,15 @@ fn caches(m: &mut String, snaps: &[Option<Snapshot>]) {
         .filter_map(|(t, s)| s.as_ref().map(|s| (t, s)))
         .collect();
     type Gauge = (&'static str, &'static str, fn(&Snapshot) -> usize);
-    let gauges: [Gauge; 4] = [
+    let gauges: [Gauge; 5] = [
         ("koi_cache_megaflows", "Megaflows installed.", |s| {
             s.info.megaflows
         }),
+        (
+            "koi_cache_guarded_megaflows",
+            "Megaflows whose programs check decisions on state per packet (guards).",
+            |s| s.info.guarded,
+        ),
         (
             "koi_cache_subtables",
             "Subtables (distinct masks) of the megaflow classifier.",
