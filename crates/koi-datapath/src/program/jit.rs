@@ -393,32 +393,10 @@ impl Jit {
             };
             out_lens.push(o.prefix_bytes);
             let mut ctx = module.make_context();
+            // `OutFn`: (pkt, port, out, reads, len).
             let ptr = module.target_config().pointer_type();
-            ctx.func.signature.params.push(AbiParam::new(ptr));
-            ctx.func.signature.params.push(AbiParam::new(I64));
-            ctx.func.signature.params.push(AbiParam::new(ptr));
-            ctx.func.signature.params.push(AbiParam::new(ptr));
-            ctx.func.signature.params.push(AbiParam::new(I64));
-            let mut b = FunctionBuilder::new(&mut ctx.func, &mut self.fctx);
-            let block = b.create_block();
-            b.append_block_params_for_function_params(block);
-            b.switch_to_block(block);
-            b.seal_block(block);
-            let params = b.block_params(block).to_vec();
-            let mut low = Lower {
-                p,
-                b,
-                module: &mut module,
-                pkt: params[0],
-                port: params[1],
-                out: params[2],
-                reads_ptr: params[3],
-                pkt_len: params[4],
-                vals: HashMap::new(),
-                need: 0,
-                out_len: o.prefix_bytes,
-                reads: 0,
-            };
+            let (b, params) = entry(&mut ctx, &mut self.fctx, &[ptr, I64, ptr, ptr, I64], false);
+            let mut low = Lower::new(p, b, &mut module, &params, params[2], o.prefix_bytes);
             let ok = low.output(o).is_some();
             need = need.max(low.need);
             reads = reads.max(low.reads);
@@ -439,33 +417,11 @@ impl Jit {
         let mut val_ids = Vec::new();
         for n in p.state_values() {
             let mut ctx = module.make_context();
+            // `ValFn`: (pkt, port, reads, len) -> value; no output (`node` writes none).
             let ptr = module.target_config().pointer_type();
-            ctx.func.signature.params.push(AbiParam::new(ptr));
-            ctx.func.signature.params.push(AbiParam::new(I64));
-            ctx.func.signature.params.push(AbiParam::new(ptr));
-            ctx.func.signature.params.push(AbiParam::new(I64));
-            ctx.func.signature.returns.push(AbiParam::new(I64));
-            let mut b = FunctionBuilder::new(&mut ctx.func, &mut self.fctx);
-            let block = b.create_block();
-            b.append_block_params_for_function_params(block);
-            b.switch_to_block(block);
-            b.seal_block(block);
-            let params = b.block_params(block).to_vec();
-            let mut low = Lower {
-                p,
-                b,
-                module: &mut module,
-                pkt: params[0],
-                port: params[1],
-                // (No output: `node` writes none.)
-                out: params[2],
-                reads_ptr: params[2],
-                pkt_len: params[3],
-                vals: HashMap::new(),
-                need: 0,
-                out_len: 0,
-                reads: 0,
-            };
+            let (b, params) = entry(&mut ctx, &mut self.fctx, &[ptr, I64, ptr, I64], true);
+            let params = [params[0], params[1], params[2], params[2], params[3]];
+            let mut low = Lower::new(p, b, &mut module, &params, params[2], 0);
             let v = low.node(n);
             let ret = v.unwrap_or_else(|| low.k(0));
             let (low_need, low_reads) = (low.need, low.reads);
@@ -531,6 +487,29 @@ impl Jit {
     }
 }
 
+/// A function with parameters of types `params` (and an `i64` result if `ret`) in `ctx`:
+/// its builder, positioned in its entry block, and the parameters' values.
+fn entry<'f>(
+    ctx: &'f mut cranelift_codegen::Context,
+    fctx: &'f mut cranelift_frontend::FunctionBuilderContext,
+    params: &[cranelift_codegen::ir::Type],
+    ret: bool,
+) -> (FunctionBuilder<'f>, Vec<Value>) {
+    for t in params {
+        ctx.func.signature.params.push(AbiParam::new(*t));
+    }
+    if ret {
+        ctx.func.signature.returns.push(AbiParam::new(I64));
+    }
+    let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
+    let block = b.create_block();
+    b.append_block_params_for_function_params(block);
+    b.switch_to_block(block);
+    b.seal_block(block);
+    let params = b.block_params(block).to_vec();
+    (b, params)
+}
+
 /// Lowers one output of a program into a function body.
 struct Lower<'a, 'f> {
     p: &'a Program,
@@ -552,7 +531,33 @@ struct Lower<'a, 'f> {
     out_len: usize,
 }
 
-impl Lower<'_, '_> {
+impl<'a, 'f> Lower<'a, 'f> {
+    /// Lowering into `b`, whose parameters are `params` (`pkt`, `port`, an unused slot,
+    /// `reads`, `len`), writing into `out` (`out_len` bytes; 0: no output).
+    fn new(
+        p: &'a Program,
+        b: FunctionBuilder<'f>,
+        module: &'a mut JITModule,
+        params: &[Value],
+        out: Value,
+        out_len: usize,
+    ) -> Self {
+        Lower {
+            p,
+            b,
+            module,
+            pkt: params[0],
+            port: params[1],
+            out,
+            reads_ptr: params[3],
+            pkt_len: params[4],
+            vals: HashMap::new(),
+            need: 0,
+            out_len,
+            reads: 0,
+        }
+    }
+
     fn k(&mut self, v: u64) -> Value {
         native::k(&mut self.b, v)
     }
