@@ -633,11 +633,31 @@ impl Program {
         }
     }
 
-    /// Whether `code` gives the interpreter's outputs for `pkt` (at least `code.need` bytes).
+    /// Whether `code` gives the interpreter's outputs for `pkt` (at least `code.need` bytes),
+    /// and each state value's, twice: with no register read (both take the fallbacks), and
+    /// with every read in range and set to a different value.
     fn jit_checks_out(&self, code: &jit::Compiled, pkt: &[u8], port: u64) -> bool {
+        let unread = vec![None; code.reads];
+        let read: Vec<Option<Bits>> = (1..=code.reads as u64)
+            .map(|t| Some(Bits::from_u64(64, t.wrapping_mul(0x9e37_79b9_7f4a_7c15))))
+            .collect();
+        [unread, read]
+            .into_iter()
+            .all(|reads| self.jit_checks_out_with(code, pkt, port, reads))
+    }
+
+    /// [`Program::jit_checks_out`] with the register reads `reads`.
+    fn jit_checks_out_with(
+        &self,
+        code: &jit::Compiled,
+        pkt: &[u8],
+        port: u64,
+        reads: Vec<Option<Bits>>,
+    ) -> bool {
         let mut s = Scratch::default();
         let mut out = Vec::new();
         let mut got = Vec::new();
+        s.preset_reads(reads);
         self.fresh_values(&mut s);
         self.emit_results(pkt, port, None, &mut out, &mut s, &mut |e| {
             if let Emitted::Packet(to, b) = e {
@@ -652,11 +672,13 @@ impl Program {
                 i += 1;
             }
         });
-        // Each state value's code against the interpreter, with no register read (both
-        // take the fallbacks).
-        s.reads.clear();
+        // Native code's copy of the reads, as `set_read` keeps it.
         s.jit_reads.clear();
-        s.jit_reads.resize(2 * code.reads, 0);
+        for t in 0..code.reads {
+            let v = s.reads.get(t).cloned().flatten();
+            s.jit_reads
+                .extend([u64::from(v.is_some()), v.map_or(0, |v| v.low_u64())]);
+        }
         same && i == got.len()
             && code.val_nodes().all(|n| {
                 self.fresh_values(&mut s);
