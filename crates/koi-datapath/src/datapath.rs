@@ -1005,9 +1005,16 @@ impl<'p> Datapath<'p> {
             Tier::Megaflow => self.stats.cycles.megaflow += t2.wrapping_sub(t1),
         }
         if flow.guarded {
-            let flow = Arc::clone(flow);
-            return self.guarded_hit(
-                state, packet, port, now, key, id, &flow, tier, emit, prof, t2,
+            // (The megaflow stays borrowed from the cache: the hit uses the other fields.)
+            let mut hit = GuardedHit {
+                jit: &mut self.jit,
+                stats: &mut self.stats,
+                rng: self.interp.rng_mut(),
+                out: &mut self.out,
+                scratch: &mut self.scratch,
+            };
+            return hit.run(
+                state, packet, port, now, key, id, flow, tier, emit, prof, t2,
             );
         }
         let Some(prog) = flow
@@ -1044,77 +1051,6 @@ impl<'p> Datapath<'p> {
         self.stats.compiled_hits += 1;
         let t3 = prof.map_or(0, |f| f());
         self.stats.cycles.actions += t3.wrapping_sub(t2);
-        Fast::Done(tier)
-    }
-
-    /// A hit of a guarded megaflow: its programs are tried in order until one's guards
-    /// hold (each that fails undoes its state updates), the one that applied last first; if
-    /// none applies, the packet takes the slow path, whose run becomes another arm.
-    #[allow(clippy::too_many_arguments)]
-    #[cold]
-    fn guarded_hit<E: FnMut(Emitted<'_>) + ?Sized>(
-        &mut self,
-        state: &mut State,
-        packet: &[u8],
-        port: u64,
-        now: u64,
-        key: &[u64],
-        id: MegaflowId,
-        flow: &Megaflow,
-        tier: Tier,
-        emit: &mut E,
-        prof: Option<CycleCounter>,
-        t2: u64,
-    ) -> Fast {
-        use std::sync::atomic::Ordering::Relaxed;
-        state.set_now_ns(now);
-        let len = packet.len();
-        let fits = |i: usize| match i {
-            0 => flow.program.as_ref().filter(|_| len >= flow.min_len),
-            i => flow
-                .arms
-                .get(i - 1)
-                .filter(|a| a.fits(key, len))
-                .map(|a| &a.program),
-        };
-        let last = usize::from(flow.last.load(Relaxed));
-        let order = std::iter::once(last).chain((0..=flow.arms.len()).filter(|&i| i != last));
-        let mut done = false;
-        for i in order {
-            let Some(prog) = fits(i) else {
-                continue;
-            };
-            let ev = self.jit.consider(prog, packet, port, now);
-            self.stats.count_jit(ev);
-            if prog.run(
-                packet,
-                port,
-                Some((state, self.interp.rng_mut())),
-                now,
-                &mut self.out,
-                &mut self.scratch,
-                &mut |e| emit(e),
-            ) {
-                if i != last {
-                    flow.last.store(i as u8, Relaxed);
-                }
-                done = true;
-                break;
-            }
-        }
-        let t3 = prof.map_or(0, |f| f());
-        self.stats.cycles.actions += t3.wrapping_sub(t2);
-        if !done {
-            return Fast::Interp {
-                miss: true,
-                extend: Some(id),
-            };
-        }
-        match tier {
-            Tier::Microflow => self.stats.microflow_hits += 1,
-            Tier::Megaflow => self.stats.megaflow_hits += 1,
-        }
-        self.stats.compiled_hits += 1;
         Fast::Done(tier)
     }
 
@@ -1224,6 +1160,89 @@ impl<'p> Datapath<'p> {
     pub fn invalidate_all(&mut self) {
         let n = self.cache.classifier_mut().clear();
         self.stats.invalidated += n as u64;
+    }
+}
+
+/// What a hit of a guarded megaflow uses of the datapath, apart from its caches (which hold
+/// the megaflow).
+struct GuardedHit<'a> {
+    jit: &'a mut Jit,
+    stats: &'a mut DatapathStats,
+    rng: &'a mut koi_interp::Rng,
+    out: &'a mut Vec<u8>,
+    scratch: &'a mut Scratch,
+}
+
+impl GuardedHit<'_> {
+    /// A hit of a guarded megaflow: its programs are tried in order until one's guards
+    /// hold (each that fails undoes its state updates), the one that applied last first; if
+    /// none applies, the packet takes the slow path, whose run becomes another arm.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn run<E: FnMut(Emitted<'_>) + ?Sized>(
+        &mut self,
+        state: &mut State,
+        packet: &[u8],
+        port: u64,
+        now: u64,
+        key: &[u64],
+        id: MegaflowId,
+        flow: &Megaflow,
+        tier: Tier,
+        emit: &mut E,
+        prof: Option<CycleCounter>,
+        t2: u64,
+    ) -> Fast {
+        use std::sync::atomic::Ordering::Relaxed;
+        state.set_now_ns(now);
+        let len = packet.len();
+        let fits = |i: usize| match i {
+            0 => flow.program.as_ref().filter(|_| len >= flow.min_len),
+            i => flow
+                .arms
+                .get(i - 1)
+                .filter(|a| a.fits(key, len))
+                .map(|a| &a.program),
+        };
+        let last = usize::from(flow.last.load(Relaxed));
+        let order = std::iter::once(last).chain((0..=flow.arms.len()).filter(|&i| i != last));
+        let mut done = false;
+        for i in order {
+            let Some(prog) = fits(i) else {
+                continue;
+            };
+            let ev = self.jit.consider(prog, packet, port, now);
+            self.stats.count_jit(ev);
+            if prog.run(
+                packet,
+                port,
+                Some((state, &mut *self.rng)),
+                now,
+                &mut *self.out,
+                &mut *self.scratch,
+                &mut |e| emit(e),
+            ) {
+                if i != last {
+                    flow.last.store(i as u8, Relaxed);
+                }
+                done = true;
+                break;
+            }
+        }
+        let t3 = prof.map_or(0, |f| f());
+        self.stats.cycles.actions += t3.wrapping_sub(t2);
+        if !done {
+            return Fast::Interp {
+                miss: true,
+                extend: Some(id),
+            };
+        }
+        match tier {
+            Tier::Microflow => self.stats.microflow_hits += 1,
+            Tier::Megaflow => self.stats.megaflow_hits += 1,
+        }
+        self.stats.compiled_hits += 1;
+        Fast::Done(tier)
     }
 }
 

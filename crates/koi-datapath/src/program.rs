@@ -3542,6 +3542,7 @@ impl<'p> Tracer<'p> {
             .collect();
         p.state
             .retain(|op| !matches!(op, StateOp::Input { t, .. } if !used.contains(t)));
+        let reads = p.renumber_reads(reads);
         Ok((p, reads))
     }
 
@@ -3631,6 +3632,41 @@ impl<'p> Tracer<'p> {
 }
 
 impl Program {
+    /// Numbers the reads the state updates make 0, 1, ... in order (dropped inputs left
+    /// gaps: each read number costs native code a slot per packet); returns `values` (by old
+    /// number) by new number.
+    fn renumber_reads(&mut self, values: Vec<Option<Bits>>) -> Vec<Option<Bits>> {
+        fn slot(op: &mut StateOp) -> Option<&mut u32> {
+            match op {
+                StateOp::RegRead(_, _, t)
+                | StateOp::Meter(_, _, t)
+                | StateOp::DirectMeter(_, _, t)
+                | StateOp::Random { t, .. }
+                | StateOp::Input { t, .. } => Some(t),
+                _ => None,
+            }
+        }
+        let mut map: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+        let mut out = Vec::new();
+        for op in &mut self.state {
+            if let Some(t) = slot(op) {
+                let new = *map.entry(*t).or_insert_with(|| {
+                    out.push(values.get(*t as usize).cloned().flatten());
+                    (out.len() - 1) as u32
+                });
+                *t = new;
+            }
+        }
+        for n in &mut self.nodes {
+            if let Node::RegVal { t, .. } = n
+                && let Some(new) = map.get(t)
+            {
+                *t = *new;
+            }
+        }
+        out
+    }
+
     fn show(&self, n: N, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.nodes[n as usize] {
             Node::Const(b) => write!(f, "{b}"),
