@@ -482,7 +482,9 @@ pub struct Scratch {
     regs: Vec<u64>,
     /// The register values read by the program being run, by read number.
     reads: Vec<Option<Bits>>,
-    /// The same for native code: per read, a flag (read in range) and the value's low bits.
+    /// The same for native code: per read, a flag (read in range) and the value's low bits;
+    /// kept by [`Scratch::set_read`] (sized per run: [`Program::run`]) and
+    /// [`Scratch::preset_reads`].
     jit_reads: Vec<u64>,
     /// The state updates a guarded program made so far, to undo if a guard fails.
     undo: Vec<Undo>,
@@ -503,8 +505,14 @@ impl Scratch {
         self.reads[t] = v;
     }
 
-    /// Presets the register reads a run without state sees (the check at installation).
+    /// Presets the register reads a run without state sees (the check at installation),
+    /// with native code's copy.
     pub fn preset_reads(&mut self, reads: Vec<Option<Bits>>) {
+        self.jit_reads.clear();
+        for v in &reads {
+            self.jit_reads
+                .extend([u64::from(v.is_some()), v.as_ref().map_or(0, Bits::low_u64)]);
+        }
         self.reads = reads;
     }
 }
@@ -612,15 +620,6 @@ impl Program {
         emit: &mut dyn FnMut(Emitted<'_>),
     ) {
         let mut evaluated = false;
-        if let Some(c) = code.filter(|c| c.reads > 0) {
-            scratch.jit_reads.clear();
-            for t in 0..c.reads {
-                match scratch.reads.get(t) {
-                    Some(Some(v)) => scratch.jit_reads.extend([1, v.low_u64()]),
-                    _ => scratch.jit_reads.extend([0, 0]),
-                }
-            }
-        }
         for (i, r) in self.results.iter().enumerate() {
             match r {
                 Res::Send(to, o) => {
@@ -672,13 +671,6 @@ impl Program {
                 i += 1;
             }
         });
-        // Native code's copy of the reads, as `set_read` keeps it.
-        s.jit_reads.clear();
-        for t in 0..code.reads {
-            let v = s.reads.get(t).cloned().flatten();
-            s.jit_reads
-                .extend([u64::from(v.is_some()), v.map_or(0, |v| v.low_u64())]);
-        }
         same && i == got.len()
             && code.val_nodes().all(|n| {
                 self.fresh_values(&mut s);
