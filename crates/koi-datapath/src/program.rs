@@ -1893,7 +1893,8 @@ impl<'p> Tracer<'p> {
             pending: None,
             failed: None,
             emitted: Vec::new(),
-            state: Vec::new(),
+            // (Every run starts with its inputs: the arrival time and the length.)
+            state: Vec::with_capacity(8),
             passes: Vec::new(),
             initial: Vec::new(),
             queue: std::collections::VecDeque::new(),
@@ -1901,7 +1902,7 @@ impl<'p> Tracer<'p> {
             cut: Vec::new(),
             pending_digest: None,
             reads: 0,
-            read_values: Vec::new(),
+            read_values: Vec::with_capacity(4),
             pending_read: None,
             meter_colors: Vec::new(),
             ubpf,
@@ -3524,16 +3525,17 @@ impl<'p> Tracer<'p> {
         };
         p.compact();
         // The inputs nothing uses (every run has the arrival time and the length).
-        let used: std::collections::HashSet<u32> = p
-            .nodes
-            .iter()
-            .filter_map(|n| match n {
-                Node::RegVal { t, .. } => Some(*t),
-                _ => None,
-            })
-            .collect();
-        p.state
-            .retain(|op| !matches!(op, StateOp::Input { t, .. } if !used.contains(t)));
+        let mut used = vec![false; self.reads as usize];
+        for n in &p.nodes {
+            if let Node::RegVal { t, .. } = n
+                && let Some(u) = used.get_mut(*t as usize)
+            {
+                *u = true;
+            }
+        }
+        p.state.retain(|op| {
+            !matches!(op, StateOp::Input { t, .. } if !used.get(*t as usize).copied().unwrap_or(false))
+        });
         let reads = p.renumber_reads(reads);
         Ok((p, reads))
     }
@@ -3566,7 +3568,7 @@ impl<'p> Tracer<'p> {
         let prefix_bits: u32 = fields.iter().map(|(_, w)| *w).sum();
         let prefix_bytes = prefix_bits.div_ceil(8) as usize;
         let copy_input = prefix_bytes * 8 == self.cursor_bits as usize;
-        let mut out: Vec<OutOp> = Vec::new();
+        let mut out: Vec<OutOp> = Vec::with_capacity(fields.len());
         let mut at = 0u32;
         for (n, w) in fields {
             // Nodes reaching the output must be computable.

@@ -216,18 +216,26 @@ impl<O: Observer> Ctx<'_, O> {
             return Err(Stop::Abort(format!("apply of missing table {t}")));
         };
         if O::TRACKS_READS {
-            let positions: Vec<usize> = self.state.table_by_id(t).map_or(Vec::new(), |ts| {
-                ts.schema.keys.iter().map(|k| k.position).collect()
-            });
-            for (i, k) in positions
-                .iter()
-                .filter_map(|p| table.keys.get(*p))
-                .enumerate()
-            {
+            // The lookup's keys in its order, looked up one by one (`influence` needs `self`)
+            // rather than collected.
+            let position = |st: &koi_state::State, i: usize| {
+                st.table_by_id(t)
+                    .and_then(|ts| ts.schema.keys.get(i))
+                    .map(|k| k.position)
+            };
+            // `j`: the schema's key; `i`: the lookup's (and its masks'), as `keys` skips a
+            // position the table lacks.
+            let (mut j, mut i) = (0, 0);
+            while let Some(p) = position(self.state, j) {
+                j += 1;
+                let Some(k) = table.keys.get(p) else {
+                    continue;
+                };
                 let m = masks
                     .get(i)
                     .cloned()
                     .unwrap_or_else(|| Bits::ones(k.field.width));
+                i += 1;
                 self.influence(Decision::TableKey, pkt, &k.expr, &m, &[]);
             }
         }
@@ -263,19 +271,21 @@ impl<O: Observer> Ctx<'_, O> {
             masks: &masks,
         };
         self.obs.table(&ev);
+        let action = call.as_ref().map(|c| c.action);
+        let step = Step::Table {
+            table: t,
+            hit: hit.map(|h| h.0),
+            call,
+        };
         if O::REPLAYS {
-            self.obs.decided(&Step::Table {
-                table: t,
-                hit: hit.map(|h| h.0),
-                call: call.clone(),
-            });
+            self.obs.decided(&step);
         }
-        if let Some(c) = &call {
+        if let Step::Table { call: Some(c), .. } = &step {
             self.call_action(pkt, c.action, &c.args)?;
         }
         Ok(Applied {
             hit: hit.is_some(),
-            action: call.map(|c| c.action),
+            action,
         })
     }
 

@@ -256,7 +256,9 @@ impl<O: Observer> Ctx<'_, O> {
 
     fn extract(&mut self, pkt: &mut Pkt, h: &HeaderRef, varbit: Option<&Expr>) -> Result<(), Stop> {
         let (id, advance_stack) = self.extract_target(pkt, h)?;
-        let Some(hd) = self.p.phv.headers.get(id) else {
+        // (The pipeline outlives `self`: its header stays borrowed across the calls below.)
+        let p = self.p;
+        let Some(hd) = p.phv.headers.get(id) else {
             return Ok(());
         };
         let var = hd
@@ -288,8 +290,7 @@ impl<O: Observer> Ctx<'_, O> {
         if advance_stack && let HeaderRef::Next(s) = h {
             self.bump_next(pkt, *s);
         }
-        let name = hd.name.clone();
-        self.obs.extract(&name, total);
+        self.obs.extract(&hd.name, total);
         Ok(())
     }
 

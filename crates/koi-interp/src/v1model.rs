@@ -53,10 +53,14 @@ struct Tm {
 
 impl<O: Observer> Ctx<'_, O> {
     fn set(&mut self, pkt: &mut Pkt, s: Option<SlotId>, v: u64) {
-        if let Some(s) = s {
-            pkt.phv.set_raw(self.p, s, &Bits::from_u64(64, v));
+        // The value at the slot's width (truncated, as a write resizes it), written and
+        // reported without reading it back.
+        if let Some(s) = s
+            && let Some(slot) = self.p.phv.slots.get(s)
+        {
+            let value = Bits::from_u64(slot.width, v);
+            pkt.phv.set_raw(self.p, s, &value);
             if O::TRACES_EFFECTS {
-                let value = pkt.phv.raw(self.p, s);
                 self.obs.arch_write(s, &value);
             }
         }

@@ -82,6 +82,18 @@ impl Bits {
     /// `v` truncated to `width` bits.
     #[inline]
     pub fn from_u64(width: u32, v: u64) -> Bits {
+        if width <= 64 {
+            // Inline storage, the bits above the width cleared (none for 0 bits).
+            let v = if width == 64 {
+                v
+            } else {
+                v & ((1u64 << width) - 1)
+            };
+            return Bits {
+                width,
+                limbs: Limbs::Inline([v, 0]),
+            };
+        }
         Bits::from_limbs(width, &[v])
     }
 

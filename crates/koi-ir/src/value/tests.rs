@@ -119,6 +119,13 @@ fn operands() -> impl Strategy<Value = (u32, u128, u128)> {
 
 proptest! {
     #[test]
+    fn from_u64_is_the_value_truncated(w in 0u32..=200, v in any::<u64>()) {
+        let want = Bits::from_limbs(w, &[v]);
+        prop_assert_eq!(Bits::from_u64(w, v), want.clone());
+        prop_assert_eq!(Bits::from_u64(w, v).to_u128(), want.to_u128());
+    }
+
+    #[test]
     fn arithmetic_matches_u128((w, x, y) in operands()) {
         let (bx, by) = (b(w, x), b(w, y));
         let m = mask(w);
