@@ -1386,6 +1386,7 @@ impl FastParser {
     /// times gets native code when `jit` admits a compile at `now_ns`; native templates also
     /// give the key's microflow hash in `hash`.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub fn key(
         &self,
         pkt: &[u8],
@@ -1397,9 +1398,44 @@ impl FastParser {
         hash: &mut Option<u64>,
     ) -> bool {
         *hash = None;
+        // The common case first, in a small function: the most used template's native code
+        // takes the packet. (Debug builds take the general path, which checks every template
+        // key against a full parse.)
+        if !cfg!(debug_assertions)
+            && let Some(code) = t.list.first().and_then(|tpl| tpl.code.as_ref())
+        {
+            match code.run(pkt, port, key, hash) {
+                Some(true) => {
+                    t.hit(0);
+                    return true;
+                }
+                Some(false) => {
+                    return self.key_from(1, pkt, port, t, jit, now_ns, key, hash);
+                }
+                None => {}
+            }
+        }
+        self.key_from(0, pkt, port, t, jit, now_ns, key, hash)
+    }
+
+    /// [`FastParser::key`] trying the templates from the `first`th (those before it did not
+    /// take the packet). Out of line: the common case does not need it.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn key_from(
+        &self,
+        first: usize,
+        pkt: &[u8],
+        port: u64,
+        t: &mut Templates,
+        jit: &mut Jit,
+        now_ns: u64,
+        key: &mut [u64],
+        hash: &mut Option<u64>,
+    ) -> bool {
         let n = self.words.min(key.len());
         let seed = t.hash_seed;
-        for i in 0..t.list.len() {
+        for i in first..t.list.len() {
             let tpl = &mut t.list[i];
             let mut compiled = None;
             let hit = match tpl.code.as_ref().and_then(|c| c.run(pkt, port, key, hash)) {
