@@ -140,20 +140,47 @@ pub struct Microflow {
     stats: MicroflowStats,
 }
 
-/// Whether `a == b`, without a call to `memcmp` (keys are a few words long).
+/// Whether `a == b`, without a call to `memcmp` (keys are a few words long): unrolled for
+/// keys of up to 8 words (a loop of unknown length costs a vector prologue and a scalar tail
+/// on every probe), a loop beyond.
 #[inline]
 fn same_words(a: &[u64], b: &[u64]) -> bool {
+    #[inline(always)]
+    fn fixed<const N: usize>(a: &[u64], b: &[u64]) -> bool {
+        match (<&[u64; N]>::try_from(a), <&[u64; N]>::try_from(b)) {
+            (Ok(a), Ok(b)) => {
+                let mut d = 0;
+                for i in 0..N {
+                    d |= a[i] ^ b[i];
+                }
+                d == 0
+            }
+            _ => false,
+        }
+    }
     let n = a.len();
     if b.len() != n {
         return false;
     }
-    // Both re-sliced to `n`, so that the loop has no bounds checks.
-    let (a, b) = (&a[..n], &b[..n]);
-    let mut d = 0;
-    for i in 0..n {
-        d |= a[i] ^ b[i];
+    match n {
+        1 => fixed::<1>(a, b),
+        2 => fixed::<2>(a, b),
+        3 => fixed::<3>(a, b),
+        4 => fixed::<4>(a, b),
+        5 => fixed::<5>(a, b),
+        6 => fixed::<6>(a, b),
+        7 => fixed::<7>(a, b),
+        8 => fixed::<8>(a, b),
+        _ => {
+            // Both re-sliced to `n`, so that the loop has no bounds checks.
+            let (a, b) = (&a[..n], &b[..n]);
+            let mut d = 0;
+            for i in 0..n {
+                d |= a[i] ^ b[i];
+            }
+            d == 0
+        }
     }
-    d == 0
 }
 
 impl Microflow {
@@ -379,6 +406,25 @@ impl Microflow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn same_words_is_slice_equality_at_every_width() {
+        for n in 0..12usize {
+            let a: Vec<u64> = (0..n as u64)
+                .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                .collect();
+            assert!(same_words(&a, &a.clone()), "{n} words");
+            for i in 0..n {
+                for bit in [0, 17, 63] {
+                    let mut b = a.clone();
+                    b[i] ^= 1 << bit;
+                    assert!(!same_words(&a, &b), "{n} words, word {i} bit {bit}");
+                }
+            }
+            let longer: Vec<u64> = a.iter().copied().chain([0]).collect();
+            assert!(!same_words(&a, &longer), "{n} against {} words", n + 1);
+        }
+    }
 
     fn cache(inv: u32) -> Microflow {
         let mut c = MicroflowConfig::new(2);
