@@ -113,6 +113,14 @@ impl Bits {
     /// Reads `width` bits at bit offset `bit_off` of `buf` (network bit order).
     #[inline]
     pub fn read_bits(buf: &[u8], bit_off: usize, width: u32) -> Result<Bits, OutOfBounds> {
+        // Most fields: at most 57 bits, so that they lie in the 8 bytes from their first one,
+        // which the buffer has (then the field is within it too), in u64 arithmetic.
+        if (1..=57).contains(&width)
+            && let Some(w) = window8(buf, bit_off / 8)
+        {
+            let v = (u64::from_be_bytes(w) << (bit_off % 8)) >> (64 - width);
+            return Ok(Bits::from_u64(width, v));
+        }
         let (first, last, pad) = span(bit_off, width, buf.len())?;
         let n = last - first;
         if (1..=8).contains(&n)
@@ -135,6 +143,19 @@ impl Bits {
     /// Writes this value at bit offset `bit_off` of `buf`, leaving the surrounding bits alone.
     #[inline]
     pub fn write_bits(&self, buf: &mut [u8], bit_off: usize) -> Result<(), OutOfBounds> {
+        // As in `read_bits`: a field of at most 57 bits within the 8 bytes from its first one,
+        // a read-modify-write of that window in u64 arithmetic.
+        if (1..=57).contains(&self.width)
+            && let Some(v) = self.low_inline()
+            && let Some(w) = window8(buf, bit_off / 8)
+        {
+            let first = bit_off / 8;
+            let shift = 64 - (bit_off % 8) as u32 - self.width;
+            let mask = ((1u64 << self.width) - 1) << shift;
+            let new = (u64::from_be_bytes(w) & !mask) | ((v << shift) & mask);
+            buf[first..first + 8].copy_from_slice(&new.to_be_bytes());
+            return Ok(());
+        }
         let (first, last, pad) = span(bit_off, self.width, buf.len())?;
         if pad == 0 && bit_off.is_multiple_of(8) {
             self.put_be_bytes(&mut buf[first..last]);

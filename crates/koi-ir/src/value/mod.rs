@@ -164,6 +164,15 @@ impl Bits {
         self.width
     }
 
+    /// The low limb of an inline value (all of it for at most 64 bits).
+    #[inline]
+    fn low_inline(&self) -> Option<u64> {
+        match &self.limbs {
+            Limbs::Inline([lo, _]) => Some(*lo),
+            Limbs::Heap(_) => None,
+        }
+    }
+
     /// The value as a `u128` when it is stored inline (`width <= 128`).
     #[inline]
     fn as_small(&self) -> Option<u128> {
