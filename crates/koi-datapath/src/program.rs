@@ -4103,10 +4103,8 @@ fn operation(n: &Node, c: impl Fn(N) -> Option<Bits>) -> Option<Bits> {
 }
 
 /// A slot's value in a PHV byte image.
+#[inline]
 fn phv_value(phv: &[u8], offset: u32, width: u32) -> Bits {
-    if width <= 64 && (offset + width).div_ceil(8) as usize <= phv.len() {
-        return Bits::from_u64(width, crate::fastparse::read_bits(phv, offset, width));
-    }
     Bits::read_bits(phv, offset as usize, width).unwrap_or_else(|_| Bits::zero(width))
 }
 

@@ -121,6 +121,12 @@ impl Bits {
             let v = (u64::from_be_bytes(w) << (bit_off % 8)) >> (64 - width);
             return Ok(Bits::from_u64(width, v));
         }
+        Bits::read_bits_wide(buf, bit_off, width)
+    }
+
+    /// [`Bits::read_bits`] for the other fields, out of line.
+    #[inline(never)]
+    fn read_bits_wide(buf: &[u8], bit_off: usize, width: u32) -> Result<Bits, OutOfBounds> {
         let (first, last, pad) = span(bit_off, width, buf.len())?;
         let n = last - first;
         if (1..=8).contains(&n)
@@ -156,6 +162,12 @@ impl Bits {
             buf[first..first + 8].copy_from_slice(&new.to_be_bytes());
             return Ok(());
         }
+        self.write_bits_wide(buf, bit_off)
+    }
+
+    /// [`Bits::write_bits`] for the other fields, out of line.
+    #[inline(never)]
+    fn write_bits_wide(&self, buf: &mut [u8], bit_off: usize) -> Result<(), OutOfBounds> {
         let (first, last, pad) = span(bit_off, self.width, buf.len())?;
         if pad == 0 && bit_off.is_multiple_of(8) {
             self.put_be_bytes(&mut buf[first..last]);
