@@ -24,11 +24,13 @@ impl Phv {
     }
 
     /// `width` bits at bit `offset` (zeros outside the PHV).
+    #[inline]
     pub fn read_at(&self, offset: u32, width: u32) -> Bits {
         Bits::read_bits(&self.bytes, offset as usize, width).unwrap_or_else(|_| Bits::zero(width))
     }
 
     /// Writes `v` at bit `offset` (nothing outside the PHV).
+    #[inline]
     pub fn write_at(&mut self, offset: u32, v: &Bits) {
         let _ = v.write_bits(&mut self.bytes, offset as usize);
     }
@@ -63,6 +65,7 @@ impl Phv {
     }
 
     /// Writes `v` resized to `width` at bit `offset`.
+    #[inline]
     fn write_resized(&mut self, offset: u32, width: u32, v: &Bits) {
         if v.width() == width {
             self.write_at(offset, v);
@@ -72,6 +75,7 @@ impl Phv {
     }
 
     /// The raw bits of slot `s`.
+    #[inline]
     pub fn raw(&self, p: &Pipeline, s: SlotId) -> Bits {
         match p.phv.slots.get(s) {
             Some(slot) => self.read_at(slot.offset, slot.width),

@@ -62,9 +62,11 @@ pub(crate) struct Subtable {
 impl Subtable {
     /// An empty subtable for `mask` (which has the layout's width).
     pub(crate) fn new(mask: &[u64], layout: &StageLayout) -> Subtable {
-        let mut words = Vec::new();
-        let mut bits = Vec::new();
-        let mut stages = Vec::new();
+        // Sized once: the boxed slices below then take these buffers as they are.
+        let n = mask.iter().filter(|&&m| m != 0).count();
+        let mut words = Vec::with_capacity(n);
+        let mut bits = Vec::with_capacity(n);
+        let mut stages = Vec::with_capacity(layout.ends().len());
         let mut start = 0;
         for &end in layout.ends() {
             let stage = layout.order().get(start..end as usize).unwrap_or(&[]);
@@ -88,8 +90,9 @@ impl Subtable {
             words: words.into(),
             bits: bits.into(),
             stages: stages.into(),
-            keys: Vec::new(),
-            slots: Vec::new(),
+            // (Room for a first megaflow.)
+            keys: Vec::with_capacity(n),
+            slots: Vec::with_capacity(1),
             table: HashTable::new(),
             hits: 0,
             window_probes: 0,
