@@ -36,6 +36,7 @@ pub enum Tier {
 
 /// Offers `key` (served by megaflow `id`) to the microflow tier after a probe: `Some(true)`
 /// if the probe did not find it, `Some(false)` if it found a stale id; `None`: no probe.
+#[inline]
 fn offer_microflow(
     m: Option<&mut Microflow>,
     offer: Option<bool>,
