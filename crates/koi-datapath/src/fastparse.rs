@@ -1398,24 +1398,23 @@ impl FastParser {
         hash: &mut Option<u64>,
     ) -> bool {
         *hash = None;
-        // The common case first, in a small function: the most used template's native code
-        // takes the packet. (Debug builds take the general path, which checks every template
-        // key against a full parse.)
-        if !cfg!(debug_assertions)
-            && let Some(code) = t.list.first().and_then(|tpl| tpl.code.as_ref())
-        {
-            match code.run(pkt, port, key, hash) {
-                Some(true) => {
-                    t.hit(0);
-                    return true;
+        // The common case first, in a small function: the native code of a template (the
+        // most used first) takes the packet. (Debug builds take the general path, which
+        // checks every template key against a full parse.)
+        let mut first = 0;
+        if !cfg!(debug_assertions) {
+            while let Some(code) = t.list.get(first).and_then(|tpl| tpl.code.as_ref()) {
+                match code.run(pkt, port, key, hash) {
+                    Some(true) => {
+                        t.hit(first);
+                        return true;
+                    }
+                    Some(false) => first += 1,
+                    None => break,
                 }
-                Some(false) => {
-                    return self.key_from(1, pkt, port, t, jit, now_ns, key, hash);
-                }
-                None => {}
             }
         }
-        self.key_from(0, pkt, port, t, jit, now_ns, key, hash)
+        self.key_from(first, pkt, port, t, jit, now_ns, key, hash)
     }
 
     /// [`FastParser::key`] trying the templates from the `first`th (those before it did not
