@@ -135,6 +135,34 @@ impl BitString {
             self.push_u64(value, 64);
             return;
         }
+        if width == 0 {
+            return;
+        }
+        // The last byte's bits and the value together, when they fit a u64: one append.
+        let used = self.len % 8;
+        let total = used + width;
+        if total <= 64 {
+            let head = match self.bytes.last() {
+                Some(&b) if used > 0 => u64::from(b >> (8 - used)),
+                _ => 0,
+            };
+            let v = if width == 64 {
+                value
+            } else {
+                value & ((1u64 << width) - 1)
+            };
+            // (`head << width` stays within 64 bits: `used + width <= 64`; a 64-bit value
+            // has no head.)
+            let combined = if used == 0 { v } else { (head << width) | v };
+            let n = total.div_ceil(8);
+            let be = (combined << (n * 8 - total)).to_be_bytes();
+            if used > 0 {
+                self.bytes.pop();
+            }
+            self.bytes.extend_from_slice(&be[8 - n..]);
+            self.len += width;
+            return;
+        }
         let mut left = width;
         while left > 0 {
             let n = left.min(8);

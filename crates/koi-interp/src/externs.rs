@@ -55,9 +55,10 @@ impl<O: Observer> Ctx<'_, O> {
             }
             match env.eval(e) {
                 Value::Bool(b) => out.push_bool(b),
-                Value::Bits(b) | Value::Varbit { bits: b, .. } => {
-                    b.with_be_bytes(|bytes| out.push(bytes, b.width() as usize))
-                }
+                Value::Bits(b) | Value::Varbit { bits: b, .. } => match b.to_u64() {
+                    Some(v) if b.width() <= 64 => out.push_u64(v, b.width() as usize),
+                    _ => b.with_be_bytes(|bytes| out.push(bytes, b.width() as usize)),
+                },
             }
         }
         if payload {
