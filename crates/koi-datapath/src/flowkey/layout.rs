@@ -524,24 +524,14 @@ impl FlowKeyLayout {
         // Without a field of its own, the slot's initial value is a constant: only the
         // sources of its writes (below) can make it vary.
         if let Some(f) = c.field.and_then(|i| self.fields.get(i)) {
-            if bits.width() <= 128 {
-                // Whole words at a time: the field's bits of the mask, reversed into key order.
-                let v = bits.low_u128();
-                let field = low_mask128(f.width) << f.lsb;
-                if v & !field != 0 {
+            if bits.width() <= 64 && f.lsb + f.width <= 64 {
+                // (Most fields: in u64 arithmetic.)
+                if field_bits64(bits.low_u128() as u64, f.lsb, f.width, f.key_offset, out) {
                     cov = Coverage::Uncovered;
                 }
-                let mut m = (v & field) >> f.lsb;
-                if m == low_mask128(f.width) {
-                    set_range(out, f.key_offset, f.width);
-                } else {
-                    // Run by run of set bits (a prefix mask is one run).
-                    while m != 0 {
-                        let i = m.trailing_zeros();
-                        let len = (!(m >> i)).trailing_zeros();
-                        m &= !(low_mask128(len) << i);
-                        set_range(out, f.key_offset + (f.width - i - len), len);
-                    }
+            } else if bits.width() <= 128 {
+                if field_bits128(bits.low_u128(), f.lsb, f.width, f.key_offset, out) {
+                    cov = Coverage::Uncovered;
                 }
             } else {
                 for i in (0..bits.width()).filter(|&i| bits.bit(i)) {
@@ -578,6 +568,47 @@ fn demanded_span(d: &Bits, width: u32) -> (u32, u32) {
 }
 
 /// The low `w` bits set (all 128 for `w >= 128`).
+/// Adds to `out` the key bits (a field of `width` bits at key bit `key_offset`) of the mask
+/// `v` over a slot whose field bits start at value bit `lsb`: whole words at a time, reversed
+/// into key order, run by run of set bits (a prefix mask is one run). Whether `v` has bits
+/// outside the field.
+fn field_bits128(v: u128, lsb: u32, width: u32, key_offset: u32, out: &mut [u64]) -> bool {
+    let field = low_mask128(width) << lsb;
+    let mut m = (v & field) >> lsb;
+    if m == low_mask128(width) {
+        set_range(out, key_offset, width);
+    } else {
+        while m != 0 {
+            let i = m.trailing_zeros();
+            let len = (!(m >> i)).trailing_zeros();
+            m &= !(low_mask128(len) << i);
+            set_range(out, key_offset + (width - i - len), len);
+        }
+    }
+    v & !field != 0
+}
+
+/// [`field_bits128`] in u64 arithmetic, for `lsb + width <= 64`.
+fn field_bits64(v: u64, lsb: u32, width: u32, key_offset: u32, out: &mut [u64]) -> bool {
+    let field = low_mask64(width) << lsb;
+    let mut m = (v & field) >> lsb;
+    if m == low_mask64(width) {
+        set_range(out, key_offset, width);
+    } else {
+        while m != 0 {
+            let i = m.trailing_zeros();
+            let len = (!(m >> i)).trailing_zeros();
+            m &= !(low_mask64(len) << i);
+            set_range(out, key_offset + (width - i - len), len);
+        }
+    }
+    v & !field != 0
+}
+
+fn low_mask64(w: u32) -> u64 {
+    if w >= 64 { u64::MAX } else { (1u64 << w) - 1 }
+}
+
 fn low_mask128(w: u32) -> u128 {
     if w >= 128 {
         u128::MAX
@@ -696,5 +727,31 @@ impl fmt::Display for FlowKeyLayout {
             writeln!(f, "opaque headers: {}", self.opaque_names.join(", "))?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn field_bits_in_u64_match_u128(
+            v in any::<u64>(),
+            lsb in 0u32..64,
+            width in 1u32..=64,
+            key_offset in 0u32..192,
+            runs in any::<bool>(),
+        ) {
+            let width = width.min(64 - lsb).max(1);
+            // Prefix-like masks (one run) as often as scattered ones.
+            let v = if runs { v & !(v >> 1) | v.rotate_left(lsb) } else { v };
+            let (mut a, mut b) = ([0u64; 4], [0u64; 4]);
+            let outside64 = field_bits64(v, lsb, width, key_offset, &mut a);
+            let outside128 = field_bits128(u128::from(v), lsb, width, key_offset, &mut b);
+            prop_assert_eq!(outside64, outside128);
+            prop_assert_eq!(a, b);
+        }
     }
 }

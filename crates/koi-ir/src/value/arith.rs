@@ -19,6 +19,12 @@ impl Bits {
     /// Zero-extends or truncates to `width` (a cast between `bit<>` widths).
     #[inline]
     pub fn resize(&self, width: u32) -> Bits {
+        // A result of at most 64 bits from an inline value (the common case): u64 arithmetic.
+        if width <= 64
+            && let Some(v) = self.low_inline()
+        {
+            return Bits::from_u64(width, v);
+        }
         if width <= 128
             && let Some(a) = self.as_small()
         {

@@ -70,6 +70,9 @@ impl Bits {
     /// All ones (`-1` as a signed value).
     #[inline]
     pub fn ones(width: u32) -> Bits {
+        if width <= 64 {
+            return Bits::from_u64(width, u64::MAX);
+        }
         if width <= 128 {
             return Bits::small(width, u128::MAX);
         }
