@@ -1027,11 +1027,18 @@ impl<'p> Datapath<'p> {
                 extend: None,
             };
         };
-        let ev = self.jit.consider(prog, packet, port, now);
-        self.stats.count_jit(ev);
         // As the interpreter does: the state learns the time of every packet.
         state.set_now_ns(now);
-        if let Some(to) = prog.run_unicast(packet, port, &mut self.out) {
+        // The common case first: native code that sends one packet (a program that has it
+        // needs no compile). Else the program may be due for a compile, which this packet
+        // then runs.
+        let mut sent = prog.run_unicast(packet, port, &mut self.out);
+        if sent.is_none() {
+            let ev = self.jit.consider(prog, packet, port, now);
+            self.stats.count_jit(ev);
+            sent = prog.run_unicast(packet, port, &mut self.out);
+        }
+        if let Some(to) = sent {
             emit(Emitted::Packet(to, &self.out));
         } else {
             prog.run(
