@@ -568,42 +568,33 @@ fn demanded_span(d: &Bits, width: u32) -> (u32, u32) {
 }
 
 /// The low `w` bits set (all 128 for `w >= 128`).
-/// Adds to `out` the key bits (a field of `width` bits at key bit `key_offset`) of the mask
-/// `v` over a slot whose field bits start at value bit `lsb`: whole words at a time, reversed
-/// into key order, run by run of set bits (a prefix mask is one run). Whether `v` has bits
-/// outside the field.
-fn field_bits128(v: u128, lsb: u32, width: u32, key_offset: u32, out: &mut [u64]) -> bool {
-    let field = low_mask128(width) << lsb;
-    let mut m = (v & field) >> lsb;
-    if m == low_mask128(width) {
-        set_range(out, key_offset, width);
-    } else {
-        while m != 0 {
-            let i = m.trailing_zeros();
-            let len = (!(m >> i)).trailing_zeros();
-            m &= !(low_mask128(len) << i);
-            set_range(out, key_offset + (width - i - len), len);
+/// Defines `$name(v, lsb, width, key_offset, out) -> bool` over `$t`: adds to `out` the key
+/// bits (a field of `width` bits at key bit `key_offset`) of the mask `v` over a slot whose
+/// field bits start at value bit `lsb`, whole words at a time, reversed into key order, run by
+/// run of set bits (a prefix mask is one run); returns whether `v` has bits outside the field.
+macro_rules! field_bits {
+    ($name:ident, $t:ty, $low:ident) => {
+        fn $name(v: $t, lsb: u32, width: u32, key_offset: u32, out: &mut [u64]) -> bool {
+            let field = $low(width) << lsb;
+            let mut m = (v & field) >> lsb;
+            if m == $low(width) {
+                set_range(out, key_offset, width);
+            } else {
+                while m != 0 {
+                    let i = m.trailing_zeros();
+                    let len = (!(m >> i)).trailing_zeros();
+                    m &= !($low(len) << i);
+                    set_range(out, key_offset + (width - i - len), len);
+                }
+            }
+            v & !field != 0
         }
-    }
-    v & !field != 0
+    };
 }
 
-/// [`field_bits128`] in u64 arithmetic, for `lsb + width <= 64`.
-fn field_bits64(v: u64, lsb: u32, width: u32, key_offset: u32, out: &mut [u64]) -> bool {
-    let field = low_mask64(width) << lsb;
-    let mut m = (v & field) >> lsb;
-    if m == low_mask64(width) {
-        set_range(out, key_offset, width);
-    } else {
-        while m != 0 {
-            let i = m.trailing_zeros();
-            let len = (!(m >> i)).trailing_zeros();
-            m &= !(low_mask64(len) << i);
-            set_range(out, key_offset + (width - i - len), len);
-        }
-    }
-    v & !field != 0
-}
+// The u64 one for fields within 64 bits (most), which u128 arithmetic would slow.
+field_bits!(field_bits64, u64, low_mask64);
+field_bits!(field_bits128, u128, low_mask128);
 
 fn low_mask64(w: u32) -> u64 {
     if w >= 64 { u64::MAX } else { (1u64 << w) - 1 }
