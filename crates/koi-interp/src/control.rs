@@ -216,26 +216,17 @@ impl<O: Observer> Ctx<'_, O> {
             return Err(Stop::Abort(format!("apply of missing table {t}")));
         };
         if O::TRACKS_READS {
-            // The lookup's keys in its order, looked up one by one (`influence` needs `self`)
-            // rather than collected.
-            let position = |st: &koi_state::State, i: usize| {
-                st.table_by_id(t)
-                    .and_then(|ts| ts.schema.keys.get(i))
-                    .map(|k| k.position)
-            };
-            // `j`: the schema's key; `i`: the lookup's (and its masks'), as `keys` skips a
-            // position the table lacks.
-            let (mut j, mut i) = (0, 0);
-            while let Some(p) = position(self.state, j) {
-                j += 1;
-                let Some(k) = table.keys.get(p) else {
-                    continue;
-                };
+            // The lookup's keys, in its order (the schema's rule, read from the pipeline's
+            // table: the state stays free for `influence`).
+            let lookup_keys = table
+                .keys
+                .iter()
+                .filter(|k| koi_state::schema::is_lookup_key(k));
+            for (i, k) in lookup_keys.enumerate() {
                 let m = masks
                     .get(i)
                     .cloned()
                     .unwrap_or_else(|| Bits::ones(k.field.width));
-                i += 1;
                 self.influence(Decision::TableKey, pkt, &k.expr, &m, &[]);
             }
         }

@@ -59,7 +59,7 @@ impl<O: Observer> Ctx<'_, O> {
             && let Some(slot) = self.p.phv.slots.get(s)
         {
             let value = Bits::from_u64(slot.width, v);
-            pkt.phv.set_raw(self.p, s, &value);
+            pkt.phv.write_at(slot.offset, &value);
             if O::TRACES_EFFECTS {
                 self.obs.arch_write(s, &value);
             }

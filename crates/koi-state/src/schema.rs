@@ -71,12 +71,18 @@ pub struct TableSchema {
     pub lookup: LookupKind,
 }
 
+/// Whether a table key is one of the lookup's keys ([`TableSchema::keys`], in the table's
+/// order), rather than an action selector's input ([`TableSchema::selector_keys`]).
+pub fn is_lookup_key(k: &koi_ir::TableKey) -> bool {
+    k.field.kind != MatchKind::Selector
+}
+
 impl TableSchema {
     pub fn from_ir(id: TableId, t: &Table) -> TableSchema {
         let mut keys = Vec::new();
         let mut selector_keys = Vec::new();
         for (i, k) in t.keys.iter().enumerate() {
-            if k.field.kind == MatchKind::Selector {
+            if !is_lookup_key(k) {
                 selector_keys.push(i);
             } else {
                 keys.push(KeySchema {
