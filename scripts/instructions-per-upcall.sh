@@ -6,7 +6,8 @@
 # counts do not move with the machine's load the way cycle counts do: use them to compare two
 # builds. Prints the count and the largest inclusive costs per upcall below it.
 #   scripts/instructions-per-upcall.sh [FLOWS]    (default 2000)
-# KEEP=FILE keeps callgrind's profile there (for callgrind_annotate).
+# KEEP=FILE keeps callgrind's profile there (for callgrind_annotate). MODE=upcall-traced runs
+# every upcall's tracer (no trace memo: what a run on a way not seen before costs).
 # Needs valgrind.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,7 +18,7 @@ cargo bench -q -p koi-conformance --bench interp_l2l3 --no-run 2>/dev/null
 BIN=$(ls -t target/release/deps/interp_l2l3-* | grep -v '\.d$' | head -1)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.out" "$BIN" "$FLOWS" 0.5 upcall --bench \
+valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.out" "$BIN" "$FLOWS" 0.5 "${MODE:-upcall}" --bench \
   > /dev/null 2> "$TMP/err"
 if [ -n "${KEEP:-}" ]; then cp "$TMP/cg.out" "$KEEP"; fi
 UPCALLS=$(grep -o "misses: [0-9]*" "$TMP/err" | head -1 | grep -o "[0-9]*")
@@ -37,7 +38,8 @@ print(f"{top[0] / upcalls:.0f} instructions per upcall (over {upcalls} upcalls)"
 best = {}
 for n, name in rows:
     for key in ("Interpreter::run", "DpObserver::start_tracer", "Tracer::new", "Tracer::stmt",
-                "Tracer::finish", "Matcher::lookup", "FlowCache<V>::install"):
+                "Tracer::finish", "Matcher::lookup", "FlowCache<V>::install", "memo::replay",
+                "TraceMemo::find"):
         if name.split(" [")[0].endswith(key):
             best[key] = max(best.get(key, 0), n)
 for key, n in sorted(best.items(), key=lambda kv: -kv[1]):

@@ -3,10 +3,11 @@
 //! traffic: 60-byte untagged Ethernet/IPv4/UDP-or-TCP frames from host 0 to the router MAC on
 //! port 1, destinations spread over the 16 routes, N distinct flows.
 //!
-//! `cargo bench -p koi-conformance --bench interp_l2l3 [-- FLOWS [SECONDS [cached|upcall]]]`
+//! `cargo bench -p koi-conformance --bench interp_l2l3 [-- FLOWS [SECONDS [cached|upcall|upcall-traced]]]`
 //! prints packets/s (with `cached`: through koi's cached datapath; with `upcall`: through the
-//! datapath with its caches emptied before every packet, so that each is a slow-path upcall
-//! with wildcard tracking and a megaflow install),
+//! datapath with its megaflows removed before every packet, so that each is a slow-path upcall
+//! with wildcard tracking and a megaflow install; `upcall-traced`: the same without the trace
+//! memo, so that every upcall runs the tracer),
 //! nanoseconds per packet and cycles per packet at the CPU's nominal TSC frequency (read from
 //! /proc/cpuinfo). A benchmark, not a test: the machine is shared and the numbers are noisy.
 
@@ -44,14 +45,20 @@ fn main() {
     }
     let packets = l2l3_frames(flows);
     let mode = args.get(2).map_or("", String::as_str);
-    let (cached, upcall) = (mode == "cached" || mode == "upcall", mode == "upcall");
+    let upcall = mode == "upcall" || mode == "upcall-traced";
+    let cached = mode == "cached" || upcall;
     let mut interp = Interpreter::new(p).expect("interpreter");
-    let mut dp = koi_datapath::Datapath::new(p).expect("datapath");
+    let config = koi_datapath::DatapathConfig {
+        trace_memo: mode != "upcall-traced",
+        ..Default::default()
+    };
+    let mut dp = koi_datapath::Datapath::with_config(p, koi_interp::Options::default(), config)
+        .expect("datapath");
     let clock = ManualClock::new(0);
     let mut run = |state: &mut State, f: &[u8]| {
         if cached {
             if upcall {
-                dp.invalidate_all();
+                dp.flush();
             }
             let mut n = 0;
             let _ = dp.process_with(state, f, 1, &clock, &mut |_, _| n += 1);

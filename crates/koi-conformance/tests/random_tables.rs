@@ -785,6 +785,7 @@ impl Ran {
         t.fast_parse_mismatch += x.fast_parse_mismatch;
         t.jit_compiled += x.jit_compiled;
         t.jit_mismatch += x.jit_mismatch;
+        t.memo_hits += x.memo_hits;
     }
 }
 
@@ -1199,7 +1200,7 @@ fn random_packets_and_entries_give_the_same_results_with_and_without_caches() {
     println!(
         "{ran} of {} programs in {:.1} s: {} random entries, {} table writes between packets, \
          {} packets ({} sent something); hits {} microflow + {} megaflow ({} compiled), {} misses, {} uncacheable, \
-         {} installs, {} invalidated, {} diverged",
+         {} installs ({} with the trace memo's program), {} invalidated, {} diverged",
         subjects.len(),
         start.elapsed().as_secs_f64(),
         total.entries,
@@ -1212,6 +1213,7 @@ fn random_packets_and_entries_give_the_same_results_with_and_without_caches() {
         st.misses,
         st.uncacheable,
         st.installs,
+        st.memo_hits,
         st.invalidated,
         st.diverged
     );
@@ -1235,6 +1237,10 @@ fn random_packets_and_entries_give_the_same_results_with_and_without_caches() {
         0
     );
     assert!(st.jit_compiled > 0, "no program got native code");
+    assert!(
+        st.memo_hits > 0,
+        "no slow-path run took its program from the trace memo"
+    );
     assert!(
         st.compiled_hits + st.microflow_hits + st.megaflow_hits > 0,
         "the caches never hit"

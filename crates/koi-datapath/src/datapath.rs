@@ -80,6 +80,7 @@
 
 use crate::fastparse::{FastParser, Parsed, Templates};
 use crate::flowkey::{Coverage, FlowKeyLayout};
+use crate::memo::{Recorder, Sites, TraceMemo, WriteKind};
 use crate::program::{Emitted, Jit, JitEvent, Known, Program, Scratch, Tracer, TracerSetup};
 use crate::stages::stages;
 pub use koi_cache::Tier;
@@ -277,6 +278,9 @@ pub struct DatapathStats {
     /// whose flow key differed from its parse-path template's (left without code; a bug if
     /// ever nonzero).
     pub jit_mismatch: u64,
+    /// Slow-path runs that took their program from the trace memo instead of a tracer
+    /// ([`crate::memo`]; a subset of `compiled`).
+    pub memo_hits: u64,
 }
 
 impl DatapathStats {
@@ -330,6 +334,8 @@ pub struct DatapathConfig {
     /// token is free ([`DatapathStats::jit_deferred`]). 0: unlimited.
     pub jit_rate: u64,
     pub jit_burst: u64,
+    /// Reuse the programs of slow-path runs with the same trace ([`crate::memo`]).
+    pub trace_memo: bool,
     /// Prefetch the microflow set of each key of a batch ([`Datapath::process_batch`]; called
     /// through a pointer: [`Datapath::process_batch_prefetching`] takes one it can inline).
     pub prefetch: Option<Prefetch>,
@@ -359,6 +365,7 @@ impl Default for DatapathConfig {
             // At most ~10% of a core compiling (a compile takes about half a millisecond).
             jit_rate: 200,
             jit_burst: 64,
+            trace_memo: true,
             prefetch: None,
         }
     }
@@ -471,6 +478,11 @@ pub struct Datapath<'p> {
     templates: Templates,
     jit: Jit,
     tracer_setup: Arc<TracerSetup>,
+    memo: TraceMemo,
+    /// The pipeline's statements by address, for the tracer fed after a run.
+    sites: Sites<'p>,
+    /// A slow-path run's record for its tracer.
+    rec: Recorder,
     /// The flow cache's counters at the last [`Datapath::reset_stats`].
     cache_base: (u64, u64),
 }
@@ -567,6 +579,9 @@ impl<'p> Datapath<'p> {
             templates: Templates::new(hash_seed),
             jit,
             tracer_setup: Arc::new(TracerSetup::new(pipeline)),
+            memo: TraceMemo::default(),
+            sites: Sites::new(pipeline),
+            rec: Recorder::default(),
             cache_base: (0, 0),
         })
     }
@@ -1100,13 +1115,16 @@ impl<'p> Datapath<'p> {
             fast: self.fast.as_ref(),
             parsed: &mut self.parsed,
             fast_key: &mut self.fast_key,
-            tracer: None,
             phv0: Vec::new(),
             drop_port,
             setup: &self.tracer_setup,
             scratch: &mut self.scratch,
             reasons: &mut self.reasons,
             programs: &mut self.programs,
+            memo: self.config.trace_memo.then_some(&mut self.memo),
+            sites: &self.sites,
+            rec: &mut self.rec,
+            recording_trace: false,
         };
         let dropped = state.digests_dropped();
         let outcome = self.interp.run(state, packet, port, clock, &mut obs)?;
@@ -1159,12 +1177,21 @@ impl<'p> Datapath<'p> {
     /// A write to table `t` (entry added, modified or removed, default action changed):
     /// removes the megaflows that applied it. Call before the next packet.
     pub fn on_table_write(&mut self, t: TableId) {
+        self.memo.clear();
         let n = self.cache.classifier_mut().remove_tagged(t.index());
+        self.stats.invalidated += n as u64;
+    }
+
+    /// Removes every megaflow, like `ovs-appctl dpctl/del-flows`, with no control-plane
+    /// change: the trace memo is kept.
+    pub fn flush(&mut self) {
+        let n = self.cache.classifier_mut().clear();
         self.stats.invalidated += n as u64;
     }
 
     /// Removes every megaflow (for control-plane changes not tied to one table).
     pub fn invalidate_all(&mut self) {
+        self.memo.clear();
         let n = self.cache.classifier_mut().clear();
         self.stats.invalidated += n as u64;
     }
@@ -1277,7 +1304,6 @@ struct DpObserver<'a> {
     fast: Option<&'a FastParser>,
     parsed: &'a mut Parsed,
     fast_key: &'a mut Vec<u64>,
-    tracer: Option<Tracer<'a>>,
     phv0: Vec<u8>,
     drop_port: u64,
     setup: &'a Arc<TracerSetup>,
@@ -1304,6 +1330,12 @@ struct DpObserver<'a> {
     parses: u32,
     tags: Vec<u32>,
     recording: Vec<Rec>,
+    /// The trace memo (`None`: not used), the pipeline's statements by address, and the
+    /// run's record for its tracer ([`crate::memo`]), kept while `recording_trace`.
+    memo: Option<&'a mut TraceMemo>,
+    sites: &'a Sites<'a>,
+    rec: &'a mut Recorder,
+    recording_trace: bool,
 }
 
 impl<'a> DpObserver<'a> {
@@ -1366,7 +1398,7 @@ impl<'a> DpObserver<'a> {
     }
 
     /// On a miss: runs the fast parser to check it agrees with the interpreter, and starts
-    /// following the run symbolically to compile it.
+    /// recording what a tracer is to follow of the run to compile it ([`crate::memo`]).
     fn start_tracer(&mut self, phv: &[u8]) {
         let Some(fast) = self.fast else {
             return;
@@ -1382,57 +1414,15 @@ impl<'a> DpObserver<'a> {
             return;
         }
         self.phv0 = phv.to_vec();
-        self.tracer = Tracer::new(
-            self.pipeline,
-            self.setup,
-            self.drop_port,
-            fast,
-            self.parsed,
-            phv,
-        );
+        self.rec.start(self.parsed, &self.mask);
+        self.recording_trace = true;
     }
 
-    /// Before a traffic-manager event of a run being compiled: matches whole the packet
-    /// fields its inputs are computed from, if the megaflow does not fix them yet
-    /// ([`Tracer::tm_inputs`]), so that the compiled program sends to a fixed port.
-    fn unwildcard_tm_inputs(&mut self) {
-        if !matches!(self.mode, Mode::Recording) {
-            return;
-        }
-        let Some(t) = self.tracer.as_ref() else {
-            return;
-        };
-        let k = Known {
-            layout: self.layout,
-            mask: &self.mask,
-            phv0: &self.phv0,
-        };
-        let slots = t.tm_inputs(&k);
-        // Only fields the key holds whole (else the run is replayed, as before).
-        let width = |s: SlotId| self.pipeline.phv.slots.get(s).map_or(0, |x| x.width);
-        if !slots
-            .iter()
-            .all(|&s| self.layout.whole_field(s, width(s)).is_some())
-        {
-            return;
-        }
-        for s in slots {
-            self.layout.mask_field(s, width(s), &mut self.mask);
-        }
-    }
-
-    /// Runs `f` on the tracer with what it knows of the megaflow.
-    fn trace(&mut self, f: impl FnOnce(&mut Tracer<'a>, &Known<'_>)) {
-        if !matches!(self.mode, Mode::Recording) {
-            return;
-        }
-        if let Some(t) = self.tracer.as_mut() {
-            let k = Known {
-                layout: self.layout,
-                mask: &self.mask,
-                phv0: &self.phv0,
-            };
-            f(t, &k);
+    /// Runs `f` on the run's record for its tracer, if it is being compiled.
+    #[inline]
+    fn record(&mut self, f: impl FnOnce(&mut Recorder)) {
+        if self.recording_trace && matches!(self.mode, Mode::Recording) {
+            f(self.rec);
         }
     }
 
@@ -1445,7 +1435,7 @@ impl<'a> DpObserver<'a> {
             stats,
             cache,
             key,
-            mask,
+            mut mask,
             cacheable,
             min_len_bits,
             parses,
@@ -1454,13 +1444,21 @@ impl<'a> DpObserver<'a> {
             packet,
             port,
             layout,
-            tracer,
             phv0,
             scratch,
             reasons,
             programs,
             extend,
             guarded,
+            memo,
+            sites,
+            rec,
+            recording_trace,
+            pipeline,
+            setup,
+            drop_port,
+            fast,
+            parsed,
             ..
         } = self;
         match mode {
@@ -1472,32 +1470,87 @@ impl<'a> DpObserver<'a> {
                 }
                 tags.sort_unstable();
                 tags.dedup();
-                let k = Known {
-                    layout,
-                    mask: &mask,
-                    phv0: &phv0,
-                };
-                let compiled = match tracer.map(|t| t.finish(&k)) {
-                    Some(Ok((p, reads)))
-                        if {
-                            scratch.preset_reads(reads.clone());
-                            checks_out(&p, packet, port, outcome, digest, scratch)
-                        } =>
-                    {
+                // The memo's program for the same record, else a tracer's (which may widen
+                // the mask).
+                let reusable = !guarded && extend.is_none() && parses == 1;
+                let found = memo
+                    .as_deref()
+                    .filter(|_| recording_trace && reusable)
+                    .and_then(|m| m.find(rec, &phv0));
+                let compiled = if let Some((p, reads)) = found {
+                    scratch.preset_reads(reads);
+                    if checks_out(&p, packet, port, outcome, digest, scratch) {
+                        stats.memo_hits += 1;
                         Ok(p)
-                    }
-                    Some(Ok(_)) => {
+                    } else {
                         stats.compile_mismatch += 1;
+                        if let Some(m) = memo {
+                            m.clear();
+                        }
                         Err(MISMATCH)
                     }
-                    Some(Err(why)) => Err(why),
-                    None => Err("parse not specialised"),
+                } else {
+                    let tracer = fast
+                        .filter(|_| recording_trace)
+                        .and_then(|f| Tracer::new(pipeline, setup, drop_port, f, parsed, &phv0));
+                    match tracer {
+                        None => Err("parse not specialised"),
+                        Some(mut t) => {
+                            let fixed = std::cell::RefCell::new(Vec::new());
+                            let mut grown = rec.mask0.clone();
+                            let widened = crate::memo::replay(
+                                rec, sites, &mut t, pipeline, layout, &mut grown, &phv0, &fixed,
+                            );
+                            // (The run's influences again, and the inputs a traffic-manager
+                            // event added.)
+                            for (m, g) in mask.iter_mut().zip(&grown) {
+                                *m |= g;
+                            }
+                            let facts = t.facts(rec.side.written.len());
+                            let k = Known {
+                                layout,
+                                mask: &mask,
+                                phv0: &phv0,
+                                fixed: None,
+                            };
+                            let built = widened.and_then(|w| {
+                                let (p, reads) = t.finish(&k)?;
+                                scratch.preset_reads(reads);
+                                let ok = checks_out(&p, packet, port, outcome, digest, scratch);
+                                Ok((w, p, ok))
+                            });
+                            match built {
+                                Ok((widened, p, true)) => {
+                                    let p = intern(programs, p);
+                                    if let (Some(m), Some(facts)) = (memo, facts)
+                                        && reusable
+                                        && !widened
+                                        && !p.is_guarded()
+                                    {
+                                        m.insert(
+                                            rec,
+                                            Arc::clone(&p),
+                                            facts,
+                                            &fixed.borrow(),
+                                            &phv0,
+                                        );
+                                    }
+                                    Ok(p)
+                                }
+                                Ok(_) => {
+                                    stats.compile_mismatch += 1;
+                                    Err(MISMATCH)
+                                }
+                                Err(why) => Err(why),
+                            }
+                        }
+                    }
                 };
                 // A run with state-dependent decisions is cached only as a guarded program.
                 let program = match compiled {
                     Ok(p) => {
                         stats.compiled += 1;
-                        Some(intern(programs, p))
+                        Some(p)
                     }
                     Err(_) if guarded => {
                         stats.uncacheable += 1;
@@ -1654,53 +1707,66 @@ impl Observer for DpObserver<'_> {
     const TRACES_EFFECTS: bool = true;
 
     fn stmt(&mut self, s: &koi_ir::Stmt, params: &[koi_ir::Bits]) {
-        self.trace(|t, k| t.stmt(s, params, k));
+        self.record(|r| r.stmt(s, params));
     }
 
     fn action(&mut self, _name: &str, args: &[koi_ir::Bits]) {
-        self.trace(|t, _| t.action(args));
+        self.record(|r| r.action(args));
     }
 
     fn action_end(&mut self) {
-        self.trace(|t, _| t.action_end());
+        self.record(|r| r.action_end());
     }
 
     fn arch_write(&mut self, slot: SlotId, value: &koi_ir::Bits) {
-        self.trace(|t, _| t.arch_write(slot, value));
+        let kind = if self.setup.is_input(slot) {
+            WriteKind::Input
+        } else if self.setup.write_is_constant(slot) {
+            WriteKind::Constant
+        } else {
+            WriteKind::Opaque
+        };
+        let w = self
+            .pipeline
+            .phv
+            .slots
+            .get(slot)
+            .map_or(value.width(), |s| s.width);
+        self.record(|r| r.arch_write(slot, value, kind, w));
     }
 
     fn instance(&mut self, role: koi_ir::Role, _ev: &koi_interp::observer::InstanceEvent) {
-        self.trace(|t, _| t.instance(role));
+        self.record(|r| r.instance(role));
     }
 
     fn enqueued(&mut self, _port: u64) {
-        self.trace(|t, _| t.enqueued());
+        self.record(|r| r.enqueued());
     }
 
     fn copy_begin(&mut self, kind: koi_interp::CopyKind) {
-        self.trace(|t, _| t.copy_begin(kind));
+        self.record(|r| r.copy_begin(kind));
     }
 
     fn metadata_reset(&mut self, fl: Option<koi_ir::FieldListId>) {
-        self.trace(|t, _| t.metadata_reset(fl));
+        self.record(|r| r.metadata_reset(fl));
     }
 
     fn copy_end(&mut self) {
-        self.trace(|t, _| t.copy_end());
+        self.record(|r| r.copy_end());
     }
 
     fn packet_out(&mut self, o: &Output) {
-        self.trace(|t, k| t.packet_out(o.port, k));
+        self.record(|r| r.packet_out(o.port));
     }
 
     fn parser_end(&mut self, error: Option<&str>) {
         if error.is_some() {
-            self.trace(|t, _| t.parser_failed());
+            self.record(|r| r.parser_failed());
         }
     }
 
     fn extern_call(&mut self, ev: &koi_interp::observer::ExternEvent<'_>) {
-        self.trace(|t, _| t.extern_result(ev.result));
+        self.record(|r| r.extern_result(ev.result));
     }
 
     fn influence(&mut self, d: koi_interp::Decision, slot: SlotId, mask: &koi_ir::Bits) {
@@ -1708,7 +1774,7 @@ impl Observer for DpObserver<'_> {
         if !self.tracking() {
             return;
         }
-        let compiling = matches!(self.mode, Mode::Recording) && self.tracer.is_some();
+        let compiling = matches!(self.mode, Mode::Recording) && self.recording_trace;
         // A branch or `switch` on a state-dependent value: the compiled program checks the
         // condition per packet (a guard), exactly, so the state-derived value puts nothing
         // in the mask (its other operands do, as usual).
@@ -1720,6 +1786,8 @@ impl Observer for DpObserver<'_> {
             self.guard_pending = true;
             return;
         }
+        // (The tracer sees the mask grow as it did during the run.)
+        self.record(|r| r.influence(slot, mask));
         match self.layout.mask_for(slot, mask, &mut self.mask) {
             Coverage::Covered => {}
             // A state-dependent table key is guarded too (the mask keeps the bits its value
@@ -1737,13 +1805,13 @@ impl Observer for DpObserver<'_> {
 
     fn jumped(&mut self, t: &koi_ir::Terminator, to: koi_ir::BlockId, params: &[koi_ir::Bits]) {
         if std::mem::take(&mut self.guard_pending) {
-            self.trace(|tr, k| tr.guard_jump(t, to, params, k));
+            self.record(|r| r.guard_jump(t, to, params));
         }
     }
 
     fn table(&mut self, ev: &koi_interp::observer::TableEvent<'_>) {
         if std::mem::take(&mut self.guard_pending) {
-            self.trace(|tr, k| tr.guard_table(ev.table, ev.keys, k));
+            self.record(|r| r.guard_table(ev.table, ev.keys));
         }
     }
 
@@ -1775,7 +1843,7 @@ impl Observer for DpObserver<'_> {
                 self.cacheable = false;
             }
             let (t, h) = (*table, *hit);
-            self.trace(|tr, _| tr.table(t, h));
+            self.record(|r| r.table(t, h));
         }
         self.recording.push(Rec::Step(step.clone()));
     }
@@ -1801,8 +1869,8 @@ impl Observer for DpObserver<'_> {
     }
 
     fn tm(&mut self, ev: &TmEvent) {
-        self.unwildcard_tm_inputs();
-        self.trace(|t, k| t.tm(ev, k));
+        // (The tracer fed the record adds the event's inputs to the mask first.)
+        self.record(|r| r.tm(ev));
         match &mut self.mode {
             Mode::Recording => self.recording.push(Rec::Tm(TmKind::of(ev))),
             Mode::Replaying { flow, at } => match flow.recording.get(*at) {

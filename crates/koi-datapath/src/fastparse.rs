@@ -387,6 +387,24 @@ pub struct Parsed {
     visited: u64,
 }
 
+impl Parsed {
+    /// Feeds `h` what the slow path's tracer starts from ([`crate::program::Tracer::new`]):
+    /// where the headers are, their validity, varbit lengths, the cursor, and the parser's
+    /// assignments with the stack elements and `lookahead` cursors they read.
+    pub(crate) fn trace_start<H: std::hash::Hasher>(&self, h: &mut H) {
+        use std::hash::Hash;
+        self.cursor.hash(h);
+        self.reextracted.hash(h);
+        self.hdr_off.hash(h);
+        self.valid.hash(h);
+        self.varbit.hash(h);
+        self.lookaheads.hash(h);
+        self.assigned.hash(h);
+        self.assigned_reads.hash(h);
+        self.stack_reads.hash(h);
+    }
+}
+
 /// Why [`FastParser::size`] gave no size.
 enum Stop {
     /// The parse stops on an error there (as the architecture goes on from a parser error).

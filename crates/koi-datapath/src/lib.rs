@@ -101,6 +101,7 @@
 pub mod datapath;
 pub mod fastparse;
 pub mod flowkey;
+mod memo;
 pub mod native;
 pub mod program;
 pub mod stages;

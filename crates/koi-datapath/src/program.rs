@@ -1673,6 +1673,41 @@ pub struct Known<'a> {
     pub mask: &'a [u64],
     /// The PHV when the parse ended (the interpreter's byte layout).
     pub phv0: &'a [u8],
+    /// Where the tracer notes each part of `phv0` it reads (bit offset, width): what a
+    /// program it makes depends on beyond its trace ([`crate::memo`]).
+    pub fixed: Option<&'a std::cell::RefCell<Vec<(u32, u32)>>>,
+}
+
+impl Known<'_> {
+    /// The `w` bits at bit `off` of the PHV when the parse ended, noted in `fixed`.
+    fn phv(&self, off: u32, w: u32) -> Bits {
+        if let Some(f) = self.fixed {
+            f.borrow_mut().push((off, w));
+        }
+        phv_value(self.phv0, off, w)
+    }
+}
+
+/// What a tracer read outside its trace (see [`crate::memo`]): the parts of the PHV it
+/// turned into constants (bit offset, width), and where each per-packet input it read at
+/// the start comes from in the PHV (the first read slots; the architecture's later writes
+/// of inputs take the next ones, in order).
+#[derive(Clone, Debug, Default)]
+pub struct TraceFacts {
+    pub phv_reads: Vec<(u32, u32)>,
+    pub inputs: Vec<(u32, u32)>,
+}
+
+impl TraceFacts {
+    /// The read values a run on the packet with PHV `phv0` gives the program's inputs, whose
+    /// architecture writes of inputs were `written` (for [`Scratch::preset_reads`]).
+    pub fn reads(&self, phv0: &[u8], written: &[Bits]) -> Vec<Option<Bits>> {
+        self.inputs
+            .iter()
+            .map(|&(off, w)| Some(phv_value(phv0, off, w)))
+            .chain(written.iter().cloned().map(Some))
+            .collect()
+    }
 }
 
 /// How a [`Tracer`] starts, per pipeline (computed once per datapath, not per run): each PHV
@@ -1730,6 +1765,22 @@ enum SlotInit {
 }
 
 impl TracerSetup {
+    /// Whether the architecture's writes of `slot` are per-packet inputs the program reads
+    /// (timestamps): their values matter only to the check at installation.
+    pub fn is_input(&self, slot: SlotId) -> bool {
+        self.inputs.iter().any(|(s, _)| *s == slot)
+    }
+
+    /// Whether the tracer takes the value of an architecture write of `slot` as a constant
+    /// (not an input, not a value it cannot compute).
+    pub fn write_is_constant(&self, slot: SlotId) -> bool {
+        !self.is_input(slot) && !self.setup_opaque(slot)
+    }
+
+    fn setup_opaque(&self, slot: SlotId) -> bool {
+        self.opaque.contains(&slot)
+    }
+
     pub fn new(p: &Pipeline) -> TracerSetup {
         let ubpf = match p.arch {
             Architecture::V1Model => Some(false),
@@ -1866,6 +1917,8 @@ pub struct Tracer<'p> {
     setup: Arc<TracerSetup>,
     payload_start: usize,
     cursor_bits: u32,
+    /// What the start of the run read of the PHV.
+    facts: TraceFacts,
 }
 
 impl<'p> Tracer<'p> {
@@ -1910,7 +1963,10 @@ impl<'p> Tracer<'p> {
             payload_start: (parsed.cursor / 8) as usize,
             cursor_bits: parsed.cursor,
             varbits: Vec::new(),
+            facts: TraceFacts::default(),
         };
+        // The slots that start as constants from the PHV: (slot, node, offset, width).
+        let mut consts = Vec::new();
         for init in &setup.slots {
             let node = match *init {
                 SlotInit::Header {
@@ -1920,7 +1976,10 @@ impl<'p> Tracer<'p> {
                     slot,
                     phv_off,
                 } => match parsed.hdr_off.get(h as usize).copied()? {
-                    NONE => Node::Const(phv_value(phv0, phv_off, w)),
+                    NONE => {
+                        consts.push((t.slots.len(), t.nodes.len() as N, phv_off, w));
+                        Node::Const(phv_value(phv0, phv_off, w))
+                    }
                     off => Node::Pkt {
                         off: off + rel,
                         w,
@@ -1930,6 +1989,7 @@ impl<'p> Tracer<'p> {
                 SlotInit::Port(w) => Node::Port(w),
                 SlotInit::Opaque(w) => Node::Opaque(w),
                 SlotInit::Input { what, off, w } => {
+                    t.facts.inputs.push((off, w));
                     let n = t.input(what, phv_value(phv0, off, w), w);
                     t.slots.push(n);
                     continue;
@@ -1950,7 +2010,10 @@ impl<'p> Tracer<'p> {
                     t.slots.push(n);
                     continue;
                 }
-                SlotInit::Phv { off, w } => Node::Const(phv_value(phv0, off, w)),
+                SlotInit::Phv { off, w } => {
+                    consts.push((t.slots.len(), t.nodes.len() as N, off, w));
+                    Node::Const(phv_value(phv0, off, w))
+                }
                 SlotInit::Missing => return None,
             };
             let n = t.add(node);
@@ -1996,6 +2059,12 @@ impl<'p> Tracer<'p> {
                 *v = Some(n);
             }
         }
+        // What the run depends on of the PHV: the constants the parser's assignments left.
+        t.facts.phv_reads = consts
+            .into_iter()
+            .filter(|&(i, n, ..)| t.slots.get(i) == Some(&n))
+            .map(|(_, _, off, w)| (off, w))
+            .collect();
         t.initial = t.slots.clone();
         Some(t)
     }
@@ -2172,12 +2241,12 @@ impl<'p> Tracer<'p> {
                 if *w != s.width {
                     return None;
                 }
-                fully_masked(k, *slot, s.width).then(|| phv_value(k.phv0, s.offset, s.width))
+                fully_masked(k, *slot, s.width).then(|| k.phv(s.offset, s.width))
             }
             Node::Port(_) => {
                 let slot = self.p.intrinsic("ingress_port")?;
                 let s = self.p.phv.slots.get(slot)?;
-                fully_masked(k, slot, s.width).then(|| phv_value(k.phv0, s.offset, s.width))
+                fully_masked(k, slot, s.width).then(|| k.phv(s.offset, s.width))
             }
             _ => None,
         }
@@ -3464,6 +3533,13 @@ impl<'p> Tracer<'p> {
         self.set_slot_const(s, v);
     }
 
+    /// What the run read outside its trace, if its program can be reused for another run
+    /// with the same trace ([`crate::memo`]): `None` if it read state or extern results
+    /// (anything but its inputs at the start and the `written` architecture writes of inputs).
+    pub fn facts(&self, written: usize) -> Option<TraceFacts> {
+        (self.reads as usize == self.facts.inputs.len() + written).then(|| self.facts.clone())
+    }
+
     /// The run ended: the program, or why there is none.
     /// With the program: the register values the run read, for [`Scratch::preset_reads`].
     #[allow(clippy::type_complexity)]
@@ -4104,7 +4180,7 @@ fn operation(n: &Node, c: impl Fn(N) -> Option<Bits>) -> Option<Bits> {
 
 /// A slot's value in a PHV byte image.
 #[inline]
-fn phv_value(phv: &[u8], offset: u32, width: u32) -> Bits {
+pub(crate) fn phv_value(phv: &[u8], offset: u32, width: u32) -> Bits {
     Bits::read_bits(phv, offset as usize, width).unwrap_or_else(|_| Bits::zero(width))
 }
 

@@ -73,7 +73,7 @@ pub struct ExternEvent<'a> {
 }
 
 /// What the traffic manager did with a packet instance.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum TmEvent {
     Unicast { port: u64 },
     Multicast { group: u64, copies: usize },
@@ -194,7 +194,7 @@ pub trait Observer {
 }
 
 /// Which copy [`Observer::copy_begin`] announces.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CopyKind {
     /// An ingress-to-egress clone: the packet as it entered, parsed again.
     IngressClone,
