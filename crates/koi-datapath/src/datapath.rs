@@ -1506,7 +1506,10 @@ impl<'a> DpObserver<'a> {
                             for (m, g) in mask.iter_mut().zip(&grown) {
                                 *m |= g;
                             }
-                            let facts = t.facts(rec.side.written.len());
+                            let facts = memo
+                                .is_some()
+                                .then(|| t.facts(rec.side.written.len()))
+                                .flatten();
                             let k = Known {
                                 layout,
                                 mask: &mask,

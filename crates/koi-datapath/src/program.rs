@@ -1917,8 +1917,10 @@ pub struct Tracer<'p> {
     setup: Arc<TracerSetup>,
     payload_start: usize,
     cursor_bits: u32,
-    /// What the start of the run read of the PHV.
+    /// What the start of the run read of the PHV: its per-packet inputs, and the slots that
+    /// started as constants from it (slot, node, bit offset, width).
     facts: TraceFacts,
+    consts: Vec<(u32, N, u32, u32)>,
 }
 
 impl<'p> Tracer<'p> {
@@ -1964,9 +1966,8 @@ impl<'p> Tracer<'p> {
             cursor_bits: parsed.cursor,
             varbits: Vec::new(),
             facts: TraceFacts::default(),
+            consts: Vec::with_capacity(setup.slots.len()),
         };
-        // The slots that start as constants from the PHV: (slot, node, offset, width).
-        let mut consts = Vec::new();
         for init in &setup.slots {
             let node = match *init {
                 SlotInit::Header {
@@ -1977,7 +1978,7 @@ impl<'p> Tracer<'p> {
                     phv_off,
                 } => match parsed.hdr_off.get(h as usize).copied()? {
                     NONE => {
-                        consts.push((t.slots.len(), t.nodes.len() as N, phv_off, w));
+                        t.consts.push((t.slots.len() as u32, t.nodes.len() as N, phv_off, w));
                         Node::Const(phv_value(phv0, phv_off, w))
                     }
                     off => Node::Pkt {
@@ -2011,7 +2012,7 @@ impl<'p> Tracer<'p> {
                     continue;
                 }
                 SlotInit::Phv { off, w } => {
-                    consts.push((t.slots.len(), t.nodes.len() as N, off, w));
+                    t.consts.push((t.slots.len() as u32, t.nodes.len() as N, off, w));
                     Node::Const(phv_value(phv0, off, w))
                 }
                 SlotInit::Missing => return None,
@@ -2059,12 +2060,6 @@ impl<'p> Tracer<'p> {
                 *v = Some(n);
             }
         }
-        // What the run depends on of the PHV: the constants the parser's assignments left.
-        t.facts.phv_reads = consts
-            .into_iter()
-            .filter(|&(i, n, ..)| t.slots.get(i) == Some(&n))
-            .map(|(_, _, off, w)| (off, w))
-            .collect();
         t.initial = t.slots.clone();
         Some(t)
     }
@@ -3537,7 +3532,18 @@ impl<'p> Tracer<'p> {
     /// with the same trace ([`crate::memo`]): `None` if it read state or extern results
     /// (anything but its inputs at the start and the `written` architecture writes of inputs).
     pub fn facts(&self, written: usize) -> Option<TraceFacts> {
-        (self.reads as usize == self.facts.inputs.len() + written).then(|| self.facts.clone())
+        if self.reads as usize != self.facts.inputs.len() + written {
+            return None;
+        }
+        // The constants from the PHV the parser's assignments did not replace.
+        let mut f = self.facts.clone();
+        f.phv_reads = self
+            .consts
+            .iter()
+            .filter(|&&(i, n, ..)| self.initial.get(i as usize) == Some(&n))
+            .map(|&(_, _, off, w)| (off, w))
+            .collect();
+        Some(f)
     }
 
     /// The run ended: the program, or why there is none.
