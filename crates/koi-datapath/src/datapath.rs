@@ -31,7 +31,9 @@
 //!   decision's outcome (`Observer::decided`) and each traffic-manager event, while every
 //!   influence report (`Observer::influence`) is mapped to key bits by
 //!   [`FlowKeyLayout::mask_for`] and accumulated into the megaflow mask, from the first parse
-//!   on; a [`crate::program::Tracer`] follows the run's effects symbolically to compile it.
+//!   on; the run's effects are recorded for a [`crate::program::Tracer`], which follows
+//!   them symbolically after the run to compile it, unless the **trace memo** holds an
+//!   earlier run with the same record, whose program it then is ([`crate::memo`]).
 //!   The run is installed as a megaflow (mask, key) → recording and program (when the
 //!   compiler covers the run and the program reproduces the interpreter's output on this
 //!   packet), tagged with the tables it applied, unless it is **uncacheable**: an influence

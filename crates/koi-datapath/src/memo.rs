@@ -545,13 +545,32 @@ struct Entry {
 
 impl Entry {
     fn fits(&self, phv0: &[u8]) -> bool {
-        phv0.len() == self.mask.len()
-            && phv0
-                .iter()
-                .zip(&self.mask)
-                .zip(&self.values)
-                .all(|((p, m), v)| p & m == *v)
+        masked_eq(phv0, &self.mask, &self.values)
     }
+}
+
+/// Whether `phv & mask == values` (all of one length).
+fn masked_eq(phv: &[u8], mask: &[u8], values: &[u8]) -> bool {
+    if phv.len() != mask.len() || mask.len() != values.len() {
+        return false;
+    }
+    // Eight bytes at a time, then the rest.
+    let word = |b: &[u8]| u64::from_ne_bytes(b.try_into().unwrap_or([0; 8]));
+    let (p8, m8, v8) = (
+        phv.chunks_exact(8),
+        mask.chunks_exact(8),
+        values.chunks_exact(8),
+    );
+    let tails = (p8.remainder(), m8.remainder(), v8.remainder());
+    p8.zip(m8)
+        .zip(v8)
+        .all(|((p, m), v)| word(p) & word(m) == word(v))
+        && tails
+            .0
+            .iter()
+            .zip(tails.1)
+            .zip(tails.2)
+            .all(|((p, m), v)| p & m == *v)
 }
 
 /// The memo: runs by their log (by its hash, each then compared whole), the latest first.
@@ -658,6 +677,29 @@ mod tests {
         let b = Bits::from_u64(9, 5);
         assert_ne!(stream(&a), stream(&b));
         assert_ne!(stream(&Some(0u64)), stream(&None::<u64>));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn masked_compare_agrees_with_bytes(
+            phv in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+            mask_seed in proptest::collection::vec(proptest::prelude::any::<u8>(), 40),
+            flip in 0usize..400,
+        ) {
+            let mask = &mask_seed[..phv.len()];
+            let mut values: Vec<u8> = phv.iter().zip(mask).map(|(p, m)| p & m).collect();
+            proptest::prop_assert!(masked_eq(&phv, mask, &values));
+            if !values.is_empty() {
+                // A PHV bit changed: equal again only outside the mask.
+                let (i, b) = ((flip / 8) % values.len(), flip % 8);
+                let mut other = phv.clone();
+                other[i] ^= 0x80 >> b;
+                proptest::prop_assert_eq!(masked_eq(&other, mask, &values), mask[i] & 0x80 >> b == 0);
+                // A value bit changed: never equal.
+                values[i] ^= 0x80 >> b;
+                proptest::prop_assert!(!masked_eq(&phv, mask, &values));
+            }
+        }
     }
 
     #[test]

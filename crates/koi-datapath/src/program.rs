@@ -1978,7 +1978,8 @@ impl<'p> Tracer<'p> {
                     phv_off,
                 } => match parsed.hdr_off.get(h as usize).copied()? {
                     NONE => {
-                        t.consts.push((t.slots.len() as u32, t.nodes.len() as N, phv_off, w));
+                        t.consts
+                            .push((t.slots.len() as u32, t.nodes.len() as N, phv_off, w));
                         Node::Const(phv_value(phv0, phv_off, w))
                     }
                     off => Node::Pkt {
@@ -2012,7 +2013,8 @@ impl<'p> Tracer<'p> {
                     continue;
                 }
                 SlotInit::Phv { off, w } => {
-                    t.consts.push((t.slots.len() as u32, t.nodes.len() as N, off, w));
+                    t.consts
+                        .push((t.slots.len() as u32, t.nodes.len() as N, off, w));
                     Node::Const(phv_value(phv0, off, w))
                 }
                 SlotInit::Missing => return None,
