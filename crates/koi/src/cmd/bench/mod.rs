@@ -68,6 +68,10 @@ pub struct BenchArgs {
     /// Keep every action program interpreted (no native code for hot programs).
     #[arg(long)]
     pub no_jit: bool,
+    /// Run the tracer on every slow-path run (no trace memo: a new flow on a way already
+    /// seen does not take that way's program).
+    #[arg(long)]
+    pub no_trace_memo: bool,
     /// Packets handed to the datapath at once: their keys are computed (and their microflow
     /// sets prefetched) before any is looked up. 1: one packet at a time.
     #[arg(long, default_value_t = koi_datapath::BATCH, value_parser = batch_size)]
@@ -171,6 +175,7 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
         } else {
             DatapathConfig::default().jit_after
         },
+        trace_memo: !a.no_trace_memo,
         ..Default::default()
     };
     let mut dp = Datapath::with_config(p, koi_interp::Options::default(), config)

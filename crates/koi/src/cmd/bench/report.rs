@@ -114,6 +114,8 @@ pub struct Counters {
     pub too_short: u64,
     pub uncacheable: u64,
     pub installs: u64,
+    /// Installs whose program came from the trace memo (no tracer run).
+    pub memo_hits: u64,
     pub upcalls_limited: u64,
     pub diverged: u64,
     pub invalidated: u64,
@@ -138,6 +140,7 @@ impl Counters {
             too_short: s.too_short,
             uncacheable: s.uncacheable,
             installs: s.installs,
+            memo_hits: s.memo_hits,
             upcalls_limited: s.upcalls_limited,
             diverged: s.diverged,
             invalidated: s.invalidated,
@@ -421,10 +424,11 @@ impl Report {
         );
         let _ = writeln!(
             o,
-            "slow path   {} upcalls, {} cycles/upcall, {} installs, {} uncacheable",
+            "slow path   {} upcalls, {} cycles/upcall, {} installs ({} with the trace memo's program), {} uncacheable",
             self.counters.misses,
             f0(self.slow_path_cycles_per_upcall),
             self.counters.installs,
+            self.counters.memo_hits,
             self.counters.uncacheable,
         );
         let c = &self.cache;
