@@ -1724,20 +1724,18 @@ impl Observer for DpObserver<'_> {
     }
 
     fn arch_write(&mut self, slot: SlotId, value: &koi_ir::Bits) {
-        let kind = if self.setup.is_input(slot) {
-            WriteKind::Input
-        } else if self.setup.write_is_constant(slot) {
-            WriteKind::Constant
-        } else {
-            WriteKind::Opaque
-        };
-        let w = self
-            .pipeline
-            .phv
-            .slots
-            .get(slot)
-            .map_or(value.width(), |s| s.width);
-        self.record(|r| r.arch_write(slot, value, kind, w));
+        let (setup, p) = (self.setup, self.pipeline);
+        self.record(|r| {
+            let kind = if setup.is_input(slot) {
+                WriteKind::Input
+            } else if setup.write_is_constant(slot) {
+                WriteKind::Constant
+            } else {
+                WriteKind::Opaque
+            };
+            let w = p.phv.slots.get(slot).map_or(value.width(), |s| s.width);
+            r.arch_write(slot, value, kind, w);
+        });
     }
 
     fn instance(&mut self, role: koi_ir::Role, _ev: &koi_interp::observer::InstanceEvent) {

@@ -1774,11 +1774,7 @@ impl TracerSetup {
     /// Whether the tracer takes the value of an architecture write of `slot` as a constant
     /// (not an input, not a value it cannot compute).
     pub fn write_is_constant(&self, slot: SlotId) -> bool {
-        !self.is_input(slot) && !self.setup_opaque(slot)
-    }
-
-    fn setup_opaque(&self, slot: SlotId) -> bool {
-        self.opaque.contains(&slot)
+        !self.is_input(slot) && !self.opaque.contains(&slot)
     }
 
     pub fn new(p: &Pipeline) -> TracerSetup {
