@@ -119,31 +119,15 @@ impl<'p> Sites<'p> {
             stmts: HashMap::default(),
             terms: HashMap::default(),
         };
-        let bodies = p
-            .controls
-            .values()
-            .map(|c| &c.body)
-            .chain(p.actions.values().map(|a| &a.body));
-        for body in bodies {
-            for b in body.blocks.values() {
-                s.add_stmts(&b.stmts);
-                if let Some(t) = &b.term {
-                    s.terms.insert(addr(t), t);
-                }
-            }
-        }
-        for parser in p.parsers.values() {
-            for st in parser.states.values() {
-                s.add_stmts(&st.stmts);
+        crate::flowkey::for_each_stmt(p, &mut |st| {
+            s.stmts.insert(addr(st), st);
+        });
+        for body in crate::flowkey::bodies(p) {
+            for t in body.blocks.values().filter_map(|b| b.term.as_ref()) {
+                s.terms.insert(addr(t), t);
             }
         }
         s
-    }
-
-    fn add_stmts(&mut self, stmts: &'p [Stmt]) {
-        for st in stmts {
-            self.stmts.insert(addr(st), st);
-        }
     }
 }
 

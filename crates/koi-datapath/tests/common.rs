@@ -5,6 +5,42 @@
 use koi_ir::Pipeline;
 use std::path::Path;
 
+/// The start of the small v1model programs of the tests: Ethernet and `h` headers, metadata.
+pub const ETH_H_HEADERS: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
+header h_t { bit<8> a; bit<8> b; }
+struct headers { eth_t eth; h_t h; }
+struct meta_t { bit<8> x; bit<16> y; }
+"#;
+
+/// Parses Ethernet, then `h` when the EtherType is 0x88b5.
+pub const ETH_H_PARSER: &str = r#"
+parser P(packet_in pkt, out headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.eth);
+        transition select(hdr.eth.type) { 0x88b5: parse_h; default: accept; }
+    }
+    state parse_h { pkt.extract(hdr.h); transition accept; }
+}
+"#;
+
+/// The rest after an ingress control `I`: empty controls, a deparser emitting both headers.
+pub const ETH_H_TAIL: &str = r#"
+control V(inout headers hdr, inout meta_t meta) { apply { } }
+control E(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.eth); pkt.emit(hdr.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+/// A program of [`ETH_H_HEADERS`], `parser`, `ingress` (control `I`) and [`ETH_H_TAIL`].
+pub fn eth_h_program(parser: &str, ingress: &str) -> Pipeline {
+    let src = format!("{ETH_H_HEADERS}{parser}{ingress}{ETH_H_TAIL}");
+    compile_str(&src).unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// Compiles a P4 program given as text (koi's built-in `core.p4`/`v1model.p4`).
 pub fn compile_str(src: &str) -> Result<Pipeline, String> {
     compile_with(src, koi_syntax::PpOptions::default())

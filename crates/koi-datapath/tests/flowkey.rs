@@ -5,37 +5,10 @@ mod common;
 use koi_datapath::{Coverage, DecisionKind, FlowKeyLayout, Source};
 use koi_ir::{Bits, Pipeline};
 
-const HEADERS: &str = r#"
-#include <core.p4>
-#include <v1model.p4>
-header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
-header h_t { bit<8> a; bit<8> b; }
-struct headers { eth_t eth; h_t h; }
-struct meta_t { bit<8> x; bit<16> y; }
-"#;
-
-/// Parses Ethernet, then `h` when the EtherType says so.
-const PARSER: &str = r#"
-parser P(packet_in pkt, out headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    state start {
-        pkt.extract(hdr.eth);
-        transition select(hdr.eth.type) { 0x88b5: parse_h; default: accept; }
-    }
-    state parse_h { pkt.extract(hdr.h); transition accept; }
-}
-"#;
-
-const TAIL: &str = r#"
-control V(inout headers hdr, inout meta_t meta) { apply { } }
-control E(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
-control C(inout headers hdr, inout meta_t meta) { apply { } }
-control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.eth); pkt.emit(hdr.h); } }
-V1Switch(P(), V(), I(), E(), C(), D()) main;
-"#;
+use common::ETH_H_PARSER as PARSER;
 
 fn program(parser: &str, ingress: &str) -> Pipeline {
-    let src = format!("{HEADERS}{parser}{ingress}{TAIL}");
-    common::compile_str(&src).unwrap_or_else(|e| panic!("{e}"))
+    common::eth_h_program(parser, ingress)
 }
 
 /// The names of the key fields.

@@ -7,24 +7,11 @@ mod common;
 use common::Twin;
 use koi_ir::Pipeline;
 
-/// The megaflow fixes the whole destination (compared with 0x77). With `h.c == 1` the program
-/// writes `h.b + 1` into `h.a` (an operation on packet bits); with `h.c == 2` it compares
-/// `h.b` with 9 first, so the megaflow fixes `h.b` and the tracer folds `h.b + 1` into the
-/// program as a constant.
-const PROGRAM: &str = r#"
-#include <core.p4>
-#include <v1model.p4>
-header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
-header h_t { bit<8> a; bit<8> b; bit<8> c; }
-struct headers { eth_t eth; h_t h; }
-struct meta_t { bit<8> x; }
-parser P(packet_in pkt, out headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    state start {
-        pkt.extract(hdr.eth);
-        transition select(hdr.eth.type) { 0x88b5: parse_h; default: accept; }
-    }
-    state parse_h { pkt.extract(hdr.h); transition accept; }
-}
+/// The megaflow fixes the whole destination (compared with 0x77). With `c` (the low byte of
+/// the Ethernet source) 1 the program writes `h.b + 1` into `h.a` (an operation on packet
+/// bits); with `c == 2` it compares `h.b` with 9 first, so the megaflow fixes `h.b` and the
+/// tracer folds `h.b + 1` into the program as a constant.
+const INGRESS: &str = r#"
 control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
     action to(bit<9> port) { sm.egress_spec = port; }
     table fwd { key = { hdr.eth.dst: exact; } actions = { to; } default_action = to(2); }
@@ -33,9 +20,9 @@ control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
         if (hdr.eth.dst == 0x77) {
             sm.egress_spec = 3;
         }
-        if (hdr.h.c == 1) {
+        if (hdr.eth.src[7:0] == 1) {
             hdr.h.a = hdr.h.b + 1;
-        } else if (hdr.h.c == 2) {
+        } else if (hdr.eth.src[7:0] == 2) {
             if (hdr.h.b == 9) {
                 sm.egress_spec = 4;
             }
@@ -43,20 +30,15 @@ control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
         }
     }
 }
-control V(inout headers hdr, inout meta_t meta) { apply { } }
-control E(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
-control C(inout headers hdr, inout meta_t meta) { apply { } }
-control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.eth); pkt.emit(hdr.h); } }
-V1Switch(P(), V(), I(), E(), C(), D()) main;
 "#;
 
 fn program() -> Pipeline {
-    common::compile_str(PROGRAM).unwrap_or_else(|e| panic!("{e}"))
+    common::eth_h_program(common::ETH_H_PARSER, INGRESS)
 }
 
-/// A frame to `dst` with EtherType 0x88b5 and `h = (a, b, c)`.
+/// A frame to `dst` from `c` with EtherType 0x88b5 and `h = (a, b)`.
 fn frame(dst: u8, a: u8, b: u8, c: u8) -> Vec<u8> {
-    vec![0, 0, 0, 0, 0, dst, 0, 0, 0, 0, 0, 0xee, 0x88, 0xb5, a, b, c]
+    vec![0, 0, 0, 0, 0, dst, 0, 0, 0, 0, 0, c, 0x88, 0xb5, a, b]
 }
 
 #[test]

@@ -261,6 +261,14 @@ impl Env<'_> {
         match e {
             Expr::Const(_) | Expr::Bool(_) | Expr::Param(_) => {}
             Expr::Slot(s) => self.full(*s, f),
+            // A slot's bits through a slice or a width cast: only those that reach the value
+            // (as the flow-key analysis narrows them under any operator).
+            Expr::Slice { value, hi, lo } if matches!(**value, Expr::Slot(_)) => {
+                self.reads(e, &Bits::ones(hi.saturating_sub(*lo) + 1), f)
+            }
+            Expr::Cast(Cast::Resize { width, .. }, a) if matches!(**a, Expr::Slot(_)) => {
+                self.reads(e, &Bits::ones(*width), f)
+            }
             Expr::IsValid(h) => self.header_reads(h, f, true),
             Expr::StackField {
                 stack,

@@ -620,7 +620,7 @@ pub(crate) fn place_slots<'p>(p: &'p Pipeline, pl: &'p Place) -> impl Iterator<I
 }
 
 /// Calls `f` on every statement of every parser, control and action.
-fn for_each_stmt<'a>(p: &'a Pipeline, f: &mut impl FnMut(&'a Stmt)) {
+pub(crate) fn for_each_stmt<'a>(p: &'a Pipeline, f: &mut impl FnMut(&'a Stmt)) {
     for parser in p.parsers.values() {
         parser
             .states
@@ -628,12 +628,15 @@ fn for_each_stmt<'a>(p: &'a Pipeline, f: &mut impl FnMut(&'a Stmt)) {
             .flat_map(|s| &s.stmts)
             .for_each(&mut *f);
     }
-    let bodies = p
-        .controls
-        .values()
-        .map(|c| &c.body)
-        .chain(p.actions.values().map(|a| &a.body));
-    for b in bodies {
+    for b in bodies(p) {
         b.blocks.values().flat_map(|b| &b.stmts).for_each(&mut *f);
     }
+}
+
+/// The bodies of every control and action.
+pub(crate) fn bodies(p: &Pipeline) -> impl Iterator<Item = &koi_ir::Body> {
+    p.controls
+        .values()
+        .map(|c| &c.body)
+        .chain(p.actions.values().map(|a| &a.body))
 }

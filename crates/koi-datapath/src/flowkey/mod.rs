@@ -10,6 +10,7 @@
 
 mod closure;
 mod facts;
+pub(crate) use facts::{bodies, for_each_stmt};
 mod layout;
 mod reads;
 mod region;
