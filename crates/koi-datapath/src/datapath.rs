@@ -336,7 +336,8 @@ pub struct DatapathConfig {
     /// token is free ([`DatapathStats::jit_deferred`]). 0: unlimited.
     pub jit_rate: u64,
     pub jit_burst: u64,
-    /// Reuse the programs of slow-path runs with the same trace ([`crate::memo`]).
+    /// Reuse the programs of slow-path runs with the same trace ([`crate::memo`]; it keeps
+    /// at most 1,024 runs, each with its record of a few kilobytes).
     pub trace_memo: bool,
     /// Prefetch the microflow set of each key of a batch ([`Datapath::process_batch`]; called
     /// through a pointer: [`Datapath::process_batch_prefetching`] takes one it can inline).

@@ -533,6 +533,23 @@ impl Entry {
     }
 }
 
+/// Sets bits `off..off + w` of `mask`, in network order (as `Bits::read_bits` reads the PHV);
+/// bits past its end are left out (a read there is of zeros, the same for every PHV of this
+/// length).
+fn set_bits(mask: &mut [u8], off: u32, w: u32) {
+    let (mut bit, end) = (u64::from(off), u64::from(off) + u64::from(w));
+    while bit < end {
+        let Some(m) = mask.get_mut((bit / 8) as usize) else {
+            return;
+        };
+        let first = (bit % 8) as u32;
+        let n = (8 - u64::from(first)).min(end - bit) as u32;
+        // `n` bits from bit `first` of the byte, counted from its top.
+        *m |= ((0xffu16 << (8 - n)) as u8) >> first;
+        bit += u64::from(n);
+    }
+}
+
 /// Whether `phv & mask == values` (all of one length).
 fn masked_eq(phv: &[u8], mask: &[u8], values: &[u8]) -> bool {
     if phv.len() != mask.len() || mask.len() != values.len() {
@@ -602,13 +619,7 @@ impl TraceMemo {
     ) {
         let mut mask = vec![0u8; phv0.len()];
         for &(off, w) in facts.phv_reads.iter().chain(fixed) {
-            // (The PHV's bits in network order, as `Bits::read_bits` reads them; a read past
-            // the PHV is of zeros, the same for every PHV of this length.)
-            for bit in off..off.saturating_add(w) {
-                if let Some(m) = mask.get_mut((bit / 8) as usize) {
-                    *m |= 0x80 >> (bit % 8);
-                }
-            }
+            set_bits(&mut mask, off, w);
         }
         let values = phv0.iter().zip(&mask).map(|(p, m)| p & m).collect();
         if self.len >= MAX_ENTRIES {
@@ -682,6 +693,18 @@ mod tests {
                 // A value bit changed: never equal.
                 values[i] ^= 0x80 >> b;
                 proptest::prop_assert!(!masked_eq(&phv, mask, &values));
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn set_bits_sets_exactly_the_range(len in 0usize..12, off in 0u32..100, w in 0u32..100) {
+            let mut mask = vec![0u8; len];
+            set_bits(&mut mask, off, w);
+            for bit in 0..(len as u32 * 8) {
+                let set = mask[(bit / 8) as usize] & (0x80 >> (bit % 8)) != 0;
+                proptest::prop_assert_eq!(set, bit >= off && bit < off + w, "bit {}", bit);
             }
         }
     }
