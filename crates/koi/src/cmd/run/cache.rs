@@ -276,6 +276,7 @@ fn add(a: &mut Snapshot, b: &Snapshot) {
     x.misses += y.misses;
     x.uncacheable += y.uncacheable;
     x.installs += y.installs;
+    x.memo_hits += y.memo_hits;
     x.invalidated += y.invalidated;
     x.upcalls_limited += y.upcalls_limited;
     x.packets += y.packets;
@@ -330,6 +331,7 @@ fn render_one(out: &mut String, s: &Snapshot) {
     for (name, v) in [
         ("uncacheable", st.uncacheable),
         ("installs", st.installs),
+        ("from the memo", st.memo_hits),
         ("invalidated", st.invalidated),
     ] {
         let _ = writeln!(out, "  {name:<16} {v}");
