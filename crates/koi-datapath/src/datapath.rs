@@ -82,7 +82,7 @@
 
 use crate::fastparse::{FastParser, Parsed, Templates};
 use crate::flowkey::{Coverage, FlowKeyLayout};
-use crate::memo::{Recorder, Sites, TraceMemo, WriteKind};
+use crate::memo::{Recorder, Sites, TraceMemo};
 use crate::program::{Emitted, Jit, JitEvent, Known, Program, Scratch, Tracer, TracerSetup};
 use crate::stages::stages;
 pub use koi_cache::Tier;
@@ -1453,7 +1453,7 @@ impl<'a> DpObserver<'a> {
             programs,
             extend,
             guarded,
-            memo,
+            mut memo,
             sites,
             rec,
             recording_trace,
@@ -1474,84 +1474,75 @@ impl<'a> DpObserver<'a> {
                 tags.sort_unstable();
                 tags.dedup();
                 // The memo's program for the same record, else a tracer's (which may widen
-                // the mask).
+                // the mask); either is checked on the packet.
                 let reusable = !guarded && extend.is_none() && parses == 1;
                 let found = memo
                     .as_deref()
                     .filter(|_| recording_trace && reusable)
                     .and_then(|m| m.find(rec, &phv0));
-                let compiled = if let Some((p, reads)) = found {
-                    scratch.preset_reads(reads);
-                    if checks_out(&p, packet, port, outcome, digest, scratch) {
-                        stats.memo_hits += 1;
-                        Ok(p)
-                    } else {
-                        stats.compile_mismatch += 1;
-                        if let Some(m) = memo {
-                            m.clear();
-                        }
-                        Err(MISMATCH)
-                    }
-                } else {
-                    let tracer = fast
+                let built = match found {
+                    Some((p, reads)) => Ok((Built::Memo(p), reads)),
+                    None => fast
                         .filter(|_| recording_trace)
-                        .and_then(|f| Tracer::new(pipeline, setup, drop_port, f, parsed, &phv0));
-                    match tracer {
-                        None => Err("parse not specialised"),
-                        Some(mut t) => {
+                        .and_then(|f| Tracer::new(pipeline, setup, drop_port, f, parsed, &phv0))
+                        .ok_or("parse not specialised")
+                        .and_then(|mut t| {
                             let fixed = std::cell::RefCell::new(Vec::new());
                             let mut grown = rec.mask0.clone();
                             let widened = crate::memo::replay(
                                 rec, sites, &mut t, pipeline, layout, &mut grown, &phv0, &fixed,
-                            );
+                            )?;
                             // (The run's influences again, and the inputs a traffic-manager
                             // event added.)
                             for (m, g) in mask.iter_mut().zip(&grown) {
                                 *m |= g;
                             }
-                            let facts = memo
+                            // What the memo keeps of a run that can be reused.
+                            let keep = memo
                                 .is_some()
                                 .then(|| t.facts(rec.side.written.len()))
-                                .flatten();
+                                .flatten()
+                                .filter(|_| reusable && !widened)
+                                .map(|facts| (facts, fixed.into_inner()));
                             let k = Known {
                                 layout,
                                 mask: &mask,
                                 phv0: &phv0,
                                 fixed: None,
                             };
-                            let built = widened.and_then(|w| {
-                                let (p, reads) = t.finish(&k)?;
-                                scratch.preset_reads(reads);
-                                let ok = checks_out(&p, packet, port, outcome, digest, scratch);
-                                Ok((w, p, ok))
-                            });
-                            match built {
-                                Ok((widened, p, true)) => {
-                                    let p = intern(programs, p);
-                                    if let (Some(m), Some(facts)) = (memo, facts)
-                                        && reusable
-                                        && !widened
-                                        && !p.is_guarded()
-                                    {
-                                        m.insert(
-                                            rec,
-                                            Arc::clone(&p),
-                                            facts,
-                                            &fixed.borrow(),
-                                            &phv0,
-                                        );
-                                    }
-                                    Ok(p)
-                                }
-                                Ok(_) => {
-                                    stats.compile_mismatch += 1;
-                                    Err(MISMATCH)
-                                }
-                                Err(why) => Err(why),
-                            }
-                        }
-                    }
+                            let (p, reads) = t.finish(&k)?;
+                            Ok((Built::Traced(Box::new(p), keep), reads))
+                        }),
                 };
+                let compiled = built.and_then(|(b, reads)| {
+                    scratch.preset_reads(reads);
+                    let p = match &b {
+                        Built::Memo(p) => &**p,
+                        Built::Traced(p, _) => p,
+                    };
+                    if !checks_out(p, packet, port, outcome, digest, scratch) {
+                        stats.compile_mismatch += 1;
+                        if let (Built::Memo(_), Some(m)) = (&b, memo.as_deref_mut()) {
+                            m.clear();
+                        }
+                        return Err(MISMATCH);
+                    }
+                    Ok(match b {
+                        Built::Memo(p) => {
+                            stats.memo_hits += 1;
+                            p
+                        }
+                        Built::Traced(p, keep) => {
+                            let p = intern(programs, *p);
+                            if let (Some(m), Some((facts, fixed))) = (memo, keep)
+                                && !p.is_guarded()
+                            {
+                                m.insert(rec, Arc::clone(&p), facts, &fixed, &phv0);
+                            }
+                            p
+                        }
+                    })
+                });
                 // A run with state-dependent decisions is cached only as a guarded program.
                 let program = match compiled {
                     Ok(p) => {
@@ -1655,6 +1646,16 @@ fn extended(
 /// Why a run whose compiled program did not give the interpreter's output is replayed.
 const MISMATCH: &str = "output differed from the interpreter";
 
+/// A slow-path run's program before its check: the trace memo's, or a tracer's with what the
+/// memo is to keep of the run (if it can be reused: what it read, and the PHV bits it folded).
+enum Built {
+    Memo(Arc<Program>),
+    Traced(
+        Box<Program>,
+        Option<(crate::program::TraceFacts, Vec<(u32, u32)>)>,
+    ),
+}
+
 /// The shared copy of program `p`. Programs no megaflow uses any more are dropped when the
 /// set has grown to twice what was live at the last sweep.
 // A program's only interior mutability is its JIT cell, which its hash and equality ignore.
@@ -1727,15 +1728,8 @@ impl Observer for DpObserver<'_> {
     fn arch_write(&mut self, slot: SlotId, value: &koi_ir::Bits) {
         let (setup, p) = (self.setup, self.pipeline);
         self.record(|r| {
-            let kind = if setup.is_input(slot) {
-                WriteKind::Input
-            } else if setup.write_is_constant(slot) {
-                WriteKind::Constant
-            } else {
-                WriteKind::Opaque
-            };
             let w = p.phv.slots.get(slot).map_or(value.width(), |s| s.width);
-            r.arch_write(slot, value, kind, w);
+            r.arch_write(slot, value, setup.write_kind(slot), w);
         });
     }
 

@@ -36,7 +36,7 @@
 //! invalidates megaflows, and when it is full.
 
 use crate::flowkey::FlowKeyLayout;
-use crate::program::{Known, Program, TraceFacts, Tracer};
+use crate::program::{Known, Program, TraceFacts, Tracer, WriteKind};
 use koi_interp::{CopyKind, TmEvent};
 use koi_ir::entity::EntityId;
 use koi_ir::{Bits, BlockId, FieldListId, Pipeline, Role, SlotId, Stmt, TableId, Terminator};
@@ -254,42 +254,30 @@ impl Recorder {
     /// Adds event `ev` to the log.
     #[inline]
     fn push(&mut self, ev: Ev) {
-        let w = match &ev {
-            Ev::Stmt { at, args } => *at as u64 ^ u64::from(args.0) << 48,
-            Ev::Action { args } | Ev::GuardTable { keys: args, .. } => u64::from(args.0) << 32,
-            Ev::ArchWrite { slot, .. }
-            | Ev::ArchInput { slot }
-            | Ev::ArchOpaque { slot, .. }
-            | Ev::Influence { slot, .. } => u64::from(slot.index()),
-            Ev::Table { table, hit } => {
-                u64::from(table.index()) << 32 ^ hit.map_or(u64::MAX, u64::from)
-            }
-            Ev::PacketOut(port) => *port,
-            Ev::GuardJump { at, .. } => *at as u64,
-            Ev::Tm(i) => u64::from(*i),
-            _ => 0,
-        };
-        // (The variant in the top bits.)
-        let tag = match &ev {
-            Ev::Stmt { .. } => 1,
-            Ev::Action { .. } => 2,
-            Ev::ActionEnd => 3,
-            Ev::ArchWrite { .. } => 4,
-            Ev::ArchInput { .. } => 5,
-            Ev::ArchOpaque { .. } => 6,
-            Ev::Instance(_) => 7,
-            Ev::Enqueued => 8,
-            Ev::CopyBegin(_) => 9,
-            Ev::MetadataReset(_) => 10,
-            Ev::CopyEnd => 11,
-            Ev::PacketOut(_) => 12,
-            Ev::ParserFailed => 13,
-            Ev::ExternResult => 14,
-            Ev::Influence { .. } => 15,
-            Ev::GuardJump { .. } => 16,
-            Ev::GuardTable { .. } => 17,
-            Ev::Table { .. } => 18,
-            Ev::Tm(_) => 19,
+        // The variant (in the top bits) and what tells one such event from another.
+        let (tag, w): (u64, u64) = match &ev {
+            Ev::Stmt { at, args } => (1, *at as u64 ^ u64::from(args.0) << 48),
+            Ev::Action { args } => (2, u64::from(args.0)),
+            Ev::ActionEnd => (3, 0),
+            Ev::ArchWrite { slot, .. } => (4, u64::from(slot.index())),
+            Ev::ArchInput { slot } => (5, u64::from(slot.index())),
+            Ev::ArchOpaque { slot, .. } => (6, u64::from(slot.index())),
+            Ev::Instance(_) => (7, 0),
+            Ev::Enqueued => (8, 0),
+            Ev::CopyBegin(_) => (9, 0),
+            Ev::MetadataReset(_) => (10, 0),
+            Ev::CopyEnd => (11, 0),
+            Ev::PacketOut(port) => (12, *port),
+            Ev::ParserFailed => (13, 0),
+            Ev::ExternResult => (14, 0),
+            Ev::Influence { slot, .. } => (15, u64::from(slot.index())),
+            Ev::GuardJump { at, .. } => (16, *at as u64),
+            Ev::GuardTable { keys, .. } => (17, u64::from(keys.0)),
+            Ev::Table { table, hit } => (
+                18,
+                u64::from(table.index()) << 32 ^ hit.map_or(u64::MAX, u64::from),
+            ),
+            Ev::Tm(i) => (19, u64::from(*i)),
         };
         self.mix(w ^ tag << 58);
         self.log.evs.push(ev);
@@ -338,7 +326,7 @@ impl Recorder {
                 slot,
                 value: self.bits(value),
             },
-            WriteKind::Input => {
+            WriteKind::Input(_) => {
                 self.side.written.push(value.resize(w));
                 Ev::ArchInput { slot }
             }
@@ -414,14 +402,6 @@ impl Recorder {
         self.log.tms.push(ev.clone());
         self.push(Ev::Tm((self.log.tms.len() - 1) as u32));
     }
-}
-
-/// How the tracer takes an architecture write's value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum WriteKind {
-    Constant,
-    Input,
-    Opaque,
 }
 
 /// Feeds tracer `t` the run that `rec` recorded, growing `mask` (from the mask the

@@ -241,7 +241,7 @@ enum StateOp {
 
 /// A per-packet architecture input a program reads ([`StateOp::Input`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Input {
+pub enum Input {
     /// A timestamp (v1model's `ingress_global_timestamp`, `enq_timestamp`,
     /// `egress_global_timestamp`): the time the packet is processed, in microseconds (the
     /// clock is read once per batch: every timestamp of a packet is the same).
@@ -1764,17 +1764,28 @@ enum SlotInit {
     },
 }
 
-impl TracerSetup {
-    /// Whether the architecture's writes of `slot` are per-packet inputs the program reads
-    /// (timestamps): their values matter only to the check at installation.
-    pub fn is_input(&self, slot: SlotId) -> bool {
-        self.inputs.iter().any(|(s, _)| *s == slot)
-    }
+/// How the tracer takes the value of an architecture write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteKind {
+    /// As a constant of the program.
+    Constant,
+    /// As a per-packet input the program reads (a timestamp): the value matters only to the
+    /// check at installation.
+    Input(Input),
+    /// As a value the program cannot compute (the packet's length in egress).
+    Opaque,
+}
 
-    /// Whether the tracer takes the value of an architecture write of `slot` as a constant
-    /// (not an input, not a value it cannot compute).
-    pub fn write_is_constant(&self, slot: SlotId) -> bool {
-        !self.is_input(slot) && !self.opaque.contains(&slot)
+impl TracerSetup {
+    /// How the tracer takes the value of an architecture write of `slot`.
+    pub fn write_kind(&self, slot: SlotId) -> WriteKind {
+        if let Some(&(_, what)) = self.inputs.iter().find(|(s, _)| *s == slot) {
+            WriteKind::Input(what)
+        } else if self.opaque.contains(&slot) {
+            WriteKind::Opaque
+        } else {
+            WriteKind::Constant
+        }
     }
 
     pub fn new(p: &Pipeline) -> TracerSetup {
@@ -3118,13 +3129,10 @@ impl<'p> Tracer<'p> {
             .slots
             .get(slot)
             .map_or(value.width(), |s| s.width);
-        let input = self.setup.inputs.iter().find(|(s, _)| *s == slot);
-        let n = if let Some(&(_, what)) = input {
-            self.input(what, value.resize(w), w)
-        } else if self.setup.opaque.contains(&slot) {
-            self.add(Node::Opaque(w))
-        } else {
-            self.constant(value.resize(w))
+        let n = match self.setup.write_kind(slot) {
+            WriteKind::Input(what) => self.input(what, value.resize(w), w),
+            WriteKind::Opaque => self.add(Node::Opaque(w)),
+            WriteKind::Constant => self.constant(value.resize(w)),
         };
         if let Some(x) = self.slots.get_mut(slot.index() as usize) {
             *x = n;
