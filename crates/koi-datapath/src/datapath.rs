@@ -1421,10 +1421,11 @@ impl<'a> DpObserver<'a> {
         self.recording_trace = true;
     }
 
-    /// Runs `f` on the run's record for its tracer, if it is being compiled.
+    /// Runs `f` on the run's record for its tracer, if it is being compiled (which happens
+    /// only in [`Mode::Recording`], which the run then keeps).
     #[inline]
     fn record(&mut self, f: impl FnOnce(&mut Recorder)) {
-        if self.recording_trace && matches!(self.mode, Mode::Recording) {
+        if self.recording_trace {
             f(self.rec);
         }
     }
@@ -1772,7 +1773,7 @@ impl Observer for DpObserver<'_> {
         if !self.tracking() {
             return;
         }
-        let compiling = matches!(self.mode, Mode::Recording) && self.recording_trace;
+        let compiling = self.recording_trace;
         // A branch or `switch` on a state-dependent value: the compiled program checks the
         // condition per packet (a guard), exactly, so the state-derived value puts nothing
         // in the mask (its other operands do, as usual).

@@ -1924,9 +1924,10 @@ pub struct Tracer<'p> {
     setup: Arc<TracerSetup>,
     payload_start: usize,
     cursor_bits: u32,
-    /// What the start of the run read of the PHV: its per-packet inputs, and the slots that
-    /// started as constants from it (slot, node, bit offset, width).
-    facts: TraceFacts,
+    /// What the start of the run read of the PHV: where its per-packet inputs are (bit
+    /// offset, width; the first read slots), and the slots that started as constants from it
+    /// (slot, node, bit offset, width).
+    inputs: Vec<(u32, u32)>,
     consts: Vec<(u32, N, u32, u32)>,
 }
 
@@ -1972,7 +1973,7 @@ impl<'p> Tracer<'p> {
             payload_start: (parsed.cursor / 8) as usize,
             cursor_bits: parsed.cursor,
             varbits: Vec::new(),
-            facts: TraceFacts::default(),
+            inputs: Vec::new(),
             consts: Vec::with_capacity(setup.slots.len()),
         };
         for init in &setup.slots {
@@ -1998,7 +1999,7 @@ impl<'p> Tracer<'p> {
                 SlotInit::Port(w) => Node::Port(w),
                 SlotInit::Opaque(w) => Node::Opaque(w),
                 SlotInit::Input { what, off, w } => {
-                    t.facts.inputs.push((off, w));
+                    t.inputs.push((off, w));
                     let n = t.input(what, phv_value(phv0, off, w), w);
                     t.slots.push(n);
                     continue;
@@ -3538,18 +3539,19 @@ impl<'p> Tracer<'p> {
     /// with the same trace ([`crate::memo`]): `None` if it read state or extern results
     /// (anything but its inputs at the start and the `written` architecture writes of inputs).
     pub fn facts(&self, written: usize) -> Option<TraceFacts> {
-        if self.reads as usize != self.facts.inputs.len() + written {
+        if self.reads as usize != self.inputs.len() + written {
             return None;
         }
-        // The constants from the PHV the parser's assignments did not replace.
-        let mut f = self.facts.clone();
-        f.phv_reads = self
-            .consts
-            .iter()
-            .filter(|&&(i, n, ..)| self.initial.get(i as usize) == Some(&n))
-            .map(|&(_, _, off, w)| (off, w))
-            .collect();
-        Some(f)
+        Some(TraceFacts {
+            // The constants from the PHV the parser's assignments did not replace.
+            phv_reads: self
+                .consts
+                .iter()
+                .filter(|&&(i, n, ..)| self.initial.get(i as usize) == Some(&n))
+                .map(|&(_, _, off, w)| (off, w))
+                .collect(),
+            inputs: self.inputs.clone(),
+        })
     }
 
     /// The run ended: the program, or why there is none.
