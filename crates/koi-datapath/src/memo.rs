@@ -194,13 +194,69 @@ enum Ev {
 
 /// What a slow-path run gives its tracer (see the module documentation); equal logs give
 /// the tracer the same.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+///
+/// Logs are compared on `head`, `words` and `tms`: `words` encodes every event and every
+/// value of `evs` and `bits` one to one (a variant's tag fixes how many words follow), so
+/// that two logs compare as two word slices.
+#[derive(Clone, Debug, Default)]
 pub(crate) struct TraceLog {
     /// The parse and the megaflow mask when the recording started.
     head: Vec<u64>,
     evs: Vec<Ev>,
     bits: Vec<Bits>,
     tms: Vec<TmEvent>,
+    /// `evs` and `bits`, in the order they were added, as words.
+    words: Vec<u64>,
+}
+
+impl PartialEq for TraceLog {
+    fn eq(&self, o: &TraceLog) -> bool {
+        self.words == o.words && self.head == o.head && self.tms == o.tms
+    }
+}
+
+impl TraceLog {
+    /// The log without what only its replay reads (a memo entry's, compared only).
+    fn compared(&self) -> TraceLog {
+        TraceLog {
+            head: self.head.clone(),
+            evs: Vec::new(),
+            bits: Vec::new(),
+            tms: self.tms.clone(),
+            words: self.words.clone(),
+        }
+    }
+}
+
+/// `ev` as words (the first `n` of the array): its variant's tag in the top bits of the
+/// first (below them at most one field of 32 bits), then its other fields a word each.
+#[inline(always)]
+fn encode(ev: &Ev) -> ([u64; 3], usize) {
+    let span = |(s, n): Span| u64::from(s) << 32 | u64::from(n);
+    let tag = |t: u64, a: u32| t << 58 | u64::from(a);
+    let one = |a| ([a, 0, 0], 1);
+    let two = |a, b| ([a, b, 0], 2);
+    match ev {
+        Ev::Stmt { at, args } => ([tag(1, 0), *at as u64, span(*args)], 3),
+        Ev::Action { args } => two(tag(2, 0), span(*args)),
+        Ev::ActionEnd => one(tag(3, 0)),
+        Ev::ArchWrite { slot, value } => two(tag(4, *value), u64::from(slot.index())),
+        Ev::ArchInput { slot } => one(tag(5, slot.index())),
+        Ev::ArchOpaque { slot, width } => two(tag(6, *width), u64::from(slot.index())),
+        Ev::Instance(r) => one(tag(7, *r as u32)),
+        Ev::Enqueued => one(tag(8, 0)),
+        Ev::CopyBegin(k) => one(tag(9, *k as u32)),
+        Ev::MetadataReset(f) => two(tag(10, 0), f.map_or(u64::MAX, |f| u64::from(f.index()))),
+        Ev::CopyEnd => one(tag(11, 0)),
+        Ev::PacketOut(port) => two(tag(12, 0), *port),
+        Ev::ParserFailed => one(tag(13, 0)),
+        Ev::ExternResult => one(tag(14, 0)),
+        Ev::Influence { slot, mask } => two(tag(15, *mask), u64::from(slot.index())),
+        Ev::GuardJump { at, to, args } => ([tag(16, to.index()), *at as u64, span(*args)], 3),
+        Ev::GuardTable { table, keys } => two(tag(17, table.index()), span(*keys)),
+        Ev::Table { table, hit } => two(tag(18, table.index()), hit.map_or(u64::MAX, u64::from)),
+        Ev::Tm(i) => one(tag(19, *i)),
+    }
 }
 
 /// The per-packet values a run's tracer reads that are no part of its log: the
@@ -230,6 +286,7 @@ impl Recorder {
         self.log.evs.clear();
         self.log.bits.clear();
         self.log.tms.clear();
+        self.log.words.clear();
         self.side.written.clear();
         self.side.results.clear();
         self.last_args = None;
@@ -251,40 +308,33 @@ impl Recorder {
             .rotate_left(29);
     }
 
-    /// Adds event `ev` to the log.
-    #[inline]
+    /// Adds event `ev` to the log. (Inlined into each kind of event's method, where the
+    /// variant is known and its encoding folds.)
+    #[inline(always)]
     fn push(&mut self, ev: Ev) {
-        // The variant (in the top bits) and what tells one such event from another.
-        let (tag, w): (u64, u64) = match &ev {
-            Ev::Stmt { at, args } => (1, *at as u64 ^ u64::from(args.0) << 48),
-            Ev::Action { args } => (2, u64::from(args.0)),
-            Ev::ActionEnd => (3, 0),
-            Ev::ArchWrite { slot, .. } => (4, u64::from(slot.index())),
-            Ev::ArchInput { slot } => (5, u64::from(slot.index())),
-            Ev::ArchOpaque { slot, .. } => (6, u64::from(slot.index())),
-            Ev::Instance(_) => (7, 0),
-            Ev::Enqueued => (8, 0),
-            Ev::CopyBegin(_) => (9, 0),
-            Ev::MetadataReset(_) => (10, 0),
-            Ev::CopyEnd => (11, 0),
-            Ev::PacketOut(port) => (12, *port),
-            Ev::ParserFailed => (13, 0),
-            Ev::ExternResult => (14, 0),
-            Ev::Influence { slot, .. } => (15, u64::from(slot.index())),
-            Ev::GuardJump { at, .. } => (16, *at as u64),
-            Ev::GuardTable { keys, .. } => (17, u64::from(keys.0)),
-            Ev::Table { table, hit } => (
-                18,
-                u64::from(table.index()) << 32 ^ hit.map_or(u64::MAX, u64::from),
-            ),
-            Ev::Tm(i) => (19, u64::from(*i)),
-        };
-        self.mix(w ^ tag << 58);
+        // (Three words an event, those past its own zeros: a copy of fixed length.)
+        let (w, _) = encode(&ev);
+        self.log.words.extend_from_slice(&w);
+        // (One step of the hash for the event: it only indexes the memo.)
+        self.mix(w[0] ^ w[1].rotate_left(17) ^ w[2]);
         self.log.evs.push(ev);
     }
 
     fn bits(&mut self, b: &Bits) -> u32 {
-        self.mix(b.low_u64() ^ u64::from(b.width()) << 56);
+        // (A value's words: tag 0 with its width, its limb count, then its limbs.)
+        // Values of up to two limbs take four words, of fixed length.
+        let limbs = b.limbs();
+        let w = u64::from(b.width());
+        match *limbs {
+            [] => self.log.words.extend_from_slice(&[w, 0, 0, 0]),
+            [a] => self.log.words.extend_from_slice(&[w, 1, a, 0]),
+            [a, c] => self.log.words.extend_from_slice(&[w, 2, a, c]),
+            _ => {
+                self.log.words.extend_from_slice(&[w, limbs.len() as u64]);
+                self.log.words.extend_from_slice(limbs);
+            }
+        }
+        self.mix(w ^ b.low_u64());
         self.log.bits.push(b.clone());
         (self.log.bits.len() - 1) as u32
     }
@@ -614,7 +664,7 @@ impl TraceMemo {
         runs.insert(
             0,
             Entry {
-                log: rec.log.clone(),
+                log: rec.log.compared(),
                 program,
                 mask,
                 values,
@@ -705,5 +755,44 @@ mod tests {
         r.stmt(&stmt, &other);
         assert_eq!(r.log.bits.len(), 4);
         assert_eq!(&r.log.bits[2..], &other);
+    }
+
+    /// Adds one of a few events, chosen by `op`, with small fields (so that two sequences
+    /// often share some).
+    fn add(r: &mut Recorder, (op, a, b): (u8, u32, u64)) {
+        let v = Bits::from_u64(1 + a % 3, b % 4);
+        match op % 9 {
+            0 => r.table(TableId::new(a % 3), (b % 3 != 0).then_some(b as u32 % 3)),
+            1 => r.influence(SlotId::new(a % 3), &v),
+            2 => r.packet_out(b % 3),
+            3 => r.action(&[v]),
+            4 => r.action_end(),
+            5 => r.instance(if a % 2 == 0 {
+                Role::Ingress
+            } else {
+                Role::Egress
+            }),
+            6 => r.arch_write(SlotId::new(a % 2), &v, WriteKind::Constant, v.width()),
+            7 => r.extern_result((b % 2 == 0).then_some(&v)),
+            _ => r.metadata_reset((a % 3 != 0).then(|| FieldListId::new(a % 2))),
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn logs_compare_as_their_events(
+            x in proptest::collection::vec((0u8..9, 0u32..4, 0u64..6), 0..8),
+            y in proptest::collection::vec((0u8..9, 0u32..4, 0u64..6), 0..8),
+        ) {
+            let (mut r, mut q) = (Recorder::default(), Recorder::default());
+            x.iter().for_each(|&o| add(&mut r, o));
+            y.iter().for_each(|&o| add(&mut q, o));
+            let same = r.log.evs == q.log.evs && r.log.bits == q.log.bits;
+            proptest::prop_assert_eq!(r.log == q.log, same);
+            proptest::prop_assert!(r.log == r.log.compared());
+            if same {
+                proptest::prop_assert_eq!(r.hash, q.hash);
+            }
+        }
     }
 }

@@ -155,11 +155,13 @@ impl BitString {
             // has no head.)
             let combined = if used == 0 { v } else { (head << width) | v };
             let n = total.div_ceil(8);
-            let be = (combined << (n * 8 - total)).to_be_bytes();
-            if used > 0 {
-                self.bytes.pop();
-            }
-            self.bytes.extend_from_slice(&be[8 - n..]);
+            // Left-aligned, its first `n` bytes are the ones to append: all eight are copied
+            // (a copy of fixed length) and the rest cut off.
+            let be = (combined << (64 - total)).to_be_bytes();
+            let keep = self.bytes.len() - usize::from(used > 0);
+            self.bytes.truncate(keep);
+            self.bytes.extend_from_slice(&be);
+            self.bytes.truncate(keep + n);
             self.len += width;
             return;
         }

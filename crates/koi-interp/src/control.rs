@@ -189,6 +189,7 @@ impl<O: Observer> Ctx<'_, O> {
         };
         // Only the keys the lookup and the selector use are evaluated (evaluation has no
         // side effects); a selector list is usually empty, and cloning it then is free.
+        let mut keys = self.lists.pop().unwrap_or_default();
         let env = self.env(pkt, &[]);
         let key_at = |i: usize| {
             table
@@ -196,15 +197,10 @@ impl<O: Observer> Ctx<'_, O> {
                 .get(i)
                 .map(|k| env.bits(&k.expr).resize(k.field.width))
         };
-        let keys: Vec<Bits> = ts
-            .schema
-            .keys
-            .iter()
-            .filter_map(|k| key_at(k.position))
-            .collect();
+        keys.extend(ts.schema.keys.iter().filter_map(|k| key_at(k.position)));
         let sel_positions = ts.schema.selector_keys.clone();
         let sel: Vec<Bits> = sel_positions.iter().filter_map(|i| key_at(*i)).collect();
-        let mut masks = Vec::new();
+        let mut masks = self.list();
         let found = self
             .state
             .lookup(t, &keys, O::WANTS_MASKS.then_some(&mut masks))
@@ -271,6 +267,8 @@ impl<O: Observer> Ctx<'_, O> {
         if O::REPLAYS {
             self.obs.decided(&step);
         }
+        self.keep(keys);
+        self.keep(masks);
         if let Step::Table { call: Some(c), .. } = &step {
             self.call_action(pkt, c.action, &c.args)?;
         }

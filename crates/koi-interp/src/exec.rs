@@ -79,6 +79,9 @@ impl Pkt {
 }
 
 /// What a run uses besides the packet.
+/// Value lists a run keeps for reuse (nested action calls need one each).
+const MAX_KEPT_LISTS: usize = 16;
+
 pub struct Ctx<'a, O: Observer> {
     pub p: &'a Pipeline,
     pub prep: &'a Prepared,
@@ -89,11 +92,29 @@ pub struct Ctx<'a, O: Observer> {
     pub obs: &'a mut O,
     pub report: &'a mut Report,
     pub role: Role,
+    /// Emptied value lists kept for reuse (action arguments, table keys): a run calls
+    /// actions and applies tables without allocating a list for each.
+    pub lists: &'a mut Vec<Vec<Bits>>,
 }
 
 impl<O: Observer> Ctx<'_, O> {
     pub fn now_ns(&self) -> u64 {
         self.clock.now_ns()
+    }
+
+    /// An empty value list, reused if one is kept.
+    #[inline]
+    pub fn list(&mut self) -> Vec<Bits> {
+        self.lists.pop().unwrap_or_default()
+    }
+
+    /// Keeps `list`'s allocation for [`Ctx::list`].
+    #[inline]
+    pub fn keep(&mut self, mut list: Vec<Bits>) {
+        if self.lists.len() < MAX_KEPT_LISTS && list.capacity() > 0 {
+            list.clear();
+            self.lists.push(list);
+        }
     }
 
     pub fn env<'e>(&'e self, pkt: &'e Pkt, params: &'e [Bits]) -> Env<'e> {
@@ -194,9 +215,12 @@ impl<O: Observer> Ctx<'_, O> {
             | Stmt::PacketLength { .. }
             | Stmt::Verify { .. } => self.parser_stmt(pkt, s, params),
             Stmt::CallAction { action, args } => {
+                let mut vals = self.list();
                 let env = self.env(pkt, params);
-                let vals: Vec<Bits> = args.iter().map(|a| env.bits(a)).collect();
-                self.call_action(pkt, *action, &vals)
+                vals.extend(args.iter().map(|a| env.bits(a)));
+                let r = self.call_action(pkt, *action, &vals);
+                self.keep(vals);
+                r
             }
             Stmt::ExternCall {
                 instance,

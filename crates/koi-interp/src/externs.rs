@@ -9,7 +9,7 @@ use crate::observer::{ExternEvent, Observer};
 use koi_hash::BitString;
 use koi_hash::v1model::{Calculation, HashAlgorithm, hash_result};
 use koi_ir::{
-    Architecture, Arg, Bits, Builtin, Expr, ExternId, ExternKind, HashAlgo, Place, Value,
+    Architecture, Arg, Bits, Builtin, Expr, ExternId, ExternKind, HashAlgo, Place, Ty, Value,
 };
 use koi_state::DigestMessage;
 
@@ -51,6 +51,16 @@ impl<O: Observer> Ctx<'_, O> {
         let mut out = BitString::with_capacity(64 * data.len());
         for e in data {
             if self.invalid_header_field(pkt, e) {
+                continue;
+            }
+            // A field of up to 64 bits (the usual input), read without building its value.
+            if let Expr::Slot(s) = e
+                && let Some(slot) = self.p.phv.slots.get(*s)
+                && matches!(slot.ty, Ty::Bits(_))
+                && slot.width <= 64
+            {
+                let v = pkt.phv.read_at(slot.offset, slot.width).low_u64();
+                out.push_u64(v, slot.width as usize);
                 continue;
             }
             match env.eval(e) {

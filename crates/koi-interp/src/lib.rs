@@ -70,7 +70,7 @@ pub use options::{DropReason, InterpError, Options, Outcome, Output, Report, Rng
 pub use trace::TraceObserver;
 
 use exec::Ctx;
-use koi_ir::{Architecture, Pipeline, Role};
+use koi_ir::{Architecture, Bits, Pipeline, Role};
 use koi_state::{Clock, State};
 use prepared::Prepared;
 
@@ -81,6 +81,8 @@ pub struct Interpreter<'p> {
     prep: Prepared,
     options: Options,
     rng: Rng,
+    /// Value lists runs reuse ([`exec::Ctx::list`]).
+    lists: Vec<Vec<Bits>>,
 }
 
 impl<'p> Interpreter<'p> {
@@ -97,6 +99,7 @@ impl<'p> Interpreter<'p> {
             pipeline,
             prep: Prepared::new(pipeline)?,
             rng: Rng::new(options.seed),
+            lists: Vec::new(),
             options,
         })
     }
@@ -137,6 +140,7 @@ impl<'p> Interpreter<'p> {
             obs,
             report: &mut report,
             role: Role::Parser,
+            lists: &mut self.lists,
         };
         let r = match self.pipeline.arch {
             Architecture::V1Model => ctx.run_v1model(packet, port),

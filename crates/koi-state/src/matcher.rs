@@ -195,7 +195,8 @@ impl Matcher {
                     // tells the key from it (when there are few entries to compare, of at
                     // most 128 bits a field), else on the leading bits (fields in order) that
                     // part it from every entry's key.
-                    *masks = keys.iter().map(|k| Bits::ones(k.width())).collect();
+                    masks.clear();
+                    masks.extend(keys.iter().map(|k| Bits::ones(k.width())));
                     let mut witnessed = false;
                     if hit.is_none() && map.len() <= WITNESS_LIMIT {
                         let mut w: Vec<Bits> = keys.iter().map(|k| Bits::zero(k.width())).collect();
@@ -602,7 +603,8 @@ fn lookup_scan<'a>(
     mut masks: Option<&mut Vec<Bits>>,
 ) -> Option<u32> {
     if let Some(m) = masks.as_deref_mut() {
-        *m = keys.iter().map(|k| Bits::zero(k.width())).collect();
+        m.clear();
+        m.extend(keys.iter().map(|k| Bits::zero(k.width())));
     }
     for &(_, i) in list {
         let Some(patterns) = patterns_of(i) else {
@@ -693,7 +695,8 @@ fn lookup_scan_narrow<'a>(
         }
     }
     if let Some(m) = masks {
-        *m = (0..n).map(|j| Bits::from_u128(w[j], acc[j])).collect();
+        m.clear();
+        m.extend((0..n).map(|j| Bits::from_u128(w[j], acc[j])));
     }
     found
 }
