@@ -76,9 +76,16 @@
 //! (least recently hit evicted), the microflow tier a fixed array; with
 //! [`DatapathConfig::upcall_rate`] a token bucket admits at most that many slow-path runs per
 //! second and drops the other misses ([`PathTaken::Limited`]), so a flood of new flows costs a
-//! parse and a lookup per packet and cannot starve the cached flows. Packets too short for
-//! the parser (never cached: each is a slow-path run) and the packets of a guarded megaflow
-//! none of whose programs applied count as misses too.
+//! parse and a lookup per packet and cannot starve the cached flows. The packets of a guarded
+//! megaflow none of whose programs applied count as misses too.
+//!
+//! **Packets too short for the parser** (runts, v1model's `PacketTooShort`) are cached like
+//! others: the run's megaflow holds only for packets shorter than its parse needed (a longer
+//! one would have parsed on), and the key holds where the parse stopped
+//! ([`FlowKeyLayout::set_stop`], matched by every megaflow), so that a runt and a long
+//! packet with the same headers never share a megaflow. Runts take the full fast parse
+//! (no parse-path template). A runt the fast parser gives no key is a slow-path run,
+//! rate-limited as a miss.
 
 use crate::fastparse::{FastParser, Parsed, Templates};
 use crate::flowkey::{Coverage, FlowKeyLayout};
@@ -141,12 +148,16 @@ enum Rec {
     Tm(TmKind),
 }
 
-/// What a megaflow stores: the recorded run after the first parse, and the shortest packet
-/// it is valid for.
+/// What a megaflow stores: the recorded run after the first parse, and the lengths of the
+/// packets it is valid for.
 #[derive(Debug)]
 pub struct Megaflow {
     recording: Vec<Rec>,
     min_len: usize,
+    /// Packets this long or longer are not of the megaflow (`usize::MAX`: no bound): its run
+    /// stopped on a packet too short for its parser (`PacketTooShort`), which a longer packet
+    /// of the same parse would have passed.
+    max_len: usize,
     program: Option<Arc<Program>>,
     /// The key of the packet that made it (masked when shown).
     key: Vec<u64>,
@@ -168,6 +179,7 @@ pub struct Megaflow {
 struct Arm {
     program: Arc<Program>,
     min_len: usize,
+    max_len: usize,
     /// The key bits the arm's run depended on beyond the megaflow's mask: (word, mask,
     /// value) for each word with some.
     extra: Vec<(usize, u64, u64)>,
@@ -176,7 +188,7 @@ struct Arm {
 impl Arm {
     /// Whether the arm applies to a packet with key `key` and `len` bytes.
     fn fits(&self, key: &[u64], len: usize) -> bool {
-        len >= self.min_len
+        (self.min_len..self.max_len).contains(&len)
             && self
                 .extra
                 .iter()
@@ -204,6 +216,18 @@ impl Megaflow {
         self.min_len
     }
 
+    /// The length (bytes) from which packets are too long for the megaflow (`usize::MAX`:
+    /// none): its run's packet was too short for the parser.
+    pub fn max_len(&self) -> usize {
+        self.max_len
+    }
+
+    /// Whether a packet of `len` bytes may be of the megaflow.
+    #[inline]
+    pub fn fits_len(&self, len: usize) -> bool {
+        (self.min_len..self.max_len).contains(&len)
+    }
+
     /// Whether hits run a compiled action program instead of a replay.
     pub fn is_compiled(&self) -> bool {
         self.program.is_some()
@@ -229,7 +253,8 @@ impl Megaflow {
 pub struct DatapathStats {
     pub microflow_hits: u64,
     pub megaflow_hits: u64,
-    /// Lookups that found a megaflow the packet is too short for (counted as misses too).
+    /// Lookups that found a megaflow the packet is too short or too long for (counted as
+    /// misses too).
     pub too_short: u64,
     pub misses: u64,
     /// Slow-path runs that could not be summarised as a megaflow.
@@ -802,8 +827,8 @@ impl<'p> Datapath<'p> {
         let mut keys = std::mem::take(&mut self.batch_keys);
         keys.resize(words * BATCH, 0);
         let mut hashes = [None; BATCH];
-        // Packets too short for the parser: slow-path runs (never cached), rate-limited as
-        // misses.
+        // Packets too short for the parser without a key: slow-path runs (never cached),
+        // rate-limited as misses.
         let mut runts = [false; BATCH];
         let t0 = prof.map_or(0, |f| f());
         if let Some(f) = prefetch {
@@ -1038,7 +1063,7 @@ impl<'p> Datapath<'p> {
         let Some(prog) = flow
             .program
             .as_ref()
-            .filter(|_| packet.len() >= flow.min_len)
+            .filter(|_| flow.fits_len(packet.len()))
         else {
             return Fast::Interp {
                 miss: false,
@@ -1096,6 +1121,9 @@ impl<'p> Datapath<'p> {
         let hits = (self.stats.microflow_hits, self.stats.megaflow_hits);
         let words = self.layout.key_words().max(1);
         let drop_port = u64::from(self.interp.options().drop_port);
+        // Every megaflow matches where its parse stopped short (if it did).
+        let mut mask = vec![0; words];
+        self.layout.stop_mask(&mut mask);
         let mut obs = DpObserver {
             pipeline: self.pipeline,
             layout: &self.layout,
@@ -1109,9 +1137,11 @@ impl<'p> Datapath<'p> {
             guard_pending: false,
             guarded: false,
             key: vec![0; words],
-            mask: vec![0; words],
+            mask,
             cacheable: true,
             min_len_bits: 0,
+            max_len_bits: u64::MAX,
+            short_bits: 0,
             parses: 0,
             tags: Vec::with_capacity(8),
             recording: Vec::with_capacity(16),
@@ -1234,7 +1264,7 @@ impl GuardedHit<'_> {
         state.set_now_ns(now);
         let len = packet.len();
         let fits = |i: usize| match i {
-            0 => flow.program.as_ref().filter(|_| len >= flow.min_len),
+            0 => flow.program.as_ref().filter(|_| flow.fits_len(len)),
             i => flow
                 .arms
                 .get(i - 1)
@@ -1330,6 +1360,11 @@ struct DpObserver<'a> {
     mask: Vec<u64>,
     cacheable: bool,
     min_len_bits: u64,
+    /// The packet was shorter than this for its parser (`u64::MAX`: it was long enough).
+    max_len_bits: u64,
+    /// The bits of packet the first parse needed when the packet was too short (0: it was
+    /// not), which the key holds ([`FlowKeyLayout::set_stop`]).
+    short_bits: u64,
     parses: u32,
     tags: Vec<u32>,
     recording: Vec<Rec>,
@@ -1367,6 +1402,7 @@ impl<'a> DpObserver<'a> {
     /// The first parse ended: look the key up, then replay or record.
     fn first_parse(&mut self, phv: &[u8]) {
         self.layout.extract(phv, &mut self.key);
+        self.layout.set_stop(&mut self.key, self.short_bits);
         let found = if self.known_miss {
             None
         } else {
@@ -1382,7 +1418,7 @@ impl<'a> DpObserver<'a> {
                 self.mode = Mode::Recording;
                 self.start_tracer(phv);
             }
-            Some((_, flow, tier)) if self.packet.len() >= flow.min_len => {
+            Some((_, flow, tier)) if flow.fits_len(self.packet.len()) => {
                 match tier {
                     Tier::Microflow => self.stats.microflow_hits += 1,
                     Tier::Megaflow => self.stats.megaflow_hits += 1,
@@ -1442,6 +1478,7 @@ impl<'a> DpObserver<'a> {
             mut mask,
             cacheable,
             min_len_bits,
+            max_len_bits,
             parses,
             mut tags,
             recording,
@@ -1472,6 +1509,12 @@ impl<'a> DpObserver<'a> {
                 if parses > 1 {
                     min_len = min_len.max(packet.len());
                 }
+                // (A packet of `n` bytes is too short for `b` bits when `8n < b`, that is,
+                // when `n < ceil(b / 8)`.)
+                let max_len = match max_len_bits {
+                    u64::MAX => usize::MAX,
+                    b => usize::try_from(b.div_ceil(8)).unwrap_or(usize::MAX),
+                };
                 tags.sort_unstable();
                 tags.dedup();
                 // The memo's program for the same record, else a tracer's (which may widen
@@ -1563,9 +1606,9 @@ impl<'a> DpObserver<'a> {
                     }
                 };
                 if let Some(id) = extend {
-                    match program
-                        .and_then(|p| extended(cache, id, &key, &mask, min_len, p, &mut tags))
-                    {
+                    match program.and_then(|p| {
+                        extended(cache, id, &key, &mask, (min_len, max_len), p, &mut tags)
+                    }) {
                         Some((mask, flow)) => {
                             let key = flow.key.clone();
                             match cache.install(&mask, &key, Arc::new(flow), &tags) {
@@ -1580,6 +1623,7 @@ impl<'a> DpObserver<'a> {
                 let flow = Arc::new(Megaflow {
                     recording,
                     min_len,
+                    max_len,
                     guarded: program.as_ref().is_some_and(|p| p.is_guarded()),
                     program,
                     key: key.clone(),
@@ -1607,7 +1651,7 @@ fn extended(
     id: MegaflowId,
     key: &[u64],
     mask: &[u64],
-    min_len: usize,
+    (min_len, max_len): (usize, usize),
     program: Arc<Program>,
     tags: &mut Vec<u32>,
 ) -> Option<(Vec<u64>, Megaflow)> {
@@ -1629,12 +1673,14 @@ fn extended(
     arms.push(Arm {
         program,
         min_len,
+        max_len,
         extra,
     });
     let last = std::sync::atomic::AtomicU8::new(arms.len() as u8);
     let flow = Megaflow {
         recording: flow.recording.clone(),
         min_len: flow.min_len,
+        max_len: flow.max_len,
         program: flow.program.clone(),
         key: flow.key.clone(),
         guarded: true,
@@ -1818,6 +1864,15 @@ impl Observer for DpObserver<'_> {
         if self.tracking() {
             self.cacheable &= ok;
             self.min_len_bits = self.min_len_bits.max(needed_bits);
+        }
+    }
+
+    fn packet_too_short(&mut self, needed_bits: u64) {
+        if self.parses == 0 {
+            self.short_bits = needed_bits;
+        }
+        if self.tracking() {
+            self.max_len_bits = self.max_len_bits.min(needed_bits);
         }
     }
 

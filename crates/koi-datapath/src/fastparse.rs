@@ -22,13 +22,15 @@
 //! the interpreter's parser.
 //!
 //! At run time a parse stops where the P4 parser errs or rejects (a full stack, a failed
-//! `verify`, `reject`, a `select` without a match, and for v1model an `advance` or a varbit
-//! size that is not whole bytes, a varbit size above its maximum), with the headers parsed
-//! until then, as the architectures go on: v1model to ingress with `parser_error` set, uBPF
-//! sending the packet out unchanged.
-//! [`FastParser::parse`] answers `false` (the interpreter's parser takes the packet) for a
-//! packet too short for an `extract`, an `advance` or a `lookahead` (v1model's
-//! `PacketTooShort`, whose outcome the packet's length decides), and past the state budget.
+//! `verify`, `reject`, a `select` without a match, a packet too short for an `extract`, an
+//! `advance` or a `lookahead`, and for v1model an `advance` or a varbit size that is not
+//! whole bytes, a varbit size above its maximum), with the headers parsed until then, as the
+//! architectures go on: v1model to ingress with `parser_error` set, uBPF sending the packet
+//! out unchanged. A stop on the packet's end (`PacketTooShort`) is marked
+//! ([`Parsed::short`]): a longer packet would have parsed on, so the megaflow of such a run
+//! holds only for packets shorter than the parse needed, and the path has no template.
+//! [`FastParser::parse`] answers `false` (the interpreter's parser takes the packet) past the
+//! state budget.
 //! When it answers `true`, the header offsets and the key are exactly what the interpreter's
 //! parse and [`crate::FlowKeyLayout::extract`] give (the datapath checks this on every
 //! slow-path packet: [`crate::DatapathStats::fast_parse_mismatch`]).
@@ -318,10 +320,12 @@ impl KeyOp {
 /// Where the headers of one packet are.
 #[derive(Clone, Debug, Default)]
 pub struct Parsed {
-    /// [`FastParser::parse`] answered `false` because the packet is too short for an
-    /// `extract`, an `advance` or a `lookahead` (v1model's `PacketTooShort`: a run that is
-    /// never cached).
+    /// The parse stopped because the packet is too short for an `extract`, an `advance` or
+    /// a `lookahead` (`PacketTooShort`; a longer packet would have parsed on).
     pub short: bool,
+    /// When `short`: the bits of packet the parse needed (from the packet's start), which
+    /// the key holds ([`crate::FlowKeyLayout::set_stop`]).
+    pub short_bits: u64,
     /// Bit offset in the packet of the bits each header's fields hold (by `HeaderId`
     /// index: extracted there, or copied from a header extracted there), [`NONE`] if they
     /// are all zero (never written, or zeroed by `setValid`).
@@ -517,8 +521,8 @@ pub struct Templates {
     pub native_mismatch: u64,
     /// The seed of the microflow key hash ([`koi_cache::WordHash`]) native templates compute.
     pub hash_seed: u64,
-    /// The last packet [`FastParser::key`] gave no key for was too short for the parser
-    /// ([`Parsed::short`]): its run is a slow-path run, never cached.
+    /// The last packet [`FastParser::key`] parsed in full was too short for the parser
+    /// ([`Parsed::short`]); with no key given, its run is a slow-path run, never cached.
     pub short: bool,
 }
 
@@ -574,6 +578,8 @@ pub struct FastParser {
     siblings: Vec<Vec<u32>>,
     key: Vec<KeyOp>,
     words: usize,
+    /// The key word holding where a parse stopped short ([`crate::FlowKeyLayout::set_stop`]).
+    stop_word: usize,
     margin: u64,
     /// The assignments: destination slot and value.
     assigns: Vec<(SlotId, Ex)>,
@@ -1023,6 +1029,7 @@ impl FastParser {
             siblings,
             key,
             words: layout.key_words().max(1),
+            stop_word: layout.stop_word(),
             margin,
             hdr_over: (0..headers)
                 .map(|h| {
@@ -1065,6 +1072,7 @@ impl FastParser {
     pub fn new_parsed(&self) -> Parsed {
         Parsed {
             short: false,
+            short_bits: 0,
             hdr_off: vec![NONE; self.headers],
             varbit: vec![0; self.headers],
             valid: vec![false; self.headers],
@@ -1119,6 +1127,7 @@ impl FastParser {
         }
         out.stopped_unrecorded = false;
         out.short = false;
+        out.short_bits = 0;
         let total = (pkt.len() as u64) * 8;
         let limit = self.margin + 8 * total;
         let mut cursor: u64 = 0;
@@ -1141,7 +1150,8 @@ impl FastParser {
                     Op::Extract { h, bits } => {
                         if cursor + u64::from(bits) > total {
                             out.short = true;
-                            return false;
+                            out.short_bits = cursor + u64::from(bits);
+                            break 'states;
                         }
                         self.set_header(out, h, cursor as u32);
                         cursor += u64::from(bits);
@@ -1156,7 +1166,8 @@ impl FastParser {
                         };
                         if cursor + u64::from(bits) > total {
                             out.short = true;
-                            return false;
+                            out.short_bits = cursor + u64::from(bits);
+                            break 'states;
                         }
                         self.set_header(out, h, cursor as u32);
                         out.next[stack as usize] += 1;
@@ -1165,7 +1176,8 @@ impl FastParser {
                     Op::Advance(bits) => {
                         if cursor + u64::from(bits) > total {
                             out.short = true;
-                            return false;
+                            out.short_bits = cursor + u64::from(bits);
+                            break 'states;
                         }
                         cursor += u64::from(bits);
                     }
@@ -1189,7 +1201,8 @@ impl FastParser {
                         let end = cursor.saturating_add(u64::from(fixed)).saturating_add(bits);
                         if end > total {
                             out.short = true;
-                            return false;
+                            out.short_bits = end;
+                            break 'states;
                         }
                         if bits > u64::from(max) {
                             out.stopped_unrecorded = true;
@@ -1211,7 +1224,8 @@ impl FastParser {
                         };
                         if cursor.saturating_add(bits) > total {
                             out.short = true;
-                            return false;
+                            out.short_bits = cursor.saturating_add(bits);
+                            break 'states;
                         }
                         out.advanced.push((state, oi as u32, bits));
                         cursor += bits;
@@ -1273,11 +1287,12 @@ impl FastParser {
                         }
                     }
                     Op::Lookahead { id, var, w, wide } => {
-                        // Too short: `PacketTooShort`, which the interpreter does not cache.
+                        // Too short: `PacketTooShort` (see `Parsed::short`).
                         let end = cursor + u64::from(w);
                         if end > total {
                             out.short = true;
-                            return false;
+                            out.short_bits = end;
+                            break 'states;
                         }
                         out.ahead_end = out.ahead_end.max(end as u32);
                         // Read again after a decision read it: the decided value is in no
@@ -1547,8 +1562,9 @@ impl FastParser {
 
     /// The template of the path `p` took, if it can have one.
     fn template(&self, p: &Parsed, pkt: &[u8], port: u64) -> Option<Template> {
-        // (A template of a parse stopped by a failed condition would have to check it.)
-        if p.unpinned || p.reextracted || p.stopped_unrecorded {
+        // (A template of a parse stopped by a failed condition, or by the packet's end, would
+        // have to check it.)
+        if p.unpinned || p.reextracted || p.stopped_unrecorded || p.short {
             return None;
         }
         let mut checks = Vec::new();
@@ -2017,6 +2033,9 @@ impl FastParser {
                     }
                 }
             }
+        }
+        if out.short {
+            crate::flowkey::write_stop(key, self.stop_word, out.short_bits);
         }
     }
 }

@@ -721,36 +721,77 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
     );
 }
 
-/// Packets too short for the parser (runts) are never cached, so each is a slow-path run:
-/// they are admitted by the slow-path rate limit like misses, so a flood of them cannot take
-/// the interpreter away from everything else; cached flows keep being forwarded.
+/// Packets too short for the parser (runts) are cached like other packets, for the lengths
+/// at which their parse stops where it did: a runt's megaflow holds only for packets of its
+/// parse that are as short (a longer one would have parsed on), and longer packets never
+/// take it.
 #[test]
-fn runts_are_rate_limited_like_misses() {
+fn runts_are_cached_for_the_lengths_they_stop_at() {
+    use koi_datapath::PathTaken;
+    let p = program();
+    let mut t = common::Twin::new(&p, |s| add_entry(s, 9, 4));
+    let compiled = |p: PathTaken| matches!(p, PathTaken::Compiled(_));
+    let whole = frame(9, 1, 1, b"");
+    assert_eq!(t.send(&whole, 1).1, PathTaken::Slow);
+    // Too short for `h` (the EtherType says it follows): 14 and 15 bytes stop there.
+    assert_eq!(t.send(&whole[..15], 1).1, PathTaken::Slow);
+    assert!(compiled(t.send(&whole[..14], 1).1));
+    assert!(compiled(t.send(&whole[..15], 1).1));
+    // Too short for Ethernet: another stop, one megaflow for every length below 14.
+    assert_eq!(t.send(&whole[..10], 1).1, PathTaken::Slow);
+    for n in [1, 7, 13, 10] {
+        assert!(compiled(t.send(&whole[..n], 1).1), "{n} bytes");
+    }
+    // Longer packets of the same headers keep their own megaflow.
+    assert!(compiled(t.send(&whole, 1).1));
+    assert!(compiled(t.send(&frame(9, 1, 1, b"xy"), 1).1));
+    let s = t.dp.stats();
+    assert_eq!((s.misses, s.installs, s.uncacheable), (3, 3, 0), "{s:?}");
+    assert_eq!((s.compiled, s.compile_mismatch), (3, 0), "{s:?}");
+    // The listing shows where each runt's parse stopped: 112 bits for Ethernet, 128 for `h`.
+    let flows = t.dp.dump_flows(10).join("\n");
+    assert_eq!(flows.matches("too_short_for_bit=").count(), 2, "{flows}");
+    assert!(flows.contains("too_short_for_bit=112"), "{flows}");
+    assert!(flows.contains("too_short_for_bit=128"), "{flows}");
+}
+
+/// Runts of new flows are admitted by the slow-path rate limit like other misses, so a flood
+/// of them cannot take the interpreter away from everything else; cached flows keep being
+/// forwarded.
+#[test]
+fn runts_of_new_flows_are_rate_limited_like_misses() {
     use koi_datapath::{DatapathConfig, PathTaken};
     let p = program();
-    let config = DatapathConfig {
+    let config = || DatapathConfig {
         upcall_rate: 10,
         upcall_burst: 5,
         ..DatapathConfig::default()
     };
-    let mut dp = Datapath::with_config(&p, koi_interp::Options::default(), config)
+    let mut dp = Datapath::with_config(&p, koi_interp::Options::default(), config())
         .unwrap_or_else(|e| panic!("{e}"));
     let mut state = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    // A megaflow per destination: each runt below is a new flow.
+    for dst in 1..=40 {
+        add_entry(&mut state, dst, 4);
+    }
     let clock = ManualClock::new(0);
-    let mut path = |dp: &mut Datapath<'_>, pkt: &[u8]| {
-        dp.process_with(&mut state, pkt, 1, &clock, &mut |_, _| {})
+    let path = |dp: &mut Datapath<'_>, state: &mut State, pkt: &[u8]| {
+        dp.process_with(state, pkt, 1, &clock, &mut |_, _| {})
             .map(|s| s.path)
             .unwrap_or_else(|e| panic!("{e}"))
     };
-    let whole = frame(9, 1, 1, b"");
-    assert_eq!(path(&mut dp, &whole), PathTaken::Slow);
-    // Too short for `h` (the EtherType says it follows), and for the Ethernet header.
-    let runts = [&whole[..15], &whole[..10]];
+    let whole = frame(40, 1, 1, b"");
+    assert_eq!(path(&mut dp, &mut state, &whole), PathTaken::Slow);
+    // Too short for `h`.
+    let runt = |dst: u8| frame(dst, 1, 1, b"")[..15].to_vec();
     let mut taken = Vec::new();
-    for i in 0..20 {
-        taken.push(path(&mut dp, runts[i % 2]));
+    for dst in 1..=20 {
+        taken.push(path(&mut dp, &mut state, &runt(dst)));
         // The cached flow is still a compiled hit.
-        assert!(matches!(path(&mut dp, &whole), PathTaken::Compiled(_)));
+        assert!(matches!(
+            path(&mut dp, &mut state, &whole),
+            PathTaken::Compiled(_)
+        ));
     }
     let slow = taken.iter().filter(|p| **p == PathTaken::Slow).count();
     assert_eq!(
@@ -762,21 +803,19 @@ fn runts_are_rate_limited_like_misses() {
         16
     );
     assert_eq!(dp.stats().upcalls_limited, 16);
+    // A runt whose flow is cached is a hit, whatever the limit.
+    assert!(matches!(
+        path(&mut dp, &mut state, &runt(1)),
+        PathTaken::Compiled(_)
+    ));
     // Tokens come back with time.
     clock.advance_ns(1_000_000_000);
-    assert_eq!(path(&mut dp, runts[0]), PathTaken::Slow);
-    // The same in batches: 5 tokens for 32 runts.
-    let mut dp = Datapath::with_config(
-        &p,
-        koi_interp::Options::default(),
-        DatapathConfig {
-            upcall_rate: 10,
-            upcall_burst: 5,
-            ..DatapathConfig::default()
-        },
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let batch: Vec<&[u8]> = (0..32).map(|i| runts[i % 2]).collect();
+    assert_eq!(path(&mut dp, &mut state, &runt(30)), PathTaken::Slow);
+    // The same in batches: 5 tokens for 32 new runts.
+    let mut dp = Datapath::with_config(&p, koi_interp::Options::default(), config())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let runts: Vec<Vec<u8>> = (1..=32).map(runt).collect();
+    let batch: Vec<&[u8]> = runts.iter().map(Vec::as_slice).collect();
     let mut limited = 0;
     dp.process_batch(
         &mut state,

@@ -162,8 +162,14 @@ pub trait Observer {
     fn extern_call(&mut self, _ev: &ExternEvent<'_>) {}
     /// Bits `mask` of slot `slot` (a mask of the slot's width) influenced a decision.
     fn influence(&mut self, _d: Decision, _slot: SlotId, _mask: &Bits) {}
-    /// The parser needed `needed_bits` bits of packet from its start; `ok` if it had them.
+    /// The run needed `needed_bits` bits of packet from its start; `ok` if it had them (a
+    /// failed check other than a parser's `PacketTooShort`: the parser's state budget, which
+    /// grows with the packet).
     fn packet_length_check(&mut self, _needed_bits: u64, _ok: bool) {}
+    /// The parser needed `needed_bits` bits of packet from its start and the packet was
+    /// shorter: it stops with `PacketTooShort` (what follows holds for every packet of the
+    /// same parse that is as short).
+    fn packet_too_short(&mut self, _needed_bits: u64) {}
     fn tm(&mut self, _ev: &TmEvent) {}
     fn log(&mut self, _msg: &str) {}
     /// A statement is about to run, with the enclosing action's arguments (only if

@@ -236,11 +236,12 @@ impl<O: Observer> Ctx<'_, O> {
     fn need(&mut self, pkt: &Pkt, bits: u64) -> Result<(), Stop> {
         let have = (pkt.data.len() as u64) * 8;
         let end = (pkt.cursor as u64).saturating_add(bits);
-        let ok = end <= have;
-        self.obs.packet_length_check(end, ok);
-        match ok {
-            true => Ok(()),
-            false => Err(Stop::Reject(PACKET_TOO_SHORT)),
+        if end <= have {
+            self.obs.packet_length_check(end, true);
+            Ok(())
+        } else {
+            self.obs.packet_too_short(end);
+            Err(Stop::Reject(PACKET_TOO_SHORT))
         }
     }
 

@@ -64,6 +64,18 @@ pub struct KeyGroup {
     pub words: Range<usize>,
 }
 
+/// Key bits (the low bits of the last key word) that tell where a parse stopped short.
+pub const STOP_BITS: u32 = 24;
+const STOP_MASK: u64 = (1 << STOP_BITS) - 1;
+
+/// [`FlowKeyLayout::set_stop`] with the layout's stop word `word`.
+#[inline]
+pub(crate) fn write_stop(key: &mut [u64], word: usize, needed_bits: u64) {
+    if let Some(w) = key.get_mut(word) {
+        *w = (*w & !STOP_MASK) | needed_bits.min(STOP_MASK);
+    }
+}
+
 /// Whether a key mask covers an influence report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Coverage {
@@ -102,6 +114,10 @@ pub struct FlowKeyLayout {
     groups: Vec<KeyGroup>,
     bits: u32,
     words: usize,
+    /// The word whose low [`STOP_BITS`] bits hold where the parse stopped short
+    /// ([`FlowKeyLayout::set_stop`]): the last, or one more when the fields leave too little
+    /// room in it.
+    stop_word: usize,
     decisions: Vec<Decision>,
     opaque: Vec<HeaderId>,
     opaque_names: Vec<String>,
@@ -136,6 +152,7 @@ impl FlowKeyLayout {
             groups: Vec::new(),
             bits: 0,
             words: 1,
+            stop_word: 0,
             decisions: Vec::new(),
             opaque: Vec::new(),
             opaque_names: Vec::new(),
@@ -284,6 +301,10 @@ impl FlowKeyLayout {
         }
         self.bits = self.fields.iter().map(|f| f.width).sum();
         self.words = (cursor.div_ceil(64) as usize).max(1);
+        if self.words as u32 * 64 - cursor < STOP_BITS {
+            self.words += 1;
+        }
+        self.stop_word = self.words - 1;
     }
 
     /// The PHV-to-key copies, adjacent fields merged, split at 64 bits.
@@ -410,6 +431,33 @@ impl FlowKeyLayout {
         self.words
     }
 
+    /// Writes into `key` that its packet was too short for its parse, which needed
+    /// `needed_bits` bits of it (`PacketTooShort`; 0: the packet was long enough). Every
+    /// megaflow matches this value ([`FlowKeyLayout::stop_mask`]): the packets of one stopped
+    /// where its run's did, and a packet long enough for its parse never shares a megaflow
+    /// with one that was not. (Needs above `2^STOP_BITS - 1` bits share the largest value;
+    /// a megaflow's length bounds tell them apart.)
+    pub fn set_stop(&self, key: &mut [u64], needed_bits: u64) {
+        write_stop(key, self.stop_word, needed_bits);
+    }
+
+    /// The word [`FlowKeyLayout::set_stop`] writes.
+    pub(crate) fn stop_word(&self) -> usize {
+        self.stop_word
+    }
+
+    /// Where `key`'s parse stopped short ([`FlowKeyLayout::set_stop`]; 0: it did not).
+    pub fn stop(&self, key: &[u64]) -> u64 {
+        key.get(self.stop_word).map_or(0, |w| w & STOP_MASK)
+    }
+
+    /// Adds to `mask` the bits [`FlowKeyLayout::set_stop`] writes.
+    pub fn stop_mask(&self, mask: &mut [u64]) {
+        if let Some(w) = mask.get_mut(self.stop_word) {
+            *w |= STOP_MASK;
+        }
+    }
+
     /// The number of key bits holding fields (the rest is padding, always zero).
     pub fn key_bits(&self) -> u32 {
         self.bits
@@ -488,6 +536,9 @@ impl FlowKeyLayout {
             } else {
                 out.push(format!("{}={v:#x}/{m:#x}", f.name));
             }
+        }
+        if self.stop(mask) != 0 && self.stop(key) != 0 {
+            out.push(format!("too_short_for_bit={}", self.stop(key)));
         }
         out.join(",")
     }

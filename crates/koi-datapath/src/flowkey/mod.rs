@@ -16,6 +16,7 @@ mod reads;
 mod region;
 mod stmts;
 
+pub(crate) use layout::write_stop;
 pub use layout::{Coverage, FlowKeyLayout, KeyField, KeyGroup, Source};
 
 /// What a decision is.
