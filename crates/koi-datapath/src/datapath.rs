@@ -83,9 +83,9 @@
 //! others: the run's megaflow holds only for packets shorter than its parse needed (a longer
 //! one would have parsed on), and the key holds where the parse stopped
 //! ([`FlowKeyLayout::set_stop`], matched by every megaflow), so that a runt and a long
-//! packet with the same headers never share a megaflow. Runts take the full fast parse
-//! (no parse-path template). A runt the fast parser gives no key is a slow-path run,
-//! rate-limited as a miss.
+//! packet with the same headers never share a megaflow; parse-path templates are bounded
+//! the same way. A runt the fast parser gives no key is a slow-path run, rate-limited as a
+//! miss.
 
 use crate::fastparse::{FastParser, Parsed, Templates};
 use crate::flowkey::{Coverage, FlowKeyLayout};

@@ -27,8 +27,10 @@
 //! whole bytes, a varbit size above its maximum), with the headers parsed until then, as the
 //! architectures go on: v1model to ingress with `parser_error` set, uBPF sending the packet
 //! out unchanged. A stop on the packet's end (`PacketTooShort`) is marked
-//! ([`Parsed::short`]): a longer packet would have parsed on, so the megaflow of such a run
-//! holds only for packets shorter than the parse needed, and the path has no template.
+//! ([`Parsed::short`], with the bits the parse needed, which the key holds): a longer packet
+//! would have parsed on, so the megaflow of such a run, and the template of its path, hold
+//! only for packets shorter than the parse needed (a size read from the packet that decided
+//! where it stopped is pinned, as for the later offsets below).
 //! [`FastParser::parse`] answers `false` (the interpreter's parser takes the packet) past the
 //! state budget.
 //! When it answers `true`, the header offsets and the key are exactly what the interpreter's
@@ -479,6 +481,9 @@ impl Load {
 #[derive(Clone, Debug)]
 struct Template {
     min_len: usize,
+    /// Packets this long or longer do not take the path (`usize::MAX`: any length does):
+    /// its parse stopped on the packet's end ([`Parsed::short`]).
+    max_len: usize,
     checks: Vec<Check>,
     /// Port checks: the ingress port's low `w` bits equal `value`.
     port_checks: Vec<(u32, u64)>,
@@ -1200,6 +1205,8 @@ impl FastParser {
                         };
                         let end = cursor.saturating_add(u64::from(fixed)).saturating_add(bits);
                         if end > total {
+                            // (The size decided where the parse stopped: a template pins it.)
+                            out.advanced.push((state, oi as u32, bits));
                             out.short = true;
                             out.short_bits = end;
                             break 'states;
@@ -1223,6 +1230,7 @@ impl FastParser {
                             Err(Stop::Interpreter) => return false,
                         };
                         if cursor.saturating_add(bits) > total {
+                            out.advanced.push((state, oi as u32, bits));
                             out.short = true;
                             out.short_bits = cursor.saturating_add(bits);
                             break 'states;
@@ -1562,9 +1570,8 @@ impl FastParser {
 
     /// The template of the path `p` took, if it can have one.
     fn template(&self, p: &Parsed, pkt: &[u8], port: u64) -> Option<Template> {
-        // (A template of a parse stopped by a failed condition, or by the packet's end, would
-        // have to check it.)
-        if p.unpinned || p.reextracted || p.stopped_unrecorded || p.short {
+        // (A template of a parse stopped by a failed condition would have to check it.)
+        if p.unpinned || p.reextracted || p.stopped_unrecorded {
             return None;
         }
         let mut checks = Vec::new();
@@ -1685,6 +1692,18 @@ impl FastParser {
         let budget = p.visited.saturating_sub(self.margin).div_ceil(64);
         let min_len = (p.cursor.max(p.ahead_end).div_ceil(8) as usize).max(budget as usize);
         let mut key_base = vec![0u64; self.words];
+        // A parse stopped on the packet's end holds for the packets that end before the bits
+        // it needed (`8 len < short_bits`), and their keys say so.
+        let max_len = match p.short {
+            true => {
+                crate::flowkey::write_stop(&mut key_base, self.stop_word, p.short_bits);
+                usize::try_from(p.short_bits.div_ceil(8)).ok()?
+            }
+            false => usize::MAX,
+        };
+        if min_len >= max_len {
+            return None;
+        }
         let mut copies: Vec<Copy> = Vec::new();
         let (mut port_ops, mut len_ops) = (Vec::new(), Vec::new());
         for op in &self.key {
@@ -1835,6 +1854,7 @@ impl FastParser {
         }
         Some(Template {
             min_len,
+            max_len,
             checks: slow_checks,
             port_checks,
             check_loads,
@@ -2250,7 +2270,7 @@ fn reads_var(e: &Ex) -> bool {
 impl Template {
     #[inline]
     fn matches(&self, pkt: &[u8], port: u64) -> bool {
-        pkt.len() >= self.min_len
+        (self.min_len..self.max_len).contains(&pkt.len())
             && self.check_loads.iter().all(|(l, v)| l.value(pkt) == *v)
             && self
                 .checks

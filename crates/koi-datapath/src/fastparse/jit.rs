@@ -1,7 +1,7 @@
 //! Native code for hot parse-path templates (Cranelift JIT).
 //!
 //! A [`Template`] that has matched [`crate::native::Jit`]'s threshold of packets becomes one
-//! function `fn(pkt, len, port, key) -> matched`: the length check, each `select` bit check
+//! function `fn(pkt, len, port, key) -> matched`: the length checks, each `select` bit check
 //! as a big-endian load compared with its value (a branch out on the first difference), the
 //! port checks, then every key word computed in a register from its constant part, the loads
 //! and copies of packet fields and the port and length pieces, and stored, with the key's
@@ -186,6 +186,15 @@ fn body(
     b.ins().brif(short, fail, &[], next, &[]);
     b.switch_to_block(next);
     b.seal_block(next);
+    // A path that stopped on the packet's end: only packets shorter than it needed.
+    if t.max_len != usize::MAX {
+        let max = native::k(b, t.max_len as u64);
+        let long = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, len, max);
+        let next = b.create_block();
+        b.ins().brif(long, fail, &[], next, &[]);
+        b.switch_to_block(next);
+        b.seal_block(next);
+    }
     for (l, want) in &t.check_loads {
         let v = load(b, pkt, l.byte, l.shl, l.shr, min_len)?;
         check(b, v, *want);
