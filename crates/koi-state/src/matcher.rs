@@ -31,8 +31,146 @@ pub enum Matcher {
         /// too many longer entries to compare one by one.
         prefixes: SortedPrefixes,
     },
+    /// Entries in lookup order (priority descending, then index ascending), with their
+    /// patterns compiled for scanning.
+    Scan(ScanList),
+}
+
+/// A ternary or range table's entries in lookup order. When the table's fields are at most
+/// [`NARROW_FIELDS`] of at most 128 bits each, each entry's patterns are also kept as `u128`
+/// tests side by side (one entry's after another's), so that a lookup scans one array
+/// instead of reading every entry's patterns.
+#[derive(Clone, Debug, Default)]
+pub struct ScanList {
     /// `(priority, index)` sorted by priority descending, then index ascending.
-    Scan(Vec<(u32, u32)>),
+    order: Vec<(u32, u32)>,
+    /// The fields' widths when the tests are kept (`None`: they are not).
+    widths: Option<Vec<u32>>,
+    /// `widths.len()` tests per entry of `order`, in its order.
+    tests: Vec<Test>,
+    /// Per entry of `order`: whether it has a pattern for every field (else it never hits).
+    complete: Vec<bool>,
+}
+
+/// One pattern as a test of a key field's `u128` value, at the field's width.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Test {
+    /// `(k ^ v) & m == 0`: exact, mask, prefix and don't-care patterns.
+    Mask { v: u128, m: u128 },
+    /// `lo <= k <= hi`; `full`: every value of the field is in the range.
+    Range { lo: u128, hi: u128, full: bool },
+}
+
+impl Test {
+    /// Pattern `p` for a field of `w <= 128` bits, as [`matches128`] reads it.
+    fn of(p: &Pattern, w: u32) -> Test {
+        let km = low_mask(w);
+        let low = |b: &Bits| b.low_u128() & km;
+        match p {
+            Pattern::Exact(v) => Test::Mask { v: low(v), m: km },
+            Pattern::Mask { value, mask } => Test::Mask {
+                v: low(value),
+                m: low(mask),
+            },
+            Pattern::Prefix { value, len } => Test::Mask {
+                v: low(value),
+                m: km & !low_mask(w - (*len).min(w)),
+            },
+            Pattern::Range { lo, hi } => Test::Range {
+                lo: low(lo),
+                hi: low(hi),
+                full: pattern_mask128(p, w) == 0,
+            },
+            Pattern::Any => Test::Mask { v: 0, m: 0 },
+        }
+    }
+
+    #[inline]
+    fn matches(self, k: u128) -> bool {
+        match self {
+            Test::Mask { v, m } => (k ^ v) & m == 0,
+            Test::Range { lo, hi, .. } => lo <= k && k <= hi,
+        }
+    }
+
+    /// [`mismatch128`]'s bit, else [`pattern_mask128`]'s mask, for a key `k` that fails.
+    #[inline]
+    fn witness(self, k: u128, km: u128) -> u128 {
+        match self {
+            Test::Mask { v, m } => {
+                let d = (k ^ v) & m;
+                if d != 0 {
+                    1u128 << (127 - d.leading_zeros())
+                } else {
+                    m
+                }
+            }
+            Test::Range { full: true, .. } => 0,
+            Test::Range { .. } => km,
+        }
+    }
+
+    /// [`pattern_mask128`].
+    #[inline]
+    fn mask(self, km: u128) -> u128 {
+        match self {
+            Test::Mask { m, .. } => m,
+            Test::Range { full: true, .. } => 0,
+            Test::Range { .. } => km,
+        }
+    }
+}
+
+impl ScanList {
+    fn new(widths: &[u32]) -> ScanList {
+        let narrow = widths.len() <= NARROW_FIELDS && widths.iter().all(|&w| w <= 128);
+        ScanList {
+            widths: narrow.then(|| widths.to_vec()),
+            ..ScanList::default()
+        }
+    }
+
+    fn insert(&mut self, patterns: &[Pattern], priority: u32, index: u32) {
+        let at = self
+            .order
+            .partition_point(|&(p, i)| (Reverse(p), i) < (Reverse(priority), index));
+        self.order.insert(at, (priority, index));
+        if let Some(widths) = &self.widths {
+            let n = widths.len();
+            // Fields without a pattern test nothing (the entry never hits: `complete`).
+            let tests = widths.iter().enumerate().map(|(j, &w)| {
+                patterns
+                    .get(j)
+                    .map_or(Test::Mask { v: 0, m: 0 }, |p| Test::of(p, w))
+            });
+            self.tests.splice(at * n..at * n, tests);
+            self.complete.insert(at, patterns.len() == n);
+        }
+    }
+
+    fn remove(&mut self, index: u32) {
+        while let Some(at) = self.order.iter().position(|&(_, i)| i == index) {
+            self.order.remove(at);
+            if let Some(widths) = &self.widths {
+                let n = widths.len();
+                self.tests.drain(at * n..at * n + n);
+                self.complete.remove(at);
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        self.order.clear();
+        self.tests.clear();
+        self.complete.clear();
+    }
+
+    /// Whether the kept tests answer a lookup of `keys` (fields of the table's widths).
+    fn compiled_for(&self, keys: &[Bits]) -> bool {
+        self.widths.as_ref().is_some_and(|w| {
+            w.len() == keys.len() && w.iter().zip(keys).all(|(w, k)| *w == k.width())
+        })
+    }
 }
 
 /// The exact-match key of an entry's canonical patterns (prefix values are already masked).
@@ -67,7 +205,15 @@ impl Matcher {
                 map: HashMap::default(),
                 sorted: SortedPrefixes::default(),
             },
-            (LookupKind::Ternary | LookupKind::Range, _) => Matcher::Scan(Vec::new()),
+            (LookupKind::Ternary | LookupKind::Range, _) => Matcher::Scan(ScanList::default()),
+        }
+    }
+
+    /// A matcher of `kind` for fields of `widths` (the table's match fields, in order).
+    pub fn with_widths(kind: LookupKind, lpm_field: Option<usize>, widths: &[u32]) -> Matcher {
+        match Matcher::new(kind, lpm_field) {
+            Matcher::Scan(_) => Matcher::Scan(ScanList::new(widths)),
+            m => m,
         }
     }
 
@@ -86,6 +232,7 @@ impl Matcher {
                 by_len.get(&Reverse(len))?.get(&key_of(patterns)).copied()
             }
             Matcher::Scan(list) => list
+                .order
                 .iter()
                 .filter(|(p, _)| *p == priority)
                 .map(|(_, i)| *i)
@@ -125,11 +272,7 @@ impl Matcher {
                     prefixes.add(std::slice::from_ref(&v), len);
                 }
             }
-            Matcher::Scan(list) => {
-                let at =
-                    list.partition_point(|&(p, i)| (Reverse(p), i) < (Reverse(priority), index));
-                list.insert(at, (priority, index));
-            }
+            Matcher::Scan(list) => list.insert(patterns, priority, index),
         }
     }
 
@@ -159,7 +302,7 @@ impl Matcher {
                     }
                 }
             }
-            Matcher::Scan(list) => list.retain(|(_, i)| *i != index),
+            Matcher::Scan(list) => list.remove(index),
         }
     }
 
@@ -224,12 +367,15 @@ impl Matcher {
                 by_len,
                 prefixes,
             } => lookup_lpm(*field, by_len, prefixes, keys, masks),
+            Matcher::Scan(list) if list.compiled_for(keys) => {
+                lookup_scan_compiled(list, keys, masks)
+            }
             Matcher::Scan(list)
                 if keys.len() <= NARROW_FIELDS && keys.iter().all(|k| k.width() <= 128) =>
             {
-                lookup_scan_narrow(list, keys, patterns_of, masks)
+                lookup_scan_narrow(&list.order, keys, patterns_of, masks)
             }
-            Matcher::Scan(list) => lookup_scan(list, keys, patterns_of, masks),
+            Matcher::Scan(list) => lookup_scan(&list.order, keys, patterns_of, masks),
         }
     }
 }
@@ -701,6 +847,48 @@ fn lookup_scan_narrow<'a>(
     found
 }
 
+/// [`lookup_scan_narrow`] on the list's kept tests (`list.compiled_for(keys)`): the same
+/// answer and masks, without reading the entries.
+fn lookup_scan_compiled(
+    list: &ScanList,
+    keys: &[Bits],
+    masks: Option<&mut Vec<Bits>>,
+) -> Option<u32> {
+    let n = keys.len();
+    let mut k = [0u128; NARROW_FIELDS];
+    let mut km = [0u128; NARROW_FIELDS];
+    for (j, key) in keys.iter().enumerate() {
+        km[j] = low_mask(key.width());
+        k[j] = key.low_u128() & km[j];
+    }
+    let want = masks.is_some();
+    let mut acc = [0u128; NARROW_FIELDS];
+    let mut found = None;
+    let tests = list.tests.chunks_exact(n.max(1));
+    for ((&(_, i), t), &complete) in list.order.iter().zip(tests).zip(&list.complete) {
+        let fail = (0..n).find(|&j| !t[j].matches(k[j]));
+        if want {
+            match fail {
+                Some(f) => acc[f] |= t[f].witness(k[f], km[f]),
+                None => {
+                    for j in 0..n {
+                        acc[j] |= t[j].mask(km[j]);
+                    }
+                }
+            }
+        }
+        if fail.is_none() && complete {
+            found = Some(i);
+            break;
+        }
+    }
+    if let Some(m) = masks {
+        m.clear();
+        m.extend((0..n).map(|j| Bits::from_u128(keys[j].width(), acc[j])));
+    }
+    found
+}
+
 /// [`matches`] for a key of `w <= 128` bits whose value is `k`.
 #[inline]
 fn matches128(p: &Pattern, k: u128, w: u32) -> bool {
@@ -879,6 +1067,54 @@ mod tests {
             prop_assert_eq!(a, b2);
             prop_assert_eq!(general, narrow);
             prop_assert_eq!(lookup_scan_narrow(&list, &k, of, None), a);
+        }
+    }
+
+    proptest! {
+        /// A scan on the kept `u128` tests gives exactly the general scan's entry and masks,
+        /// for fields of 0 to 128 bits, entries with fewer patterns than the key has fields,
+        /// priorities, and entries removed.
+        #[test]
+        fn compiled_scan_equals_the_general_scan(
+            entries in proptest::collection::vec(
+                (any::<[u8; 3]>(), any::<[u128; 6]>(), 0u32..130, any::<bool>(), 0u32..4), 0..24),
+            removed in proptest::collection::vec(any::<prop::sample::Index>(), 0..6),
+            keys in proptest::collection::vec(any::<[u128; 3]>(), 1..8),
+            widths in proptest::sample::subsequence(vec![0u32, 1, 7, 8, 13, 16, 64, 100, 128], 3),
+        ) {
+            let mut m = Matcher::with_widths(LookupKind::Range, None, &widths);
+            let mut pats: Vec<Vec<Pattern>> = Vec::new();
+            for (i, (kinds, vals, len, short, prio)) in entries.iter().enumerate() {
+                let fields = if *short { 2 } else { 3 };
+                let ps: Vec<Pattern> = (0..fields)
+                    .map(|f| pattern(kinds[f], widths[f], vals[2 * f], vals[2 * f + 1], *len))
+                    .collect();
+                m.insert(&ps, *prio, i as u32);
+                pats.push(ps);
+            }
+            let mut live: Vec<u32> = (0..pats.len() as u32).collect();
+            for r in &removed {
+                if live.is_empty() {
+                    break;
+                }
+                let i = live.swap_remove(r.index(live.len()));
+                m.remove(&pats[i as usize], i);
+            }
+            let Matcher::Scan(list) = &m else {
+                panic!("scan expected")
+            };
+            prop_assert_eq!(list.order.len(), live.len());
+            let of = |i: u32| pats.get(i as usize).map(|p| &p[..]);
+            for key in &keys {
+                let k: Vec<Bits> = (0..3).map(|f| b(widths[f], key[f] & low_mask(widths[f]))).collect();
+                prop_assert!(list.compiled_for(&k));
+                let (mut general, mut compiled) = (Vec::new(), Vec::new());
+                let a = lookup_scan(&list.order, &k, of, Some(&mut general));
+                let c = m.lookup(&k, of, Some(&mut compiled));
+                prop_assert_eq!(a, c);
+                prop_assert_eq!(&general, &compiled);
+                prop_assert_eq!(m.lookup(&k, of, None), a);
+            }
         }
     }
 
@@ -1475,6 +1711,6 @@ mod tests {
         let Matcher::Scan(list) = &m else {
             panic!("scan expected")
         };
-        assert_eq!(list, &[(20, 5), (10, 1), (10, 2)]);
+        assert_eq!(list.order, [(20, 5), (10, 1), (10, 2)]);
     }
 }

@@ -65,7 +65,8 @@ pub struct TableState {
 impl TableState {
     pub fn new(schema: TableSchema) -> TableState {
         let lpm = schema.keys.iter().position(|k| k.kind == MatchKind::Lpm);
-        let matcher = Matcher::new(schema.lookup, lpm);
+        let widths: Vec<u32> = schema.keys.iter().map(|k| k.width).collect();
+        let matcher = Matcher::with_widths(schema.lookup, lpm, &widths);
         let default = EntryAction::Action(schema.default_action.call.clone());
         TableState {
             schema,
