@@ -423,6 +423,20 @@ fn lookup_lpm(
     keys: &[Bits],
     masks: Option<&mut Vec<Bits>>,
 ) -> Option<u32> {
+    match keys {
+        [key] if field == 0 && key.width() <= 128 => lookup_lpm1(by_len, prefixes, key, masks),
+        _ => lookup_lpm_fields(field, by_len, prefixes, keys, masks),
+    }
+}
+
+/// [`lookup_lpm`] for any key.
+fn lookup_lpm_fields(
+    field: usize,
+    by_len: &BTreeMap<Reverse<u32>, HashMap<Vec<Bits>, u32>>,
+    prefixes: &SortedPrefixes,
+    keys: &[Bits],
+    masks: Option<&mut Vec<Bits>>,
+) -> Option<u32> {
     let original = keys.get(field)?;
     let mut probe = keys.to_vec();
     let mut found = None;
@@ -477,6 +491,61 @@ fn lookup_lpm(
                 .collect();
         }
         *masks = w;
+    }
+    found.map(|(_, i)| i)
+}
+
+/// [`lookup_lpm`] for a key of one field of at most 128 bits: the same entry and mask,
+/// computed on the key's `u128` value.
+fn lookup_lpm1(
+    by_len: &BTreeMap<Reverse<u32>, HashMap<Vec<Bits>, u32>>,
+    prefixes: &SortedPrefixes,
+    key: &Bits,
+    masks: Option<&mut Vec<Bits>>,
+) -> Option<u32> {
+    let w = key.width();
+    let k = key.low_u128() & low_mask(w);
+    let prefix = |len: u32| low_mask(w) & !low_mask(w - len.min(w));
+    let mut found = None;
+    for (Reverse(len), m) in by_len {
+        let probe = Bits::from_u128(w, k & prefix(*len));
+        if let Some(i) = m.get(std::slice::from_ref(&probe)) {
+            found = Some((*len, *i));
+            break;
+        }
+    }
+    if let Some(masks) = masks {
+        // As in `lookup_lpm`: the hit's prefix, and one bit that tells the key from each
+        // longer entry (all of them for a miss) when there are few, else the key's path in
+        // the trie of prefixes.
+        let longer = |len: u32| found.is_none_or(|(l, _)| len > l);
+        let count: usize = by_len
+            .iter()
+            .take_while(|(Reverse(len), _)| longer(*len))
+            .map(|(_, m)| m.len())
+            .sum();
+        let mut mask = found.map_or(0, |(l, _)| prefix(l));
+        let mut precise = count <= WITNESS_LIMIT;
+        if precise {
+            'entries: for (Reverse(len), m) in by_len.iter().take_while(|(r, _)| longer(r.0)) {
+                for e in m.keys() {
+                    let d = (k ^ e.first().map_or(0, Bits::low_u128)) & prefix(*len);
+                    if d == 0 {
+                        precise = false;
+                        break 'entries;
+                    }
+                    mask |= 1u128 << (127 - d.leading_zeros());
+                }
+            }
+        }
+        if !precise {
+            let decided = prefixes.decided(std::slice::from_ref(key));
+            let longest = by_len.keys().next().map_or(0, |r| r.0);
+            let bits = decided.map_or(longest, |(b, _)| b);
+            mask = prefix(bits.max(found.map_or(0, |(l, _)| l)));
+        }
+        masks.clear();
+        masks.push(Bits::from_u128(w, mask));
     }
     found.map(|(_, i)| i)
 }
@@ -1114,6 +1183,40 @@ mod tests {
                 prop_assert_eq!(a, c);
                 prop_assert_eq!(&general, &compiled);
                 prop_assert_eq!(m.lookup(&k, of, None), a);
+            }
+        }
+    }
+
+    proptest! {
+        /// The one-field LPM lookup gives the general lookup's entry and mask, with few and
+        /// with many longer entries (the witness bits, and the trie's path), for widths up to
+        /// 128 bits.
+        #[test]
+        fn one_field_lpm_equals_the_general_lookup(
+            w in prop::sample::select(vec![1u32, 8, 20, 32, 64, 100, 128]),
+            routes in proptest::collection::vec((any::<u128>(), 0u32..=128), 0..90),
+            keys in proptest::collection::vec(any::<u128>(), 1..12),
+        ) {
+            let mut m = Matcher::new(LookupKind::Lpm, Some(0));
+            for (i, (v, len)) in routes.iter().enumerate() {
+                let len = len % (w + 1);
+                // Values near each other, so that prefixes nest.
+                let v = ((v & 0xf) << w.saturating_sub(4).min(124) | (v >> 100)) & low_mask(w);
+                let value = b(w, v & !low_mask(w - len));
+                m.insert(&[Pattern::Prefix { value, len }], 0, i as u32);
+            }
+            let Matcher::Lpm { by_len, prefixes, .. } = &m else {
+                panic!("lpm expected")
+            };
+            for k in &keys {
+                let k = ((k & 0xf) << w.saturating_sub(4).min(124) | (k >> 100)) & low_mask(w);
+                let key = [b(w, k)];
+                let (mut general, mut one) = (Vec::new(), Vec::new());
+                let a = lookup_lpm_fields(0, by_len, prefixes, &key, Some(&mut general));
+                let c = lookup_lpm1(by_len, prefixes, &key[0], Some(&mut one));
+                prop_assert_eq!(a, c);
+                prop_assert_eq!(&general, &one);
+                prop_assert_eq!(lookup_lpm1(by_len, prefixes, &key[0], None), a);
             }
         }
     }
