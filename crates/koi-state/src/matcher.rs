@@ -14,6 +14,10 @@ use std::collections::BTreeMap;
 /// own and lookups are on the per-packet path.
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
+/// An LPM table's entries: per prefix length (longest first), the entries' keys (prefix
+/// values masked) to their indices.
+type ByLen = BTreeMap<Reverse<u32>, HashMap<Vec<Bits>, u32>>;
+
 /// The lookup structure.
 #[derive(Clone, Debug)]
 pub enum Matcher {
@@ -26,7 +30,7 @@ pub enum Matcher {
     Lpm {
         /// Position of the LPM field among the match fields.
         field: usize,
-        by_len: BTreeMap<Reverse<u32>, HashMap<Vec<Bits>, u32>>,
+        by_len: ByLen,
         /// The entries' prefixes of the LPM field, for the megaflow masks of lookups with
         /// too many longer entries to compare one by one.
         prefixes: SortedPrefixes,
@@ -418,7 +422,7 @@ fn add_witness(
 
 fn lookup_lpm(
     field: usize,
-    by_len: &BTreeMap<Reverse<u32>, HashMap<Vec<Bits>, u32>>,
+    by_len: &ByLen,
     prefixes: &SortedPrefixes,
     keys: &[Bits],
     masks: Option<&mut Vec<Bits>>,
@@ -432,7 +436,7 @@ fn lookup_lpm(
 /// [`lookup_lpm`] for any key.
 fn lookup_lpm_fields(
     field: usize,
-    by_len: &BTreeMap<Reverse<u32>, HashMap<Vec<Bits>, u32>>,
+    by_len: &ByLen,
     prefixes: &SortedPrefixes,
     keys: &[Bits],
     masks: Option<&mut Vec<Bits>>,
@@ -498,7 +502,7 @@ fn lookup_lpm_fields(
 /// [`lookup_lpm`] for a key of one field of at most 128 bits: the same entry and mask,
 /// computed on the key's `u128` value.
 fn lookup_lpm1(
-    by_len: &BTreeMap<Reverse<u32>, HashMap<Vec<Bits>, u32>>,
+    by_len: &ByLen,
     prefixes: &SortedPrefixes,
     key: &Bits,
     masks: Option<&mut Vec<Bits>>,
