@@ -100,6 +100,7 @@ use koi_interp::{
 use koi_ir::{ExternKind, HashAlgo, Pipeline, SlotId, TableId, entity::EntityId};
 use koi_state::{Clock, State};
 use std::collections::{BTreeMap, HashSet};
+use std::ops::Range;
 use std::sync::Arc;
 
 /// What a compiled program emits, as the caller wants it: packets to `sink`, drops into
@@ -153,11 +154,11 @@ enum Rec {
 #[derive(Debug)]
 pub struct Megaflow {
     recording: Vec<Rec>,
-    min_len: usize,
-    /// Packets this long or longer are not of the megaflow (`usize::MAX`: no bound): its run
-    /// stopped on a packet too short for its parser (`PacketTooShort`), which a longer packet
-    /// of the same parse would have passed.
-    max_len: usize,
+    /// The lengths (bytes) of the packets it is valid for: at least what its run's parse
+    /// read; below what it needed when its run stopped on a packet too short for its parser
+    /// (`PacketTooShort`), which a longer packet of the same parse would have passed (else
+    /// no bound, `usize::MAX`).
+    lens: Range<usize>,
     program: Option<Arc<Program>>,
     /// The key of the packet that made it (masked when shown).
     key: Vec<u64>,
@@ -178,8 +179,8 @@ pub struct Megaflow {
 #[derive(Clone, Debug)]
 struct Arm {
     program: Arc<Program>,
-    min_len: usize,
-    max_len: usize,
+    /// As [`Megaflow`]'s, for this arm's run.
+    lens: Range<usize>,
     /// The key bits the arm's run depended on beyond the megaflow's mask: (word, mask,
     /// value) for each word with some.
     extra: Vec<(usize, u64, u64)>,
@@ -188,7 +189,7 @@ struct Arm {
 impl Arm {
     /// Whether the arm applies to a packet with key `key` and `len` bytes.
     fn fits(&self, key: &[u64], len: usize) -> bool {
-        (self.min_len..self.max_len).contains(&len)
+        self.lens.contains(&len)
             && self
                 .extra
                 .iter()
@@ -211,21 +212,15 @@ impl Megaflow {
         self.recording.is_empty()
     }
 
-    /// The shortest packet (bytes) the megaflow is valid for.
-    pub fn min_len(&self) -> usize {
-        self.min_len
-    }
-
-    /// The length (bytes) from which packets are too long for the megaflow (`usize::MAX`:
-    /// none): its run's packet was too short for the parser.
-    pub fn max_len(&self) -> usize {
-        self.max_len
+    /// The lengths (bytes) of the packets the megaflow is valid for.
+    pub fn lens(&self) -> Range<usize> {
+        self.lens.clone()
     }
 
     /// Whether a packet of `len` bytes may be of the megaflow.
     #[inline]
     pub fn fits_len(&self, len: usize) -> bool {
-        (self.min_len..self.max_len).contains(&len)
+        self.lens.contains(&len)
     }
 
     /// Whether hits run a compiled action program instead of a replay.
@@ -1607,7 +1602,7 @@ impl<'a> DpObserver<'a> {
                 };
                 if let Some(id) = extend {
                     match program.and_then(|p| {
-                        extended(cache, id, &key, &mask, (min_len, max_len), p, &mut tags)
+                        extended(cache, id, &key, &mask, min_len..max_len, p, &mut tags)
                     }) {
                         Some((mask, flow)) => {
                             let key = flow.key.clone();
@@ -1622,8 +1617,7 @@ impl<'a> DpObserver<'a> {
                 }
                 let flow = Arc::new(Megaflow {
                     recording,
-                    min_len,
-                    max_len,
+                    lens: min_len..max_len,
                     guarded: program.as_ref().is_some_and(|p| p.is_guarded()),
                     program,
                     key: key.clone(),
@@ -1642,16 +1636,16 @@ impl<'a> DpObserver<'a> {
 }
 
 /// Guarded megaflow `id` with one more arm: `program`, made by a run whose own mask is `mask`
-/// on a packet with key `key` (the arm applies to the key bits that run depended on beyond
-/// the megaflow's mask). Returns the megaflow's mask and the new megaflow (tried from the new
-/// arm on); `tags` gets the megaflow's. `None` if the megaflow is gone or has [`MAX_ARMS`]
+/// on a packet with key `key`, for packets of `lens` bytes (the arm applies to the key bits
+/// that run depended on beyond the megaflow's mask). Returns the megaflow's mask and the new
+/// megaflow (tried from the new arm on); `tags` gets the megaflow's. `None` if the megaflow is gone or has [`MAX_ARMS`]
 /// programs.
 fn extended(
     cache: &FlowCache<Arc<Megaflow>>,
     id: MegaflowId,
     key: &[u64],
     mask: &[u64],
-    (min_len, max_len): (usize, usize),
+    lens: Range<usize>,
     program: Arc<Program>,
     tags: &mut Vec<u32>,
 ) -> Option<(Vec<u64>, Megaflow)> {
@@ -1672,15 +1666,13 @@ fn extended(
     let mut arms = flow.arms.clone();
     arms.push(Arm {
         program,
-        min_len,
-        max_len,
+        lens,
         extra,
     });
     let last = std::sync::atomic::AtomicU8::new(arms.len() as u8);
     let flow = Megaflow {
         recording: flow.recording.clone(),
-        min_len: flow.min_len,
-        max_len: flow.max_len,
+        lens: flow.lens.clone(),
         program: flow.program.clone(),
         key: flow.key.clone(),
         guarded: true,

@@ -322,11 +322,10 @@ impl KeyOp {
 /// Where the headers of one packet are.
 #[derive(Clone, Debug, Default)]
 pub struct Parsed {
-    /// The parse stopped because the packet is too short for an `extract`, an `advance` or
-    /// a `lookahead` (`PacketTooShort`; a longer packet would have parsed on).
-    pub short: bool,
-    /// When `short`: the bits of packet the parse needed (from the packet's start), which
-    /// the key holds ([`crate::FlowKeyLayout::set_stop`]).
+    /// When the parse stopped because the packet is too short for an `extract`, an
+    /// `advance` or a `lookahead` (`PacketTooShort`; a longer packet would have parsed on):
+    /// the bits of packet it needed (from the packet's start), which the key holds
+    /// ([`crate::FlowKeyLayout::set_stop`]); else 0 ([`Parsed::short`]).
     pub short_bits: u64,
     /// Bit offset in the packet of the bits each header's fields hold (by `HeaderId`
     /// index: extracted there, or copied from a header extracted there), [`NONE`] if they
@@ -394,6 +393,12 @@ pub struct Parsed {
 }
 
 impl Parsed {
+    /// Whether the parse stopped because the packet is too short for it (`PacketTooShort`).
+    #[inline]
+    pub fn short(&self) -> bool {
+        self.short_bits != 0
+    }
+
     /// Feeds `h` what the slow path's tracer starts from ([`crate::program::Tracer::new`]):
     /// where the headers are, their validity, varbit lengths, the cursor, and the parser's
     /// assignments with the stack elements and `lookahead` cursors they read.
@@ -1076,7 +1081,6 @@ impl FastParser {
     /// A [`Parsed`] sized for this parser.
     pub fn new_parsed(&self) -> Parsed {
         Parsed {
-            short: false,
             short_bits: 0,
             hdr_off: vec![NONE; self.headers],
             varbit: vec![0; self.headers],
@@ -1131,7 +1135,6 @@ impl FastParser {
             out.unpinned = false;
         }
         out.stopped_unrecorded = false;
-        out.short = false;
         out.short_bits = 0;
         let total = (pkt.len() as u64) * 8;
         let limit = self.margin + 8 * total;
@@ -1154,7 +1157,6 @@ impl FastParser {
                 match *op {
                     Op::Extract { h, bits } => {
                         if cursor + u64::from(bits) > total {
-                            out.short = true;
                             out.short_bits = cursor + u64::from(bits);
                             break 'states;
                         }
@@ -1170,7 +1172,6 @@ impl FastParser {
                             break 'states;
                         };
                         if cursor + u64::from(bits) > total {
-                            out.short = true;
                             out.short_bits = cursor + u64::from(bits);
                             break 'states;
                         }
@@ -1180,7 +1181,6 @@ impl FastParser {
                     }
                     Op::Advance(bits) => {
                         if cursor + u64::from(bits) > total {
-                            out.short = true;
                             out.short_bits = cursor + u64::from(bits);
                             break 'states;
                         }
@@ -1207,7 +1207,6 @@ impl FastParser {
                         if end > total {
                             // (The size decided where the parse stopped: a template pins it.)
                             out.advanced.push((state, oi as u32, bits));
-                            out.short = true;
                             out.short_bits = end;
                             break 'states;
                         }
@@ -1231,7 +1230,6 @@ impl FastParser {
                         };
                         if cursor.saturating_add(bits) > total {
                             out.advanced.push((state, oi as u32, bits));
-                            out.short = true;
                             out.short_bits = cursor.saturating_add(bits);
                             break 'states;
                         }
@@ -1298,7 +1296,6 @@ impl FastParser {
                         // Too short: `PacketTooShort` (see `Parsed::short`).
                         let end = cursor + u64::from(w);
                         if end > total {
-                            out.short = true;
                             out.short_bits = end;
                             break 'states;
                         }
@@ -1530,7 +1527,7 @@ impl FastParser {
         // headers' final bits) does not tell that path from others, so the packet takes the
         // interpreter's path, which checks a megaflow's recorded decisions as it replays them.
         let ok = self.parse(pkt, port, &mut parsed, key) && !parsed.reextracted;
-        t.short = parsed.short;
+        t.short = parsed.short();
         if ok && let Some(tpl) = self.template(&parsed, pkt, port) {
             if t.list.len() == TEMPLATES {
                 t.list.pop();
@@ -1694,7 +1691,7 @@ impl FastParser {
         let mut key_base = vec![0u64; self.words];
         // A parse stopped on the packet's end holds for the packets that end before the bits
         // it needed (`8 len < short_bits`), and their keys say so.
-        let max_len = match p.short {
+        let max_len = match p.short() {
             true => {
                 crate::flowkey::write_stop(&mut key_base, self.stop_word, p.short_bits);
                 usize::try_from(p.short_bits.div_ceil(8)).ok()?
@@ -2054,7 +2051,7 @@ impl FastParser {
                 }
             }
         }
-        if out.short {
+        if out.short() {
             crate::flowkey::write_stop(key, self.stop_word, out.short_bits);
         }
     }

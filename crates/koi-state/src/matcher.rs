@@ -127,7 +127,9 @@ impl Test {
 
 impl ScanList {
     fn new(widths: &[u32]) -> ScanList {
-        let narrow = widths.len() <= NARROW_FIELDS && widths.iter().all(|&w| w <= 128);
+        // (A scan table has a field; a list of no field keeps no tests.)
+        let narrow =
+            (1..=NARROW_FIELDS).contains(&widths.len()) && widths.iter().all(|&w| w <= 128);
         ScanList {
             widths: narrow.then(|| widths.to_vec()),
             ..ScanList::default()
