@@ -102,6 +102,17 @@ impl Lowerer<'_> {
                 });
                 Ok(None)
             }
+            (Builtin::PushFront | Builtin::PopFront, Loc::Struct(..)) => {
+                let Some(u) = self.union_stack_of(&target) else {
+                    return unsupported(e.span, "this built-in method");
+                };
+                let count = match Self::arg(info, args, 0) {
+                    Some(c) => self.const_u64(c)?,
+                    None => 1,
+                };
+                self.union_stack_shift(&u, count, b == Builtin::PushFront, e.span)?;
+                Ok(None)
+            }
             _ => unsupported(e.span, "this built-in method"),
         }
     }

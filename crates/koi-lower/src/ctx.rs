@@ -164,6 +164,11 @@ pub struct Lowerer<'a> {
     pub table_keys: Vec<crate::order::Key>,
     /// The user metadata storage (for `@field_list`).
     pub user_meta: Option<(Loc, TypeId)>,
+    /// The next-index slot of each union stack, by its key (see [`crate::ustack`]).
+    pub union_stacks: HashMap<koi_ir::HeaderId, SlotId>,
+    /// Union-stack references resolved to one element while a statement is expanded per
+    /// index (see [`crate::ustack`]), innermost last.
+    pub union_forced: Vec<(koi_ir::HeaderId, Loc)>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -195,6 +200,8 @@ impl<'a> Lowerer<'a> {
             ref_pos: 0,
             action_keys: Vec::new(),
             table_keys: Vec::new(),
+            union_stacks: HashMap::new(),
+            union_forced: Vec::new(),
         }
     }
 

@@ -32,7 +32,10 @@ impl Lowerer<'_> {
 
     /// A boolean condition.
     pub fn cond(&mut self, e: &ast::Expr) -> R<Expr> {
-        let (x, t) = self.rvalue_s(e)?;
+        let (x, t) = match self.union_stack_scalar(e)? {
+            Some(v) => v,
+            None => self.rvalue_s(e)?,
+        };
         match t.ty {
             IrTy::Bool => Ok(x),
             IrTy::Bits(1) => Ok(x.cast(Cast::ToBool)),
@@ -170,6 +173,10 @@ impl Lowerer<'_> {
                 self.field(&b, i, e.span)
             }
             Some(Resolution::StackNext) | Some(Resolution::StackLast) => {
+                let b = self.value(base)?;
+                if let Some(u) = self.union_stack_of(&b) {
+                    return self.union_stack_elem(&u, e.span);
+                }
                 let (s, ty) = self.stack_of(base)?;
                 let elem = self.stack_elem_ty(ty, e)?;
                 let h = if matches!(self.ck.resolutions.get(&e.id), Some(Resolution::StackNext)) {
@@ -180,6 +187,10 @@ impl Lowerer<'_> {
                 Ok(Loc::Header(h, elem))
             }
             Some(Resolution::StackLastIndex) => {
+                let b = self.value(base)?;
+                if let Some(u) = self.union_stack_of(&b) {
+                    return Ok(self.union_stack_last_index(&u));
+                }
                 let (s, _) = self.stack_of(base)?;
                 let next = Expr::Slot(self.p.phv.stacks[s].next_index);
                 Ok(Loc::Value(
@@ -219,6 +230,11 @@ impl Lowerer<'_> {
 
     fn index(&mut self, e: &ast::Expr, a: &ast::Expr, i: &ast::Expr) -> R<Loc> {
         let base = self.value(a)?;
+        if self.const_value(i).is_none()
+            && let Some(u) = self.union_stack_of(&base)
+        {
+            return self.union_stack_elem(&u, e.span);
+        }
         match base {
             Loc::Stack(s, ty) => {
                 if let Some(n) = self.const_value(i).and_then(|v| v.as_u64()) {

@@ -10,7 +10,9 @@
 //! 2. **PHV**: one shared storage per architecture parameter (headers, user metadata, standard
 //!    metadata), allocated from the type of the first block that has it ([`loc`]): structs are
 //!    flattened, headers, stacks and unions become PHV headers (with the lookup-stage hint of
-//!    a `@koi_stage(N)` on the instance, an enclosing struct field, or the header type); the
+//!    a `@koi_stage(N)` on the instance, an enclosing struct field, or the header type); a
+//!    stack of unions is its unions plus a next-index slot, its run-time indices expanded
+//!    into a branch per element ([`ustack`]); the
 //!    standard metadata fields become the pipeline's intrinsics. Every local and temporary
 //!    gets its own slots, and each block instance its own locals.
 //! 3. **Blocks**: each role's block is lowered with its parameters bound to the shared
@@ -71,6 +73,7 @@ pub mod parser;
 mod sink;
 pub mod stmt;
 pub mod table;
+mod ustack;
 
 use koi_ir::Pipeline;
 use koi_syntax::ast::Program;

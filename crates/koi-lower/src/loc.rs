@@ -250,6 +250,8 @@ impl Lowerer<'_> {
                         self.alloc_at(&format!("{name}[{i}]"), elem, how, span, stage, d + 1)?;
                     elems.push((i.to_string(), l));
                 }
+                let ls: Vec<Loc> = elems.iter().map(|(_, l)| l.clone()).collect();
+                self.add_union_stack(name, elem, &ls, how);
                 Ok(Loc::Struct(elems, ty))
             }
             Ty::Stack { elem, size } => {

@@ -181,7 +181,10 @@ impl Lowerer<'_> {
         let mut keys = Vec::new();
         let mut widths = Vec::new();
         for e in exprs {
-            let (x, t) = self.rvalue_s(e)?;
+            let (x, t) = match self.union_stack_scalar(e)? {
+                Some(v) => v,
+                None => self.rvalue_s(e)?,
+            };
             let w = match t.ty {
                 IrTy::Bits(w) => w,
                 IrTy::Bool => 1,

@@ -22,6 +22,9 @@ impl Lowerer<'_> {
     }
 
     pub fn stmt(&mut self, s: &ast::Stmt) -> R<()> {
+        if self.union_stack_stmt(s)? {
+            return Ok(());
+        }
         match &s.kind {
             StmtKind::Assign { lhs, op, rhs } => self.assign(lhs, *op, rhs),
             StmtKind::Call(e) => self.call(e).map(|_| ()),
