@@ -26,7 +26,15 @@ impl Lowerer<'_> {
                 let Some(h) = arg(0) else {
                     return unsupported(e.span, "extract without a header");
                 };
-                let header = self.header_ref(h)?;
+                let header = match self.params_of(info).first() {
+                    Some(p) if matches!(h.kind, ast::ExprKind::DontCare) => {
+                        match self.arg_target(h, p.ty)? {
+                            Loc::Header(r, _) => r,
+                            _ => return unsupported(h.span, "this value as a header"),
+                        }
+                    }
+                    _ => self.header_ref(h)?,
+                };
                 let varbit_bits = match arg(1) {
                     Some(b) => Some(self.rvalue(b)?),
                     None => None,
@@ -163,7 +171,7 @@ impl Lowerer<'_> {
             };
             match p.dir {
                 Some(Direction::Out) | Some(Direction::InOut) => {
-                    let l = self.lvalue(a)?;
+                    let l = self.arg_target(a, p.ty)?;
                     let Loc::Scalar(place, _) = l else {
                         return unsupported(a.span, "an aggregate out argument of an extern");
                     };

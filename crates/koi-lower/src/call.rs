@@ -207,7 +207,7 @@ impl Lowerer<'_> {
             }
             Some(dir) => {
                 let dont_care = matches!(arg.kind, ExprKind::DontCare);
-                let target = self.lvalue(arg)?;
+                let target = self.arg_target(arg, p.ty)?;
                 let tmp = self.alloc(&name, p.ty, Alloc::Temp, span)?;
                 if dir == Direction::InOut {
                     self.copy(&tmp, &target, arg.span)?;
@@ -362,7 +362,7 @@ impl Lowerer<'_> {
                 continue;
             }
             let dont_care = matches!(a.kind, ExprKind::DontCare);
-            let target = self.lvalue(a)?;
+            let target = self.arg_target(a, p.ty)?;
             if dir == Direction::InOut {
                 self.copy(&loc, &target, a.span)?;
             } else {
@@ -559,6 +559,18 @@ impl Lowerer<'_> {
     }
 
     /// `h` as a header reference (for packet operations).
+    /// The location an `out` or `inout` argument names; `_` (P4-16 §6.7: a don't-care
+    /// argument, its value discarded) gets fresh scratch storage of the parameter's type
+    /// `ty`.
+    pub fn arg_target(&mut self, a: &ast::Expr, ty: koi_sema::TypeId) -> R<Loc> {
+        if matches!(a.kind, ExprKind::DontCare) {
+            let l = self.alloc("$dontcare", ty, Alloc::Temp, a.span)?;
+            self.invalidate(&l);
+            return Ok(l);
+        }
+        self.lvalue(a)
+    }
+
     pub fn header_ref(&mut self, e: &ast::Expr) -> R<HeaderRef> {
         match self.lvalue(e)? {
             Loc::Header(h, _) => Ok(h),
