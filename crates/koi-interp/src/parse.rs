@@ -26,8 +26,11 @@ pub enum ParseEnd {
     Accept,
     /// An explicit transition to `reject`.
     Reject,
-    /// A runtime error (its code), or a select without match.
+    /// A runtime error (its code), also `verify(false, e)`.
     Error(u32),
+    /// A `select` no case of which matched (`error.NoMatch`; v1model as p4c compiles it
+    /// for BMv2 accepts instead).
+    NoMatch,
     /// The packet is abandoned.
     Abort(String),
 }
@@ -66,7 +69,7 @@ impl<O: Observer> Ctx<'_, O> {
                 Some(Transition::Select { keys, cases }) => {
                     match self.select_step(pkt, state, keys, cases) {
                         Some(t) => t,
-                        None => return ParseEnd::Error(NO_MATCH),
+                        None => return ParseEnd::NoMatch,
                     }
                 }
                 None => Target::Accept,

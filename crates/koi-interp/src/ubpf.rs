@@ -46,7 +46,7 @@ impl<O: Observer> Ctx<'_, O> {
         match end {
             ParseEnd::Accept => self.obs.parser_end(None),
             ParseEnd::Abort(why) => return Err((Vec::new(), why)),
-            ParseEnd::Reject | ParseEnd::Error(_) => {
+            ParseEnd::Reject | ParseEnd::Error(_) | ParseEnd::NoMatch => {
                 self.obs.parser_end(Some("reject"));
                 return Ok(vec![self.send(&pkt, data.to_vec())]);
             }

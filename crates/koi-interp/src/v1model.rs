@@ -111,7 +111,7 @@ impl<O: Observer> Ctx<'_, O> {
         let end = self.run_parser(pkt, b.parser);
         self.obs.parsed(pkt.phv.bytes());
         let code = match end {
-            ParseEnd::Accept | ParseEnd::Reject | ParseEnd::Error(crate::parse::NO_MATCH) => 0,
+            ParseEnd::Accept | ParseEnd::Reject | ParseEnd::NoMatch => 0,
             ParseEnd::Error(c) => u64::from(c),
             ParseEnd::Abort(why) => return Err(Stop::Abort(why)),
         };

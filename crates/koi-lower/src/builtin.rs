@@ -3,7 +3,7 @@
 //! architecture's extern functions turned into typed [`Builtin`]s.
 
 use crate::ctx::{Lowerer, R, internal, unsupported};
-use crate::loc::{Alloc, Loc, STy};
+use crate::loc::{Alloc, Loc, STy, bin};
 use koi_ir::{
     Arg, Builtin, CloneKind, Expr, ExternId, HashAlgo, HeaderRef, Place, Stmt, Ty as IrTy,
 };
@@ -266,6 +266,48 @@ impl Lowerer<'_> {
         })
     }
 
+    /// `verify(cond, e)` with an error `e` known only at run time: the IR's `Verify` takes a
+    /// constant error, so a failed check branches on `e` to one `Verify(false, code)` per
+    /// error the program declares.
+    fn verify_dynamic(&mut self, cond: Expr, e: Option<&ast::Expr>, span: Span) -> R<()> {
+        let Some(e) = e else {
+            return internal(span, "verify without an error");
+        };
+        let error = self.rvalue(e)?;
+        let w = self.p.error_width;
+        let n = self.p.errors.len() as u32;
+        let (ok, failed) = self.branch(cond);
+        let end = self.new_pos("verified");
+        self.switch_to(ok);
+        self.jump(end);
+        self.switch_to(failed);
+        for code in 0..n {
+            if code + 1 < n {
+                let is = bin(
+                    koi_ir::BinOp::Eq,
+                    error.clone(),
+                    Expr::bits(w, u128::from(code)),
+                );
+                let (then, otherwise) = self.branch(is);
+                self.switch_to(then);
+                self.emit(Stmt::Verify {
+                    cond: Expr::Bool(false),
+                    error: code,
+                });
+                self.jump(end);
+                self.switch_to(otherwise);
+            } else {
+                self.emit(Stmt::Verify {
+                    cond: Expr::Bool(false),
+                    error: code,
+                });
+            }
+        }
+        self.jump(end);
+        self.switch_to(end);
+        Ok(())
+    }
+
     /// A call of an extern function of the architecture.
     pub fn extern_function(
         &mut self,
@@ -283,11 +325,13 @@ impl Lowerer<'_> {
             "mark_to_pass" => Builtin::MarkToPass,
             "verify" => {
                 let cond = self.cond_arg(a(0), sp)?;
-                let error = match a(1).and_then(|x| self.const_value(x)).cloned() {
-                    Some(Value::Error(n)) => self.p.add_error(&n),
-                    _ => return unsupported(sp, "verify with a non-constant error"),
-                };
-                self.emit(Stmt::Verify { cond, error });
+                match a(1).and_then(|x| self.const_value(x)).cloned() {
+                    Some(Value::Error(n)) => {
+                        let error = self.p.add_error(&n);
+                        self.emit(Stmt::Verify { cond, error });
+                    }
+                    _ => self.verify_dynamic(cond, a(1), sp)?,
+                }
                 return Ok(None);
             }
             "hash" if ubpf => Builtin::Hash {
