@@ -340,11 +340,11 @@ impl Lowerer<'_> {
             .annotations
             .iter()
             .find(|a| a.name.name == "p4runtime_translation")?;
-        let ast::AnnotationBody::Unstructured {
-            exprs: Some(es), ..
-        } = &a.body
-        else {
+        let ast::AnnotationBody::Unstructured { tokens, exprs } = &a.body else {
             return None;
+        };
+        let Some(es) = exprs else {
+            return translation_tokens(tokens);
         };
         let uri = match es.first().map(|e| &e.kind) {
             Some(ast::ExprKind::Str(s)) => s.clone(),
@@ -627,5 +627,65 @@ fn algo_of(m: &str) -> HashAlgo {
         "xor16" => HashAlgo::Xor16,
         "lookup3" => HashAlgo::Lookup3,
         _ => HashAlgo::Crc32,
+    }
+}
+
+/// `@p4runtime_translation(uri, T)` whose body is not an expression list, from its tokens:
+/// `T` is `string` (no SDN width) or `bit<W>` (P4Runtime spec §8.3.1 allows both, besides a
+/// width as an integer).
+fn translation_tokens(tokens: &[ast::AnnotationToken]) -> Option<Translation> {
+    let text: Vec<&str> = tokens.iter().map(|t| t.text.as_str()).collect();
+    let (uri, rest) = match text.as_slice() {
+        [uri, ",", rest @ ..] => (uri, rest),
+        _ => return None,
+    };
+    let uri = uri.strip_prefix('"')?.strip_suffix('"')?.to_string();
+    let sdn_bitwidth = match rest {
+        ["string"] => None,
+        ["bit", "<", w, ">"] => Some(w.parse().ok()?),
+        _ => return None,
+    };
+    Some(Translation { uri, sdn_bitwidth })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens(ts: &[&str]) -> Vec<ast::AnnotationToken> {
+        ts.iter()
+            .map(|t| ast::AnnotationToken {
+                text: t.to_string(),
+                span: Span::DUMMY,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn translations_name_their_sdn_type_by_a_type() {
+        let bits = translation_tokens(&tokens(&["\"p4.org/p\"", ",", "bit", "<", "32", ">"]));
+        assert_eq!(
+            bits,
+            Some(Translation {
+                uri: "p4.org/p".into(),
+                sdn_bitwidth: Some(32)
+            })
+        );
+        let string = translation_tokens(&tokens(&["\"p4.org/s\"", ",", "string"]));
+        assert_eq!(
+            string,
+            Some(Translation {
+                uri: "p4.org/s".into(),
+                sdn_bitwidth: None
+            })
+        );
+        for bad in [
+            &["\"p4.org/p\"", ",", "bit", "<", "x", ">"][..],
+            &["p4.org", ",", "string"],
+            &["\"p4.org/p\"", "string"],
+            &["\"p4.org/p\"", ",", "int", "<", "8", ">"],
+        ] {
+            assert_eq!(translation_tokens(&tokens(bad)), None, "{bad:?}");
+        }
     }
 }
