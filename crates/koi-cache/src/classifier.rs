@@ -160,6 +160,10 @@ pub struct Classifier<V> {
     by_mask: HashTable<u32>,
     ranked: Vec<u32>,
     megaflows: Megaflows<V>,
+    /// Each slot's megaflow key, masked, at the full key width (`width` words per slot):
+    /// [`Classifier::slot_matches`] compares a key against it and its subtable's mask
+    /// word by word, without the subtable's compacted layout.
+    exact: Vec<u64>,
     tags: TagIndex,
     evict: bool,
     resort_interval: u64,
@@ -185,6 +189,7 @@ impl<V> Classifier<V> {
             by_mask: HashTable::new(),
             ranked: Vec::new(),
             megaflows: Megaflows::new(config.max_megaflows),
+            exact: Vec::new(),
             evict: config.evict_when_full,
             resort_interval: config.resort_interval.max(1),
             since_resort: 0,
@@ -354,7 +359,10 @@ impl<V> Classifier<V> {
     pub fn slot_matches(&self, slot: u32, key: &[u64]) -> Option<MegaflowId> {
         let (id, flow) = self.megaflows.at(slot)?;
         let sub = self.subtables.get(flow.subtable as usize)?.as_ref()?;
-        (key.len() == self.layout.width() && sub.matches(flow.local, key)).then_some(id)
+        let w = self.layout.width();
+        let at = slot as usize * w;
+        let stored = self.exact.get(at..at + w)?;
+        (key.len() == w && masked_equal(key, sub.mask(), stored)).then_some(id)
     }
 
     /// Packets the megaflow has served (lookups and [`Classifier::hit`] credits).
@@ -420,6 +428,7 @@ impl<V> Classifier<V> {
             tags: Box::new([]),
         };
         let id = self.megaflows.alloc(flow).ok_or(InsertError::Full)?;
+        self.set_exact(id.slot, mask, key);
         let hasher = &self.hasher;
         let local = match self.subtables.get_mut(st as usize).and_then(Option::as_mut) {
             Some(sub) => sub.push(key, id.slot, hasher),
@@ -436,6 +445,20 @@ impl<V> Classifier<V> {
             replaced: None,
             evicted,
         })
+    }
+
+    /// Records slot `slot`'s masked key (see [`Classifier::exact`]).
+    fn set_exact(&mut self, slot: u32, mask: &[u64], key: &[u64]) {
+        let w = self.layout.width();
+        let at = slot as usize * w;
+        if self.exact.len() < at + w {
+            self.exact.resize(at + w, 0);
+        }
+        if let Some(dst) = self.exact.get_mut(at..at + w) {
+            for ((d, k), m) in dst.iter_mut().zip(key).zip(mask) {
+                *d = k & m;
+            }
+        }
     }
 
     fn check_width(&self, mask: &[u64], key: &[u64]) -> Result<(), InsertError> {
@@ -609,6 +632,7 @@ impl<V> Classifier<V> {
         self.free_subtables = Vec::new();
         self.by_mask = HashTable::new();
         self.ranked = Vec::new();
+        self.exact = Vec::new();
         self.tags.clear();
         self.stats.removals = self.stats.removals.wrapping_add(n as u64);
         n
@@ -650,7 +674,7 @@ impl<V> Classifier<V> {
             .map(Subtable::memory_bytes)
             .sum();
         MemoryUse {
-            slots: self.megaflows.memory_bytes(),
+            slots: self.megaflows.memory_bytes() + self.exact.capacity() * 8,
             subtables: subtables
                 + self.subtables.capacity() * size_of::<Option<Subtable>>()
                 + (self.free_subtables.capacity() + self.ranked.capacity()) * 4
@@ -677,6 +701,17 @@ impl<V> Classifier<V> {
         let st = self.megaflows.get(id)?.subtable;
         self.ranked.iter().position(|&x| x == st)
     }
+}
+
+/// Whether `key` masked by `mask` is `stored` (all three of one width): every word
+/// compared, without early exit.
+#[inline]
+fn masked_equal(key: &[u64], mask: &[u64], stored: &[u64]) -> bool {
+    key.iter()
+        .zip(mask)
+        .zip(stored)
+        .fold(0, |d, ((k, m), s)| d | ((k & m) ^ s))
+        == 0
 }
 
 #[cfg(test)]
