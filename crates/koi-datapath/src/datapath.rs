@@ -290,6 +290,9 @@ pub struct DatapathStats {
     /// specialised parser.
     pub template_hits: u64,
     pub full_parses: u64,
+    /// Template hits by the template guessed from the packet (one load that tells the
+    /// native templates apart), not tried in rank order.
+    pub template_guesses: u64,
     /// Hits of hot programs whose compile was put off by [`DatapathConfig::jit_rate`] or the
     /// module limit (counted per hit until the compile happens).
     pub jit_deferred: u64,
@@ -1190,6 +1193,7 @@ impl<'p> Datapath<'p> {
         s.jit_mismatch += self.templates.native_mismatch;
         s.jit_templates = self.templates.native;
         s.template_hits = self.templates.hits;
+        s.template_guesses = self.templates.guessed;
         s.full_parses = self.templates.parses;
         let (hits, bypassed) = self.cache_counts();
         s.signature_hits = hits.wrapping_sub(self.cache_base.0);

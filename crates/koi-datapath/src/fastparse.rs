@@ -443,7 +443,7 @@ struct Copy {
 /// A [`Copy`] or [`Check`] resolved, when the template's minimum length guarantees it, to one
 /// unaligned 8-byte big-endian load at `byte`: the value is `(load << shl) >> shr`, and a copy
 /// ORs it `<< kshl` into key word `word` (a copy never straddles key words).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Load {
     byte: usize,
     shl: u32,
@@ -529,11 +529,31 @@ pub struct Templates {
     /// the packet at hand (left without code; a bug if ever nonzero).
     pub native: u64,
     pub native_mismatch: u64,
+    /// Packets whose key came from the template the pick guessed (see [`Pick`]).
+    pub guessed: u64,
     /// The seed of the microflow key hash ([`koi_cache::WordHash`]) native templates compute.
     pub hash_seed: u64,
     /// The last packet [`FastParser::key`] parsed in full was too short for the parser
     /// ([`Parsed::short`]); with no key given, its run is a slow-path run, never cached.
     pub short: bool,
+    /// Which native template to try first for a packet, when one load tells them apart
+    /// (see [`Pick`]); recomputed whenever the list or its native code changes.
+    pick: Option<Pick>,
+}
+
+/// A guess at a packet's template from one packet load that every template with native
+/// code checks against a different value (as an IP protocol number tells a UDP path from a
+/// TCP one): the template whose value the packet holds is tried first, so that a mix of
+/// paths does not pay for the templates ranked before its own. Only the order changes: a
+/// guess that does not take the packet leaves it to the templates in rank order, and any
+/// template that takes a packet gives the same key (that of its parse).
+#[derive(Clone, Debug)]
+struct Pick {
+    /// The packet bits read: `len` (1..=64) at bit `off`.
+    off: u32,
+    len: u32,
+    /// The value each template checks, with its index in the list.
+    wants: Vec<(u64, usize)>,
 }
 
 impl Templates {
@@ -553,6 +573,59 @@ const TEMPLATES: usize = 8;
 const RANK_EVERY: u32 = 1024;
 
 impl Templates {
+    /// The template to try first for `pkt`, if the pick names one (see [`Pick`]).
+    #[inline]
+    fn guess(&self, pkt: &[u8]) -> Option<usize> {
+        let p = self.pick.as_ref()?;
+        let v = read_bits(pkt, p.off, p.len);
+        p.wants.iter().find(|w| w.0 == v).map(|w| w.1)
+    }
+
+    /// Recomputes the pick from the leading templates with native code (those the common
+    /// case tries): of the packet bits they check, those whose values tell the most of them
+    /// apart (at least two), each value naming the first template that checks it (one for
+    /// whole packets if there is one).
+    #[inline(never)]
+    fn repick(&mut self) {
+        self.pick = None;
+        let native = self.list.iter().take_while(|t| t.code.is_some()).count();
+        if native < 2 {
+            return;
+        }
+        // Each template's value checks as (bit offset, bits, value), loads or not.
+        let checked = |t: &Template| {
+            let loads = t
+                .check_loads
+                .iter()
+                .map(|(l, v)| (l.byte as u32 * 8 + l.shl, 64 - l.shr, *v));
+            let others = t.checks.iter().map(|c| (c.off, c.len, c.value));
+            loads.chain(others).collect::<Vec<_>>()
+        };
+        let checks: Vec<Vec<(u32, u32, u64)>> = self.list[..native].iter().map(checked).collect();
+        // Templates of whole packets before those of runts (which take only packets shorter
+        // than their path needs), in rank order otherwise.
+        let mut order: Vec<usize> = (0..native).collect();
+        order.sort_by_key(|&i| self.list[i].max_len != usize::MAX);
+        for &(off, len, _) in checks.iter().flatten() {
+            let mut wants: Vec<(u64, usize)> = Vec::with_capacity(native);
+            for (i, cs) in order.iter().map(|&i| (i, &checks[i])) {
+                if let Some(&(_, _, v)) = cs.iter().find(|c| c.0 == off && c.1 == len)
+                    && wants.iter().all(|w| w.0 != v)
+                {
+                    wants.push((v, i));
+                }
+            }
+            if wants.len() >= 2
+                && self
+                    .pick
+                    .as_ref()
+                    .is_none_or(|p| wants.len() > p.wants.len())
+            {
+                self.pick = Some(Pick { off, len, wants });
+            }
+        }
+    }
+
     /// Counts a hit of template `i`, and ranks the templates by their recent hits (the
     /// newest first among equals) every [`RANK_EVERY`] hits.
     #[inline]
@@ -573,6 +646,7 @@ impl Templates {
         for t in &mut self.list {
             t.recent /= 2;
         }
+        self.repick();
     }
 }
 
@@ -1437,10 +1511,18 @@ impl FastParser {
     ) -> bool {
         *hash = None;
         // The common case first, in a small function: the native code of a template (the
-        // most used first) takes the packet. (Debug builds take the general path, which
-        // checks every template key against a full parse.)
+        // one the pick guesses, then the most used first) takes the packet. (Debug builds
+        // take the general path, which checks every template key against a full parse.)
         let mut first = 0;
         if !cfg!(debug_assertions) {
+            if let Some(i) = t.guess(pkt)
+                && let Some(code) = t.list.get(i).and_then(|tpl| tpl.code.as_ref())
+                && code.run(pkt, port, key, hash) == Some(true)
+            {
+                t.guessed += 1;
+                t.hit(i);
+                return true;
+            }
             while let Some(code) = t.list.get(first).and_then(|tpl| tpl.code.as_ref()) {
                 match code.run(pkt, port, key, hash) {
                     Some(true) => {
@@ -1472,7 +1554,13 @@ impl FastParser {
     ) -> bool {
         let n = self.words.min(key.len());
         let seed = t.hash_seed;
-        for i in first..t.list.len() {
+        // The pick's guess first (in release builds [`FastParser::key`] tried it already
+        // when it has native code), then the templates in rank order.
+        let guess = if first == 0 { t.guess(pkt) } else { None };
+        let order = guess
+            .into_iter()
+            .chain((first..t.list.len()).filter(move |&i| Some(i) != guess));
+        for i in order {
             let tpl = &mut t.list[i];
             let mut compiled = None;
             let hit = match tpl.code.as_ref().and_then(|c| c.run(pkt, port, key, hash)) {
@@ -1494,7 +1582,10 @@ impl FastParser {
                 None => false,
             };
             match compiled {
-                Some(Some(true)) => t.native += 1,
+                Some(Some(true)) => {
+                    t.native += 1;
+                    t.repick();
+                }
                 Some(Some(false)) => t.native_mismatch += 1,
                 _ => {}
             }
@@ -1508,6 +1599,9 @@ impl FastParser {
                         "template for a bad parse"
                     );
                     assert_eq!(k[..], key[..n], "template key differs from the parser's");
+                }
+                if Some(i) == guess {
+                    t.guessed += 1;
                 }
                 t.hit(i);
                 return true;
@@ -1533,6 +1627,7 @@ impl FastParser {
                 t.list.pop();
             }
             t.list.insert(0, tpl);
+            t.repick();
         }
         t.scratch = Some(parsed);
         ok

@@ -192,6 +192,75 @@ fn native_templates_keep_to_their_parse_path() {
     assert_eq!(st.jit_mismatch, 0, "{st:?}");
 }
 
+/// Three parse paths told apart by one byte (`l3.proto`): tcp-like, udp-like, neither.
+const PROTOS: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header l3_t { bit<8> ver; bit<8> proto; bit<16> len; }
+header a_t { bit<16> sport; bit<16> dport; bit<8> flags; }
+header b_t { bit<16> sport; bit<16> dport; }
+struct headers { l3_t l3; a_t a; b_t b; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.l3);
+        transition select(hdr.l3.ver, hdr.l3.proto) {
+            (4, 6): parse_a;
+            (4, 17): parse_b;
+            default: accept;
+        }
+    }
+    state parse_a { pkt.extract(hdr.a); transition accept; }
+    state parse_b { pkt.extract(hdr.b); transition accept; }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply {
+        if (hdr.a.isValid()) {
+            sm.egress_spec = (bit<9>) hdr.a.dport[2:0];
+            hdr.a.flags = hdr.a.flags + 1;
+        } else if (hdr.b.isValid()) {
+            sm.egress_spec = (bit<9>) hdr.b.sport[2:0];
+        } else {
+            sm.egress_spec = 7;
+        }
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) {
+    apply { pkt.emit(hdr.l3); pkt.emit(hdr.a); pkt.emit(hdr.b); }
+}
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+#[test]
+fn a_mix_of_paths_takes_the_template_its_protocol_byte_names() {
+    let p = common::compile_str(PROTOS).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = common::Twin::new(&p, |_| {});
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    for i in 0..600 {
+        let mut pkt = bytes(&mut seed, 12 + i % 5);
+        // An even mix of the two protocols, a few of neither, and a few too short for
+        // their path (no template may take those).
+        pkt[0] = 4;
+        pkt[1] = match i % 7 {
+            0 => 1,
+            k if k % 2 == 0 => 6,
+            _ => 17,
+        };
+        if i % 11 == 0 {
+            pkt.truncate(6);
+        }
+        twin.send(&pkt, 1);
+    }
+    let st = twin.dp.stats();
+    assert!(st.jit_templates >= 2, "{st:?}");
+    assert_eq!(st.jit_mismatch, 0, "{st:?}");
+    // Once both paths have native code, a packet of either is guessed right.
+    assert!(st.template_guesses > 300, "{st:?}");
+}
+
 /// What native code hands to the interpreter's own functions: v1model hashes over aligned and
 /// unaligned data, saturating signed arithmetic, and a register value read by the program.
 const HELPED: &str = r#"
