@@ -286,6 +286,8 @@ pub struct DatapathStats {
     pub jit_compiled: u64,
     /// Hot parse-path templates given native code.
     pub jit_templates: u64,
+    /// Modules of native code alive now (programs of one shape share one).
+    pub jit_modules: u64,
     /// Flow keys the fast path took from a parse-path template, and from a full run of the
     /// specialised parser.
     pub template_hits: u64,
@@ -1192,6 +1194,7 @@ impl<'p> Datapath<'p> {
         let mut s = self.stats;
         s.jit_mismatch += self.templates.native_mismatch;
         s.jit_templates = self.templates.native;
+        s.jit_modules = self.jit.live() as u64;
         s.template_hits = self.templates.hits;
         s.template_guesses = self.templates.guessed;
         s.full_parses = self.templates.parses;

@@ -37,6 +37,9 @@ pub struct Jit {
     burst: u64,
     tokens: u128,
     refilled_ns: u64,
+    /// Native output code shared by programs that differ only in the constants they write
+    /// (see `program::jit`).
+    pub(crate) shapes: crate::program::Shapes,
 }
 
 impl std::fmt::Debug for Jit {
@@ -66,6 +69,7 @@ impl Jit {
             burst,
             tokens: u128::from(burst) * 1_000_000_000,
             refilled_ns: 0,
+            shapes: crate::program::Shapes::default(),
         }
     }
 

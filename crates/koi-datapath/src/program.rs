@@ -111,6 +111,7 @@ use std::sync::Arc;
 mod jit;
 pub use crate::native::Jit;
 pub use jit::JitEvent;
+pub(crate) use jit::Shapes;
 
 type N = u32;
 

@@ -392,6 +392,36 @@ fn compiles_are_rate_limited() {
     assert_eq!(dp.stats().jit_compiled, 4, "{:?}", dp.stats());
 }
 
+/// Programs that differ only in the constants they write share one module of native code,
+/// each with its own constants: ten entries, ten programs, two modules (with the template's).
+#[test]
+fn programs_of_one_shape_share_their_code() {
+    let p = common::compile_str(PER_ENTRY).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = common::Twin::new(&p, |s| {
+        for k in 0..10u64 {
+            let spec = koi_state::EntrySpec {
+                keys: vec![koi_ir::Pattern::Exact(koi_ir::Bits::from_u64(8, k))],
+                action: koi_state::ActionSpec::action(
+                    "set",
+                    vec![koi_ir::Bits::from_u64(48, 0x0a0b_0c0d_0e00 + k)],
+                ),
+                priority: None,
+                timeout_ns: None,
+            };
+            s.table_add("t", spec).unwrap_or_else(|e| panic!("{e}"));
+        }
+    });
+    for _ in 0..40 {
+        for k in 0..10u8 {
+            twin.send(&[k, 0, 0, 0, 0, 0, 0, 9], 2);
+        }
+    }
+    let st = twin.dp.stats();
+    assert_eq!(st.jit_compiled, 10, "{st:?}");
+    assert_eq!(st.jit_mismatch, 0, "{st:?}");
+    assert_eq!(st.jit_modules, 2, "{st:?}");
+}
+
 /// `verify` in the parser: the fast parser follows it (a failed one leaves the packet to the
 /// interpreter, which sets the parser error), and a parse-path template carries it as a range
 /// check, so that a template made by a passing packet never takes a failing one.

@@ -29,8 +29,17 @@
 //! the outputs, and the state values (computed with no register read), are identical
 //! ([`Program::jit_checks_out`]).
 //!
-//! Memory: each program's code has its own Cranelift module, freed when the last megaflow
-//! using the program goes; at most [`Jit::limit`] modules have code at a time.
+//! **Shared code.** Programs that differ only in the constants they write (a route's next-hop
+//! MAC addresses: one program per route, the same operations) share one module: a program
+//! with no state operation is compiled with its written constants loaded from a table (the
+//! functions' `reads` argument, unused without state) instead of as immediates, and its code
+//! is kept by the operations' shape ([`Shapes`]); the next program of that shape takes the
+//! code with its own table, checked out on its packet like any compile. Besides the compile
+//! it saves, a mix of routes then calls one function instead of one per route, which the
+//! processor predicts.
+//!
+//! Memory: each module (a program's, or a shape's) is freed when the last megaflow using it
+//! goes; at most [`Jit::limit`] modules have code at a time.
 
 // Calling generated code is unsafe (each block says why it is sound).
 #![allow(unsafe_code)]
@@ -45,8 +54,8 @@ use cranelift_jit::JITModule;
 use cranelift_module::{Linkage, Module};
 use koi_ir::{BinOp, Bits, Cast, HashAlgo, UnOp};
 use std::collections::HashMap;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
 
 /// The code of one output: writes the output headers of `out` from `pkt` (`len` bytes), the
 /// ingress port and the register values the program read (`reads`: per read, a flag and the
@@ -163,12 +172,126 @@ pub(super) struct Compiled {
     /// Per node of the program: the function of a value its state updates use, if it has
     /// one.
     vals: Box<[Option<ValFn>]>,
+    /// The constants the output functions write, when they load them (shared code: passed
+    /// as their `reads`); empty otherwise.
+    consts: Box<[u64]>,
+    /// Whether the output functions take `consts` as their `reads` argument.
+    shared: bool,
+    _code: Keep,
+}
+
+/// What keeps a program's functions alive: its own module, or its shape's.
+enum Keep {
+    Own(#[allow(dead_code)] Box<Code>),
+    Shared(#[allow(dead_code)] Arc<SharedOuts>),
+}
+
+/// The output functions of one shape of program (see the module doc), shared by the
+/// programs of that shape.
+pub(crate) struct SharedOuts {
+    outs: Vec<Option<OutFn>>,
+    out_lens: Vec<usize>,
+    need: usize,
     _code: Code,
+}
+
+/// A program's operations with the constants it writes left out: programs with equal shapes
+/// can share output code (see the module doc).
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct ShapeKey {
+    outs: Vec<Option<OutProg>>,
+    nodes: Vec<super::Node>,
+    widths: Vec<u32>,
+}
+
+/// The shared output code by shape. Entries whose code is gone are dropped as more are added.
+#[derive(Default)]
+pub(crate) struct Shapes {
+    map: HashMap<ShapeKey, Weak<SharedOuts>>,
+}
+
+impl std::fmt::Debug for Shapes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Shapes({})", self.map.len())
+    }
+}
+
+impl Shapes {
+    fn get(&self, k: &ShapeKey) -> Option<Arc<SharedOuts>> {
+        self.map.get(k).and_then(Weak::upgrade)
+    }
+
+    fn insert(&mut self, k: ShapeKey, s: &Arc<SharedOuts>) {
+        if self.map.len() >= 64 && self.map.len().is_power_of_two() {
+            self.map.retain(|_, w| w.strong_count() > 0);
+        }
+        self.map.insert(k, Arc::downgrade(s));
+    }
+}
+
+/// `p`'s shape (see [`ShapeKey`]).
+fn shape_of(p: &Program) -> ShapeKey {
+    let outs = p
+        .results
+        .iter()
+        .map(|r| match r {
+            Res::Send(_, o) => {
+                let mut o = o.clone();
+                for op in &mut o.out {
+                    match op {
+                        OutOp::Const { value, .. } => *value = Bits::zero(value.width()),
+                        OutOp::Bytes { bytes, .. } => bytes.iter_mut().for_each(|b| *b = 0),
+                        OutOp::Copy { .. } | OutOp::Write { .. } => {}
+                    }
+                }
+                Some(o)
+            }
+            Res::Drop(_) => None,
+        })
+        .collect();
+    ShapeKey {
+        outs,
+        nodes: p.nodes.clone(),
+        widths: p.widths.clone(),
+    }
+}
+
+/// The constants `p`'s outputs write, in the order the shared code loads them: per sent
+/// packet, per operation, a constant in pieces of at most 56 bits (most significant first,
+/// as [`Lower::write_const`] writes them), constant bytes in pieces of at most 8.
+fn const_table(p: &Program) -> Box<[u64]> {
+    let mut t = Vec::new();
+    for r in &p.results {
+        let Res::Send(_, o) = r else { continue };
+        for op in &o.out {
+            match op {
+                OutOp::Const { value, .. } => {
+                    let w = value.width();
+                    let mut done = 0;
+                    while done < w {
+                        let n = (w - done).min(56);
+                        t.push(bits_at(value, w - done - n, n));
+                        done += n;
+                    }
+                }
+                OutOp::Bytes { bytes, .. } => {
+                    for piece in bytes.chunks(8) {
+                        t.push(piece.iter().fold(0u64, |a, b| (a << 8) | u64::from(*b)));
+                    }
+                }
+                OutOp::Copy { .. } | OutOp::Write { .. } => {}
+            }
+        }
+    }
+    t.into_boxed_slice()
 }
 
 /// See [`Compiled::unicast`].
 pub(super) struct Unicast {
     pub(super) f: OutFn,
+    /// What `f` takes as its `reads`: the program's constants if its code is shared (see
+    /// [`Compiled::consts`]), else nothing it reads.
+    consts: Box<[u64]>,
     pub(super) to: u64,
     /// Packet bytes the function reads.
     pub(super) need: usize,
@@ -189,13 +312,14 @@ impl Unicast {
         // of `prefix_bytes` (its writes were checked to lie below it when the plan was made)
         // and no register reads: it reads packet bytes below `need` (checked above), writes
         // output bytes below `prefix_bytes` (`begin` leaves at least that many in `out`) and
-        // reads nothing through its last argument.
+        // reads through its `reads` argument only the constants it loads, all in `consts`
+        // (the program's own table, of its shape's length: see `const_table`).
         unsafe {
             (self.f)(
                 pkt.as_ptr(),
                 port,
                 out.as_mut_ptr(),
-                std::ptr::null(),
+                self.consts.as_ptr(),
                 pkt.len() as u64,
             )
         };
@@ -256,20 +380,19 @@ impl Compiled {
         {
             return false;
         }
-        // SAFETY: `f` was compiled for result `i` of this program; it reads packet bytes
-        // below `self.need`, writes output bytes below `len` and reads the first
-        // `2 * self.reads` words of `reads` (see `Lower::need`, `Lower::out_len` and
-        // `Lower::reads`), all checked above to be within the buffers; `out` does not overlap
-        // the others (it is borrowed mutably).
-        unsafe {
-            f(
-                pkt.as_ptr(),
-                port,
-                out.as_mut_ptr(),
-                reads.as_ptr(),
-                pkt.len() as u64,
-            )
+        // Shared code reads its constants where other code reads register values.
+        let arg = if self.shared {
+            self.consts.as_ptr()
+        } else {
+            reads.as_ptr()
         };
+        // SAFETY: `f` was compiled for result `i` of this program (or one of its shape); it
+        // reads packet bytes below `self.need`, writes output bytes below `len` and reads the
+        // first `2 * self.reads` words of `reads` (see `Lower::need`, `Lower::out_len` and
+        // `Lower::reads`), or, shared, only the constants of `self.consts` (the program's
+        // table, of its shape's length), all checked above to be within the buffers; `out`
+        // does not overlap the others (it is borrowed mutably).
+        unsafe { f(pkt.as_ptr(), port, out.as_mut_ptr(), arg, pkt.len() as u64) };
         true
     }
 }
@@ -375,8 +498,122 @@ impl Jit {
         JitEvent::Compiled
     }
 
-    /// `p`'s code, if every output can be lowered.
+    /// `p`'s code, if every output can be lowered: its shape's (see the module doc) when it
+    /// has no state operation, else its own.
     fn compile(&mut self, p: &Program) -> Option<Compiled> {
+        if p.state.is_empty() && p.results.iter().any(|r| matches!(r, Res::Send(..))) {
+            return self.compile_shared(p);
+        }
+        self.compile_own(p)
+    }
+
+    /// `p`'s code from its shape's, compiled first if no program of that shape has code.
+    fn compile_shared(&mut self, p: &Program) -> Option<Compiled> {
+        let key = shape_of(p);
+        let s = match self.shapes.get(&key) {
+            Some(s) => s,
+            None => {
+                let s = Arc::new(self.compile_outs(p)?);
+                self.shapes.insert(key, &s);
+                s
+            }
+        };
+        let consts = const_table(p);
+        let unicast = match (&p.results[..], &s.outs[..]) {
+            ([Res::Send(to, o)], [Some(f)])
+                if o.cut.is_empty() && s.out_lens.first() <= Some(&o.prefix_bytes) =>
+            {
+                Some(Unicast {
+                    f: *f,
+                    consts: consts.clone(),
+                    to: *to,
+                    need: s.need,
+                    layout: o.layout(),
+                })
+            }
+            _ => None,
+        };
+        Some(Compiled {
+            unicast,
+            outs: s.outs.clone(),
+            out_lens: s.out_lens.clone(),
+            need: s.need,
+            reads: 0,
+            vals: vec![None; p.nodes.len()].into_boxed_slice(),
+            consts,
+            shared: true,
+            _code: Keep::Shared(s),
+        })
+    }
+
+    /// The output functions of `p`'s shape: `p`'s, with the constants they write loaded
+    /// from the table [`const_table`] makes, passed as their `reads`.
+    fn compile_outs(&mut self, p: &Program) -> Option<SharedOuts> {
+        let mut module = self.module(&HELPERS)?;
+        if module.target_config().pointer_type() != I64 {
+            return None;
+        }
+        let mut need = 0usize;
+        let mut next_const = 0;
+        let mut ids = Vec::new();
+        let mut out_lens = Vec::new();
+        for (i, r) in p.results.iter().enumerate() {
+            let Res::Send(_, o) = r else {
+                ids.push(None);
+                out_lens.push(0);
+                continue;
+            };
+            out_lens.push(o.prefix_bytes);
+            let mut ctx = module.make_context();
+            // `OutFn`: (pkt, port, out, consts, len).
+            let ptr = module.target_config().pointer_type();
+            let (b, params) = entry(&mut ctx, &mut self.fctx, &[ptr, I64, ptr, ptr, I64], false);
+            let mut low = Lower::new(p, b, &mut module, &params, params[2], o.prefix_bytes);
+            low.consts = Some(params[3]);
+            low.next_const = next_const;
+            // (No state operation, so no register read: `reads` carries only constants.)
+            let ok = low.output(o).is_some() && low.reads == 0;
+            need = need.max(low.need);
+            next_const = low.next_const;
+            let Lower { mut b, .. } = low;
+            b.ins().return_(&[]);
+            b.finalize(module.target_config());
+            if !ok {
+                return None;
+            }
+            let id = module
+                .declare_function(&format!("out{i}"), Linkage::Local, &ctx.func.signature)
+                .ok()?;
+            module.define_function(id, &mut ctx).ok()?;
+            module.clear_context(&mut ctx);
+            ids.push(Some(id));
+        }
+        if next_const as usize != const_table(p).len() {
+            return None;
+        }
+        module.finalize_definitions().ok()?;
+        let outs = ids
+            .iter()
+            .map(|id| {
+                id.map(|id| {
+                    let code = module.get_finalized_function(id);
+                    // SAFETY: `code` is a finalized function of `module` whose signature is
+                    // (pointer, i64, pointer, pointer, i64) with the platform's default C
+                    // calling convention, which is `OutFn`'s.
+                    unsafe { std::mem::transmute::<*const u8, OutFn>(code) }
+                })
+            })
+            .collect();
+        Some(SharedOuts {
+            outs,
+            out_lens,
+            need,
+            _code: self.keep(module),
+        })
+    }
+
+    /// `p`'s own code (constants as immediates).
+    fn compile_own(&mut self, p: &Program) -> Option<Compiled> {
         let mut module = self.module(&HELPERS)?;
         if module.target_config().pointer_type() != I64 {
             return None;
@@ -468,6 +705,7 @@ impl Jit {
             {
                 Some(Unicast {
                     f: *f,
+                    consts: Box::new([]),
                     to: *to,
                     need,
                     layout: o.layout(),
@@ -482,7 +720,9 @@ impl Jit {
             need,
             reads,
             vals,
-            _code: self.keep(module),
+            consts: Box::new([]),
+            shared: false,
+            _code: Keep::Own(Box::new(self.keep(module))),
         })
     }
 }
@@ -529,6 +769,10 @@ struct Lower<'a, 'f> {
     need: usize,
     /// Output bytes that may be written.
     out_len: usize,
+    /// Shared code: written constants are loaded from this table (the `reads` argument),
+    /// the next one at this index (see [`const_table`]).
+    consts: Option<Value>,
+    next_const: u32,
 }
 
 impl<'a, 'f> Lower<'a, 'f> {
@@ -555,7 +799,19 @@ impl<'a, 'f> Lower<'a, 'f> {
             need: 0,
             out_len,
             reads: 0,
+            consts: None,
+            next_const: 0,
         }
+    }
+
+    /// A constant the output writes: an immediate, or the table's next entry (shared code).
+    fn written(&mut self, v: u64) -> Value {
+        let Some(base) = self.consts else {
+            return self.k(v);
+        };
+        let at = 8 * self.next_const as i32;
+        self.next_const += 1;
+        self.b.ins().load(I64, native::flags(), base, at)
     }
 
     fn k(&mut self, v: u64) -> Value {
@@ -667,7 +923,7 @@ impl<'a, 'f> Lower<'a, 'f> {
                         let v = bytes[at..at + n]
                             .iter()
                             .fold(0u64, |a, b| (a << 8) | u64::from(*b));
-                        let v = self.k(v);
+                        let v = self.written(v);
                         self.store_be(v, dst + at, n);
                         at += n;
                     }
@@ -694,7 +950,7 @@ impl<'a, 'f> Lower<'a, 'f> {
             // Bits [w - done - n, w - done) of the value.
             let lo = w - done - n;
             let v = bits_at(value, lo, n);
-            let v = self.k(v);
+            let v = self.written(v);
             self.write_bits(dst + done, n, v)?;
             done += n;
         }
