@@ -257,14 +257,19 @@ fn shape_of(p: &Program) -> ShapeKey {
 }
 
 /// The constants `p`'s outputs write, in the order the shared code loads them: per sent
-/// packet, per operation, a constant in pieces of at most 56 bits (most significant first,
-/// as [`Lower::write_const`] writes them), constant bytes in pieces of at most 8.
+/// packet, per operation, the bytes of a constant written at a byte boundary in whole bytes
+/// (and constant bytes) as they are to be stored, 8 to an entry (see [`raw_entries`]); any
+/// other constant in pieces of at most 56 bits (most significant first, as
+/// [`Lower::write_const`] writes them).
 fn const_table(p: &Program) -> Box<[u64]> {
     let mut t = Vec::new();
     for r in &p.results {
         let Res::Send(_, o) = r else { continue };
         for op in &o.out {
             match op {
+                OutOp::Const { dst, value } if whole_bytes(*dst, value) => {
+                    raw_entries(&value.to_be_bytes(), &mut t);
+                }
                 OutOp::Const { value, .. } => {
                     let w = value.width();
                     let mut done = 0;
@@ -274,11 +279,7 @@ fn const_table(p: &Program) -> Box<[u64]> {
                         done += n;
                     }
                 }
-                OutOp::Bytes { bytes, .. } => {
-                    for piece in bytes.chunks(8) {
-                        t.push(piece.iter().fold(0u64, |a, b| (a << 8) | u64::from(*b)));
-                    }
-                }
+                OutOp::Bytes { bytes, .. } => raw_entries(bytes, &mut t),
                 OutOp::Copy { .. } | OutOp::Write { .. } => {}
             }
         }
@@ -286,12 +287,31 @@ fn const_table(p: &Program) -> Box<[u64]> {
     t.into_boxed_slice()
 }
 
+/// Whether a constant written at output bit `dst` covers whole bytes from a byte boundary.
+fn whole_bytes(dst: u32, value: &Bits) -> bool {
+    dst.is_multiple_of(8) && value.width().is_multiple_of(8) && value.width() > 0
+}
+
+/// `bytes` as table entries of 8, each read back by the processor's loads (little-endian) as
+/// the bytes in order, so that the code stores them without reordering.
+fn raw_entries(bytes: &[u8], t: &mut Vec<u64>) {
+    for piece in bytes.chunks(8) {
+        let mut e = [0u8; 8];
+        e[..piece.len()].copy_from_slice(piece);
+        t.push(u64::from_le_bytes(e));
+    }
+}
+
+/// The most constants a unicast plan holds (a program with more keeps the general path).
+const UNICAST_CONSTS: usize = 6;
+
 /// See [`Compiled::unicast`].
 pub(super) struct Unicast {
     pub(super) f: OutFn,
     /// What `f` takes as its `reads`: the program's constants if its code is shared (see
-    /// [`Compiled::consts`]), else nothing it reads.
-    consts: Box<[u64]>,
+    /// [`Compiled::consts`]), else nothing it reads. Kept here, beside the function, so that
+    /// a hit reads them from the plan it already holds.
+    consts: [u64; UNICAST_CONSTS],
     pub(super) to: u64,
     /// Packet bytes the function reads.
     pub(super) need: usize,
@@ -313,7 +333,8 @@ impl Unicast {
         // and no register reads: it reads packet bytes below `need` (checked above), writes
         // output bytes below `prefix_bytes` (`begin` leaves at least that many in `out`) and
         // reads through its `reads` argument only the constants it loads, all in `consts`
-        // (the program's own table, of its shape's length: see `const_table`).
+        // (the program's own table, of its shape's length, at most `UNICAST_CONSTS` entries
+        // when the plan was made: see `const_table`).
         unsafe {
             (self.f)(
                 pkt.as_ptr(),
@@ -519,13 +540,18 @@ impl Jit {
             }
         };
         let consts = const_table(p);
+        let mut inline = [0; UNICAST_CONSTS];
+        let fits = consts.len() <= UNICAST_CONSTS;
+        if let Some(dst) = inline.get_mut(..consts.len()) {
+            dst.copy_from_slice(&consts);
+        }
         let unicast = match (&p.results[..], &s.outs[..]) {
             ([Res::Send(to, o)], [Some(f)])
-                if o.cut.is_empty() && s.out_lens.first() <= Some(&o.prefix_bytes) =>
+                if fits && o.cut.is_empty() && s.out_lens.first() <= Some(&o.prefix_bytes) =>
             {
                 Some(Unicast {
                     f: *f,
-                    consts: consts.clone(),
+                    consts: inline,
                     to: *to,
                     need: s.need,
                     layout: o.layout(),
@@ -705,7 +731,7 @@ impl Jit {
             {
                 Some(Unicast {
                     f: *f,
-                    consts: Box::new([]),
+                    consts: [0; UNICAST_CONSTS],
                     to: *to,
                     need,
                     layout: o.layout(),
@@ -802,6 +828,45 @@ impl<'a, 'f> Lower<'a, 'f> {
             consts: None,
             next_const: 0,
         }
+    }
+
+    /// Shared code: stores the table's next entries as `n` bytes at output byte `dst`, as
+    /// they lie there (see [`raw_entries`]). `None` outside the output.
+    fn store_raw(&mut self, base: Value, dst: usize, n: usize) -> Option<()> {
+        if dst + n > self.out_len {
+            return None;
+        }
+        let mut at = 0;
+        while at < n {
+            let slot = 8 * self.next_const as i32;
+            self.next_const += 1;
+            let piece = (n - at).min(8);
+            let mut done = 0;
+            while done < piece {
+                let c = match piece - done {
+                    8.. => 8,
+                    4..=7 => 4,
+                    2..=3 => 2,
+                    _ => 1,
+                };
+                let ty = match c {
+                    8 => I64,
+                    4 => cranelift_codegen::ir::types::I32,
+                    2 => cranelift_codegen::ir::types::I16,
+                    _ => cranelift_codegen::ir::types::I8,
+                };
+                let v = self
+                    .b
+                    .ins()
+                    .load(ty, native::flags(), base, slot + done as i32);
+                self.b
+                    .ins()
+                    .store(native::flags(), v, self.out, (dst + at + done) as i32);
+                done += c;
+            }
+            at += piece;
+        }
+        Some(())
     }
 
     /// A constant the output writes: an immediate, or the table's next entry (shared code).
@@ -912,7 +977,17 @@ impl<'a, 'f> Lower<'a, 'f> {
                         done += n;
                     }
                 }
-                OutOp::Const { dst, value } => self.write_const(*dst, value)?,
+                OutOp::Const { dst, value } => match self.consts {
+                    Some(base) if whole_bytes(*dst, value) => {
+                        let n = (value.width() / 8) as usize;
+                        self.store_raw(base, (*dst / 8) as usize, n)?;
+                    }
+                    _ => self.write_const(*dst, value)?,
+                },
+                OutOp::Bytes { dst, bytes } if self.consts.is_some() => {
+                    let base = self.consts?;
+                    self.store_raw(base, *dst, bytes.len())?;
+                }
                 OutOp::Bytes { dst, bytes } => {
                     if dst + bytes.len() > self.out_len {
                         return None;
