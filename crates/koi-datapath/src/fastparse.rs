@@ -45,7 +45,10 @@
 //! the packet bits it was computed from only. A variable's value is pinned likewise, through
 //! the packet bits it was computed from when it decided (its **provenance**, which the parse
 //! records: a variable may be overwritten after it decided, and the key holds its final
-//! value); a variable in the key is then a constant of the template.
+//! value); a variable in the key is then a constant of the template. Templates are tried
+//! most used first, except that a packet first tries the template its value names in the
+//! bits that tell the native templates apart (an IP protocol number between a UDP and a
+//! TCP path: `Pick`), so that a mix of paths does not pay for the ones ranked first.
 //!
 //! The flow key is the headers' final bits. A parse that moves a header's bits after a
 //! decision read them (extracted again, copied over, zeroed by `setValid`), overwrites a
