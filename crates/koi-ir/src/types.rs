@@ -135,6 +135,7 @@ pub enum TypeDecl {
         name: String,
         ty: P4Type,
         translation: Option<Translation>,
+        annotations: Vec<Annotation>,
     },
 }
 

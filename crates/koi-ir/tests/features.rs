@@ -358,6 +358,7 @@ fn build() -> Pipeline {
             uri: "p4.org/port".into(),
             sdn_bitwidth: Some(32),
         }),
+        annotations: Vec::new(),
     });
     parts.p.controller_headers.push(ControllerHeader {
         preamble: Preamble::new("packet_in"),

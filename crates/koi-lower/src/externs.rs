@@ -266,10 +266,12 @@ impl Lowerer<'_> {
                 if self.p.types.get(&name).is_none() {
                     let bt = self.p4type_at(base, span, d + 1)?;
                     let translation = self.translation(decl);
+                    let annotations = self.decl_annotations(decl);
                     self.p.types.decls.push(TypeDecl::NewType {
                         name: name.clone(),
                         ty: bt,
                         translation,
+                        annotations,
                     });
                 }
                 P4Type::NewType(name)

@@ -285,7 +285,10 @@ impl<'p> TypeInfoBuilder<'p> {
                 self.info.serializable_enums.insert(key, spec);
             }
             TypeDecl::NewType {
-                name, translation, ..
+                name,
+                translation,
+                annotations,
+                ..
             } => {
                 self.info
                     .new_types
@@ -306,8 +309,15 @@ impl<'p> TypeInfoBuilder<'p> {
                         })
                     }
                 };
+                // The translation is the representation, not an annotation.
+                let converted = crate::annotations::convert(
+                    annotations,
+                    &["p4runtime_translation", "p4runtime_translation_mappings"],
+                );
                 let spec = P4NewTypeSpec {
                     representation: Some(representation),
+                    annotations: converted.annotations,
+                    structured_annotations: converted.structured,
                     ..Default::default()
                 };
                 self.info.new_types.insert(key, spec);

@@ -1,7 +1,7 @@
 //! Unit tests of [`super`]: type specs, `type_info` entries, constrained values.
 
 use super::*;
-use koi_ir::types::Translation;
+use koi_ir::types::{Annotation, Translation};
 use koi_ir::value::Bits;
 
 fn member(name: &str, ty: P4Type) -> Member {
@@ -19,6 +19,7 @@ fn newtype(name: &str, ty: P4Type, translation: Option<(&str, Option<u32>)>) -> 
             uri: uri.into(),
             sdn_bitwidth: w,
         }),
+        annotations: Vec::new(),
     }
 }
 
@@ -189,6 +190,38 @@ fn translated_types_give_their_sdn_width_or_none() {
     let plain = b.constrained(32, Some("foo_t"), "t");
     assert_eq!(plain.bitwidth, 32);
     assert_eq!(plain.type_name, Some(named("foo_t")));
+}
+
+/// A `type`'s annotations go to its `new_types` entry, except the translation (its
+/// representation).
+#[test]
+fn new_types_keep_their_annotations() {
+    let mut t = table();
+    t.decls.push(TypeDecl::NewType {
+        name: "Eth_t".into(),
+        ty: P4Type::Bit(48),
+        translation: Some(Translation {
+            uri: "x/Eth_t".into(),
+            sdn_bitwidth: Some(48),
+        }),
+        annotations: vec![
+            Annotation::text("p4runtime_translation", "\"x/Eth_t\" , 48"),
+            Annotation::flag("custom_0"),
+            Annotation::text("custom_1", "\"my annon\""),
+        ],
+    });
+    let e = errors();
+    let mut b = TypeInfoBuilder::new(&t, &e);
+    b.constrained(48, Some("Eth_t"), "t");
+    assert_eq!(
+        b.info.new_types["Eth_t"].annotations,
+        vec![
+            "@custom_0".to_string(),
+            "@custom_1(\"my annon\")".to_string()
+        ]
+    );
+    b.constrained(32, Some("foo_t"), "t");
+    assert!(b.info.new_types["foo_t"].annotations.is_empty());
 }
 
 #[test]

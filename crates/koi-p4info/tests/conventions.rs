@@ -214,6 +214,7 @@ fn action_refs_keep_scope_and_annotations() {
 fn table_properties() {
     let (mut b, na) = base(Architecture::V1Model);
     b.decl(TypeDecl::NewType {
+        annotations: Vec::new(),
         name: "Port_t".into(),
         ty: P4Type::Bit(9),
         translation: Some(Translation {
@@ -418,6 +419,7 @@ fn counter(name: &str, type_args: Vec<P4Type>) -> Extern {
 fn index_types_follow_the_architecture() {
     let idx = || P4Type::NewType("Idx_t".into());
     let idx_decl = TypeDecl::NewType {
+        annotations: Vec::new(),
         name: "Idx_t".into(),
         ty: P4Type::Bit(8),
         translation: None,
@@ -468,6 +470,7 @@ fn value_set_fields() {
     // p4c gives value set fields no type_name and describes no type for them.
     f2.type_name = Some("T_t".into());
     b.decl(TypeDecl::NewType {
+        annotations: Vec::new(),
         name: "T_t".into(),
         ty: P4Type::Bit(4),
         translation: None,

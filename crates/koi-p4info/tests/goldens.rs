@@ -356,6 +356,7 @@ fn unused_counter_bmv2() {
 fn v1model_digest_custom_type() {
     let mut b = B::new(Architecture::V1Model);
     let translated = |name: &str, w: u32| TypeDecl::NewType {
+        annotations: Vec::new(),
         name: name.into(),
         ty: P4Type::Bit(w),
         translation: Some(Translation {
@@ -364,11 +365,13 @@ fn v1model_digest_custom_type() {
         }),
     };
     b.decl(TypeDecl::NewType {
+        annotations: Vec::new(),
         name: "foo_t".into(),
         ty: P4Type::Bit(32),
         translation: None,
     });
     b.decl(TypeDecl::NewType {
+        annotations: Vec::new(),
         name: "bar_t".into(),
         ty: P4Type::NewType("foo_t".into()),
         translation: None,

@@ -99,6 +99,7 @@ fn custom_type_restricted_fields() {
         ("CustomAddr_t", 32),
     ] {
         b.decl(TypeDecl::NewType {
+            annotations: Vec::new(),
             name: name.into(),
             ty: P4Type::Bit(w),
             translation: Some(Translation {

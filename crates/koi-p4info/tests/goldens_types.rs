@@ -105,6 +105,7 @@ fn v1model_p4runtime_enumint_types1() {
     let mut b = B::new(Architecture::V1Model);
     for (name, ty, tr) in newtypes() {
         b.decl(TypeDecl::NewType {
+            annotations: Vec::new(),
             name: name.into(),
             ty,
             translation: tr.map(|(uri, w)| Translation {
@@ -233,6 +234,7 @@ fn p4rt_digest_complex() {
         annotations: vec![],
     });
     b.decl(TypeDecl::NewType {
+        annotations: Vec::new(),
         name: "PortId_t".into(),
         ty: P4Type::Bit(32),
         translation: Some(Translation {

@@ -74,6 +74,7 @@ fn type_decl_text(d: &TypeDecl) -> String {
             name,
             ty,
             translation,
+            ..
         } => {
             let tr = translation.as_ref().map_or(String::new(), |t| {
                 let sdn = t
