@@ -51,7 +51,7 @@ use cranelift_codegen::ir::types::I64;
 use cranelift_codegen::ir::{AbiParam, InstBuilder, StackSlotData, StackSlotKind, Value};
 use cranelift_frontend::FunctionBuilder;
 use cranelift_jit::JITModule;
-use cranelift_module::{Linkage, Module};
+use cranelift_module::{FuncId, Linkage, Module};
 use koi_ir::{BinOp, Bits, Cast, HashAlgo, UnOp};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -576,31 +576,48 @@ impl Jit {
     /// from the table [`const_table`] makes, passed as their `reads`.
     fn compile_outs(&mut self, p: &Program) -> Option<SharedOuts> {
         let mut module = self.module(&HELPERS)?;
+        let d = self.define_outs(&mut module, p, true)?;
+        // (No state operation, so no register read: `reads` carries only constants.)
+        if d.reads != 0 || d.consts as usize != const_table(p).len() {
+            return None;
+        }
+        module.finalize_definitions().ok()?;
+        Some(SharedOuts {
+            outs: finalized_outs(&module, &d.ids),
+            out_lens: d.out_lens,
+            need: d.need,
+            _code: self.keep(module),
+        })
+    }
+
+    /// Defines in `module` an output function per packet `p` sends (`None` per drop), with
+    /// the constants it writes as immediates or (`shared`) loaded from the table passed as
+    /// `reads`; `None` if one cannot be lowered.
+    fn define_outs(&mut self, module: &mut JITModule, p: &Program, shared: bool) -> Option<Outs> {
         if module.target_config().pointer_type() != I64 {
             return None;
         }
-        let mut need = 0usize;
-        let mut next_const = 0;
-        let mut ids = Vec::new();
-        let mut out_lens = Vec::new();
+        let mut d = Outs::default();
         for (i, r) in p.results.iter().enumerate() {
             let Res::Send(_, o) = r else {
-                ids.push(None);
-                out_lens.push(0);
+                d.ids.push(None);
+                d.out_lens.push(0);
                 continue;
             };
-            out_lens.push(o.prefix_bytes);
+            d.out_lens.push(o.prefix_bytes);
             let mut ctx = module.make_context();
-            // `OutFn`: (pkt, port, out, consts, len).
+            // `OutFn`: (pkt, port, out, reads or constants, len).
             let ptr = module.target_config().pointer_type();
             let (b, params) = entry(&mut ctx, &mut self.fctx, &[ptr, I64, ptr, ptr, I64], false);
-            let mut low = Lower::new(p, b, &mut module, &params, params[2], o.prefix_bytes);
-            low.consts = Some(params[3]);
-            low.next_const = next_const;
-            // (No state operation, so no register read: `reads` carries only constants.)
-            let ok = low.output(o).is_some() && low.reads == 0;
-            need = need.max(low.need);
-            next_const = low.next_const;
+            let mut low = Lower::new(p, b, module, &params, params[2], o.prefix_bytes);
+            if shared {
+                low.consts = Some(params[3]);
+                low.next_const = d.consts;
+            }
+            let ok = low.output(o).is_some();
+            d.need = d.need.max(low.need);
+            d.reads = d.reads.max(low.reads);
+            d.consts = low.next_const;
             let Lower { mut b, .. } = low;
             b.ins().return_(&[]);
             b.finalize(module.target_config());
@@ -612,70 +629,21 @@ impl Jit {
                 .ok()?;
             module.define_function(id, &mut ctx).ok()?;
             module.clear_context(&mut ctx);
-            ids.push(Some(id));
+            d.ids.push(Some(id));
         }
-        if next_const as usize != const_table(p).len() {
-            return None;
-        }
-        module.finalize_definitions().ok()?;
-        let outs = ids
-            .iter()
-            .map(|id| {
-                id.map(|id| {
-                    let code = module.get_finalized_function(id);
-                    // SAFETY: `code` is a finalized function of `module` whose signature is
-                    // (pointer, i64, pointer, pointer, i64) with the platform's default C
-                    // calling convention, which is `OutFn`'s.
-                    unsafe { std::mem::transmute::<*const u8, OutFn>(code) }
-                })
-            })
-            .collect();
-        Some(SharedOuts {
-            outs,
-            out_lens,
-            need,
-            _code: self.keep(module),
-        })
+        Some(d)
     }
 
     /// `p`'s own code (constants as immediates).
     fn compile_own(&mut self, p: &Program) -> Option<Compiled> {
         let mut module = self.module(&HELPERS)?;
-        if module.target_config().pointer_type() != I64 {
-            return None;
-        }
-        let mut need = 0usize;
-        let mut reads = 0usize;
-        let mut ids = Vec::new();
-        let mut out_lens = Vec::new();
-        for (i, r) in p.results.iter().enumerate() {
-            let Res::Send(_, o) = r else {
-                ids.push(None);
-                out_lens.push(0);
-                continue;
-            };
-            out_lens.push(o.prefix_bytes);
-            let mut ctx = module.make_context();
-            // `OutFn`: (pkt, port, out, reads, len).
-            let ptr = module.target_config().pointer_type();
-            let (b, params) = entry(&mut ctx, &mut self.fctx, &[ptr, I64, ptr, ptr, I64], false);
-            let mut low = Lower::new(p, b, &mut module, &params, params[2], o.prefix_bytes);
-            let ok = low.output(o).is_some();
-            need = need.max(low.need);
-            reads = reads.max(low.reads);
-            let Lower { mut b, .. } = low;
-            b.ins().return_(&[]);
-            b.finalize(module.target_config());
-            if !ok {
-                return None;
-            }
-            let id = module
-                .declare_function(&format!("out{i}"), Linkage::Local, &ctx.func.signature)
-                .ok()?;
-            module.define_function(id, &mut ctx).ok()?;
-            module.clear_context(&mut ctx);
-            ids.push(Some(id));
-        }
+        let Outs {
+            ids,
+            out_lens,
+            mut need,
+            mut reads,
+            ..
+        } = self.define_outs(&mut module, p, false)?;
         // The values the state updates use: a function each, if it can be lowered.
         let mut val_ids = Vec::new();
         for n in p.state_values() {
@@ -713,18 +681,7 @@ impl Jit {
             // convention, which is `ValFn`'s.
             vals[n as usize] = Some(unsafe { std::mem::transmute::<*const u8, ValFn>(code) });
         }
-        let outs: Vec<Option<OutFn>> = ids
-            .iter()
-            .map(|id| {
-                id.map(|id| {
-                    let code = module.get_finalized_function(id);
-                    // SAFETY: `code` is a finalized function of `module` whose signature is
-                    // (pointer, i64, pointer, pointer) with the platform's default C calling
-                    // convention, which is `OutFn`'s.
-                    unsafe { std::mem::transmute::<*const u8, OutFn>(code) }
-                })
-            })
-            .collect();
+        let outs = finalized_outs(&module, &ids);
         let unicast = match (&p.results[..], &p.state[..], &outs[..]) {
             ([Res::Send(to, o)], [], [Some(f)])
                 if reads == 0 && o.cut.is_empty() && out_lens.first() <= Some(&o.prefix_bytes) =>
@@ -751,6 +708,32 @@ impl Jit {
             _code: Keep::Own(Box::new(self.keep(module))),
         })
     }
+}
+
+/// The output functions [`Jit::define_outs`] defined: their ids, each output's bytes, the
+/// packet bytes and register reads they use, and the constants they load.
+#[derive(Default)]
+struct Outs {
+    ids: Vec<Option<FuncId>>,
+    out_lens: Vec<usize>,
+    need: usize,
+    reads: usize,
+    consts: u32,
+}
+
+/// The functions `ids` of `module`, whose definitions are finalized.
+fn finalized_outs(module: &JITModule, ids: &[Option<FuncId>]) -> Vec<Option<OutFn>> {
+    ids.iter()
+        .map(|id| {
+            id.map(|id| {
+                let code = module.get_finalized_function(id);
+                // SAFETY: `code` is a finalized function of `module` defined by
+                // `Jit::define_outs`, whose signature is (pointer, i64, pointer, pointer, i64)
+                // with the platform's default C calling convention, which is `OutFn`'s.
+                unsafe { std::mem::transmute::<*const u8, OutFn>(code) }
+            })
+        })
+        .collect()
 }
 
 /// A function with parameters of types `params` (and an `i64` result if `ret`) in `ctx`:
