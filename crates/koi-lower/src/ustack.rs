@@ -175,6 +175,9 @@ impl Lowerer<'_> {
     /// Lowers `s` if it refers to a union stack element by a run-time index (see the module
     /// doc); `Ok(false)` when it does not.
     pub fn union_stack_stmt(&mut self, s: &ast::Stmt) -> R<bool> {
+        if self.union_stacks.is_empty() {
+            return Ok(false);
+        }
         let exprs: Vec<&ast::Expr> = match &s.kind {
             StmtKind::Assign { lhs, rhs, .. } => vec![lhs, rhs],
             StmtKind::Call(e) => vec![e],
@@ -199,6 +202,9 @@ impl Lowerer<'_> {
     /// union stack element by a run-time index: computed into a temporary by the expansion
     /// of the module doc. `None` when it does not.
     pub fn union_stack_scalar(&mut self, e: &ast::Expr) -> R<Option<(Expr, STy)>> {
+        if self.union_stacks.is_empty() {
+            return Ok(None);
+        }
         let Some(r) = self.find_dyn_ref(e)? else {
             return Ok(None);
         };
