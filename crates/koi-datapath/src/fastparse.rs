@@ -446,7 +446,7 @@ struct Copy {
 /// A [`Copy`] or [`Check`] resolved, when the template's minimum length guarantees it, to one
 /// unaligned 8-byte big-endian load at `byte`: the value is `(load << shl) >> shr`, and a copy
 /// ORs it `<< kshl` into key word `word` (a copy never straddles key words).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 struct Load {
     byte: usize,
     shl: u32,
@@ -539,15 +539,15 @@ pub struct Templates {
     /// The last packet [`FastParser::key`] parsed in full was too short for the parser
     /// ([`Parsed::short`]); with no key given, its run is a slow-path run, never cached.
     pub short: bool,
-    /// Which native template to try first for a packet, when one load tells them apart
-    /// (see [`Pick`]); recomputed whenever the list or its native code changes.
+    /// Which native template to try first for a packet, when some packet bits tell them
+    /// apart (see [`Pick`]); recomputed whenever the list or its native code changes.
     pick: Option<Pick>,
 }
 
-/// A guess at a packet's template from one packet load that every template with native
-/// code checks against a different value (as an IP protocol number tells a UDP path from a
-/// TCP one): the template whose value the packet holds is tried first, so that a mix of
-/// paths does not pay for the templates ranked before its own. Only the order changes: a
+/// A guess at a packet's template from packet bits that native templates check against
+/// different values (as an IP protocol number tells a UDP path from a TCP one): the
+/// template whose value the packet holds is tried first, so that a mix of paths does not
+/// pay for the templates ranked before its own. Only the order changes: a
 /// guess that does not take the packet leaves it to the templates in rank order, and any
 /// template that takes a packet gives the same key (that of its parse).
 #[derive(Clone, Debug)]

@@ -279,7 +279,7 @@ pub(crate) fn store_be(b: &mut FunctionBuilder<'_>, v: Value, base: Value, at: u
 }
 
 /// The largest load or store size (bytes) for `n` remaining bytes.
-fn chunk(n: usize) -> usize {
+pub(crate) fn chunk(n: usize) -> usize {
     match n {
         8.. => 8,
         4..=7 => 4,
@@ -288,7 +288,7 @@ fn chunk(n: usize) -> usize {
     }
 }
 
-fn int_type(bytes: usize) -> Type {
+pub(crate) fn int_type(bytes: usize) -> Type {
     match bytes {
         8 => I64,
         4 => I32,

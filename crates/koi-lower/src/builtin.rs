@@ -281,28 +281,26 @@ impl Lowerer<'_> {
         self.switch_to(ok);
         self.jump(end);
         self.switch_to(failed);
-        for code in 0..n {
-            if code + 1 < n {
-                let is = bin(
-                    koi_ir::BinOp::Eq,
-                    error.clone(),
-                    Expr::bits(w, u128::from(code)),
-                );
-                let (then, otherwise) = self.branch(is);
-                self.switch_to(then);
-                self.emit(Stmt::Verify {
-                    cond: Expr::Bool(false),
-                    error: code,
-                });
-                self.jump(end);
-                self.switch_to(otherwise);
-            } else {
-                self.emit(Stmt::Verify {
-                    cond: Expr::Bool(false),
-                    error: code,
-                });
-            }
+        // A branch per code but the last, which is what remains.
+        for code in 0..n.saturating_sub(1) {
+            let is = bin(
+                koi_ir::BinOp::Eq,
+                error.clone(),
+                Expr::bits(w, u128::from(code)),
+            );
+            let (then, otherwise) = self.branch(is);
+            self.switch_to(then);
+            self.emit(Stmt::Verify {
+                cond: Expr::Bool(false),
+                error: code,
+            });
+            self.jump(end);
+            self.switch_to(otherwise);
         }
+        self.emit(Stmt::Verify {
+            cond: Expr::Bool(false),
+            error: n.saturating_sub(1),
+        });
         self.jump(end);
         self.switch_to(end);
         Ok(())

@@ -56,7 +56,7 @@ pub enum Alloc {
 }
 
 impl Alloc {
-    fn kind(self) -> SlotKind {
+    pub(crate) fn kind(self) -> SlotKind {
         match self {
             Alloc::Metadata => SlotKind::Metadata,
             Alloc::Local => SlotKind::Local,

@@ -69,12 +69,7 @@ impl Lowerer<'_> {
         if !is_union {
             return;
         }
-        let kind = match how {
-            Alloc::Metadata => SlotKind::Metadata,
-            Alloc::Local => SlotKind::Local,
-            Alloc::Temp => SlotKind::Temp,
-        };
-        let next = self.new_slot(&format!("{name}.$next"), IrTy::Bits(32), false, kind);
+        let next = self.new_slot(&format!("{name}.$next"), IrTy::Bits(32), false, how.kind());
         self.union_stacks.insert(key, next);
     }
 

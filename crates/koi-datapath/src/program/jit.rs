@@ -175,8 +175,6 @@ pub(super) struct Compiled {
     /// The constants the output functions write, when they load them (shared code: passed
     /// as their `reads`); empty otherwise.
     consts: Box<[u64]>,
-    /// Whether the output functions take `consts` as their `reads` argument.
-    shared: bool,
     _code: Keep,
 }
 
@@ -270,21 +268,24 @@ fn const_table(p: &Program) -> Box<[u64]> {
                 OutOp::Const { dst, value } if whole_bytes(*dst, value) => {
                     raw_entries(&value.to_be_bytes(), &mut t);
                 }
-                OutOp::Const { value, .. } => {
-                    let w = value.width();
-                    let mut done = 0;
-                    while done < w {
-                        let n = (w - done).min(56);
-                        t.push(bits_at(value, w - done - n, n));
-                        done += n;
-                    }
-                }
+                OutOp::Const { value, .. } => t.extend(pieces56(value).map(|(_, _, v)| v)),
                 OutOp::Bytes { bytes, .. } => raw_entries(bytes, &mut t),
                 OutOp::Copy { .. } | OutOp::Write { .. } => {}
             }
         }
     }
     t.into_boxed_slice()
+}
+
+/// `value` in pieces of at most 56 bits, most significant first: each piece's offset from
+/// the value's most significant bit, its width and its bits.
+fn pieces56(value: &Bits) -> impl Iterator<Item = (u32, u32, u64)> + '_ {
+    let w = value.width();
+    (0..w).step_by(56).map(move |done| {
+        let n = (w - done).min(56);
+        // Bits [w - done - n, w - done) of the value.
+        (done, n, bits_at(value, w - done - n, n))
+    })
 }
 
 /// Whether a constant written at output bit `dst` covers whole bytes from a byte boundary.
@@ -402,7 +403,7 @@ impl Compiled {
             return false;
         }
         // Shared code reads its constants where other code reads register values.
-        let arg = if self.shared {
+        let arg = if matches!(self._code, Keep::Shared(_)) {
             self.consts.as_ptr()
         } else {
             reads.as_ptr()
@@ -531,15 +532,15 @@ impl Jit {
     /// `p`'s code from its shape's, compiled first if no program of that shape has code.
     fn compile_shared(&mut self, p: &Program) -> Option<Compiled> {
         let key = shape_of(p);
+        let consts = const_table(p);
         let s = match self.shapes.get(&key) {
             Some(s) => s,
             None => {
-                let s = Arc::new(self.compile_outs(p)?);
+                let s = Arc::new(self.compile_outs(p, consts.len())?);
                 self.shapes.insert(key, &s);
                 s
             }
         };
-        let consts = const_table(p);
         let mut inline = [0; UNICAST_CONSTS];
         let fits = consts.len() <= UNICAST_CONSTS;
         if let Some(dst) = inline.get_mut(..consts.len()) {
@@ -567,18 +568,17 @@ impl Jit {
             reads: 0,
             vals: vec![None; p.nodes.len()].into_boxed_slice(),
             consts,
-            shared: true,
             _code: Keep::Shared(s),
         })
     }
 
     /// The output functions of `p`'s shape: `p`'s, with the constants they write loaded
-    /// from the table [`const_table`] makes, passed as their `reads`.
-    fn compile_outs(&mut self, p: &Program) -> Option<SharedOuts> {
+    /// from the table [`const_table`] makes (`consts` entries), passed as their `reads`.
+    fn compile_outs(&mut self, p: &Program, consts: usize) -> Option<SharedOuts> {
         let mut module = self.module(&HELPERS)?;
         let d = self.define_outs(&mut module, p, true)?;
         // (No state operation, so no register read: `reads` carries only constants.)
-        if d.reads != 0 || d.consts as usize != const_table(p).len() {
+        if d.reads != 0 || d.consts as usize != consts {
             return None;
         }
         module.finalize_definitions().ok()?;
@@ -704,7 +704,6 @@ impl Jit {
             reads,
             vals,
             consts: Box::new([]),
-            shared: false,
             _code: Keep::Own(Box::new(self.keep(module))),
         })
     }
@@ -826,22 +825,13 @@ impl<'a, 'f> Lower<'a, 'f> {
             let piece = (n - at).min(8);
             let mut done = 0;
             while done < piece {
-                let c = match piece - done {
-                    8.. => 8,
-                    4..=7 => 4,
-                    2..=3 => 2,
-                    _ => 1,
-                };
-                let ty = match c {
-                    8 => I64,
-                    4 => cranelift_codegen::ir::types::I32,
-                    2 => cranelift_codegen::ir::types::I16,
-                    _ => cranelift_codegen::ir::types::I8,
-                };
-                let v = self
-                    .b
-                    .ins()
-                    .load(ty, native::flags(), base, slot + done as i32);
+                let c = native::chunk(piece - done);
+                let v = self.b.ins().load(
+                    native::int_type(c),
+                    native::flags(),
+                    base,
+                    slot + done as i32,
+                );
                 self.b
                     .ins()
                     .store(native::flags(), v, self.out, (dst + at + done) as i32);
@@ -1001,16 +991,9 @@ impl<'a, 'f> Lower<'a, 'f> {
 
     /// A constant of any width, written in pieces of at most 56 bits, most significant first.
     fn write_const(&mut self, dst: u32, value: &Bits) -> Option<()> {
-        let w = value.width();
-        let mut done = 0;
-        while done < w {
-            let n = (w - done).min(56);
-            // Bits [w - done - n, w - done) of the value.
-            let lo = w - done - n;
-            let v = bits_at(value, lo, n);
+        for (at, n, v) in pieces56(value) {
             let v = self.written(v);
-            self.write_bits(dst + done, n, v)?;
-            done += n;
+            self.write_bits(dst + at, n, v)?;
         }
         Some(())
     }
