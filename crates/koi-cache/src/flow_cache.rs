@@ -131,7 +131,7 @@ impl<V> FlowCache<V> {
     }
 
     /// [`FlowCache::lookup`] with the key's [`FlowCache::hash`] already computed.
-    #[inline]
+    #[inline(always)]
     pub fn lookup_hashed(&mut self, key: &[u64], hash: u64) -> Option<(MegaflowId, &V, Tier)> {
         let probe = self.microflow.is_some() && self.probe_microflow();
         // The key to offer the microflow tier: not there (a probe missed it), or there with a

@@ -140,47 +140,11 @@ pub struct Microflow {
     stats: MicroflowStats,
 }
 
-/// Whether `a == b`, without a call to `memcmp` (keys are a few words long): unrolled for
-/// keys of up to 8 words (a loop of unknown length costs a vector prologue and a scalar tail
-/// on every probe), a loop beyond.
+/// Whether `a == b`, without a call to `memcmp` (keys are a few words long): one fold of the
+/// words' differences, which the compiler vectorises, with no branch per word.
 #[inline]
 fn same_words(a: &[u64], b: &[u64]) -> bool {
-    #[inline(always)]
-    fn fixed<const N: usize>(a: &[u64], b: &[u64]) -> bool {
-        match (<&[u64; N]>::try_from(a), <&[u64; N]>::try_from(b)) {
-            (Ok(a), Ok(b)) => {
-                let mut d = 0;
-                for i in 0..N {
-                    d |= a[i] ^ b[i];
-                }
-                d == 0
-            }
-            _ => false,
-        }
-    }
-    let n = a.len();
-    if b.len() != n {
-        return false;
-    }
-    match n {
-        1 => fixed::<1>(a, b),
-        2 => fixed::<2>(a, b),
-        3 => fixed::<3>(a, b),
-        4 => fixed::<4>(a, b),
-        5 => fixed::<5>(a, b),
-        6 => fixed::<6>(a, b),
-        7 => fixed::<7>(a, b),
-        8 => fixed::<8>(a, b),
-        _ => {
-            // Both re-sliced to `n`, so that the loop has no bounds checks.
-            let (a, b) = (&a[..n], &b[..n]);
-            let mut d = 0;
-            for i in 0..n {
-                d |= a[i] ^ b[i];
-            }
-            d == 0
-        }
-    }
+    a.len() == b.len() && a.iter().zip(b).fold(0, |d, (x, y)| d | (x ^ y)) == 0
 }
 
 impl Microflow {

@@ -1001,7 +1001,7 @@ impl<'p> Datapath<'p> {
 
     /// The flow key of `packet` by the specialised parser, into `key`, and its hash; `None`
     /// if the parser does not follow the packet (or there is none).
-    #[inline]
+    #[inline(always)]
     fn key_of(&mut self, packet: &[u8], port: u64, now: u64, key: &mut [u64]) -> Option<u64> {
         let fast = self.fast.as_ref()?;
         let mut hash = None;

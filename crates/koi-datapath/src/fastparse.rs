@@ -1501,7 +1501,7 @@ impl FastParser {
     /// times gets native code when `jit` admits a compile at `now_ns`; native templates also
     /// give the key's microflow hash in `hash`.
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     pub fn key(
         &self,
         pkt: &[u8],

@@ -604,7 +604,7 @@ impl Program {
     /// and has native code for it (with no register reads): builds the packet in `out` and
     /// returns its port, as [`Program::run`] would; `None` (nothing done) for any other
     /// program, or a packet shorter than the code assumes.
-    #[inline]
+    #[inline(always)]
     pub fn run_unicast(&self, pkt: &[u8], port: u64, out: &mut Vec<u8>) -> Option<u64> {
         self.jit.get()?.unicast.as_ref()?.run(pkt, port, out)
     }

@@ -322,7 +322,7 @@ pub(super) struct Unicast {
 impl Unicast {
     /// Runs the function on `pkt` (from `port`) into `out`, as [`super::Program::run`] does
     /// with [`Compiled::call`]; `None` if `pkt` is shorter than the function reads.
-    #[inline]
+    #[inline(always)]
     pub(super) fn run(&self, pkt: &[u8], port: u64, out: &mut Vec<u8>) -> Option<u64> {
         if pkt.len() < self.need {
             return None;
