@@ -774,26 +774,36 @@ impl<'p> Datapath<'p> {
 
     /// [`Datapath::process_batch`] with `prefetch` instead of [`DatapathConfig::prefetch`]:
     /// a function the compiler can inline into the batch loop (`koi_ports::prefetch` is one
-    /// instruction), where the configured one is called through a pointer.
+    /// instruction), where the configured one is called through a pointer; `sink` and `done`
+    /// are called directly too (not through `dyn`), so that a hit's calls can be inlined.
     #[allow(clippy::too_many_arguments)]
-    pub fn process_batch_prefetching<P: AsRef<[u8]>, F: Fn(*const u8) + Copy>(
+    pub fn process_batch_prefetching<P, F, S, D>(
         &mut self,
         state: &mut State,
         packets: &[P],
         port: u64,
         clock: &dyn Clock,
         prefetch: Option<F>,
-        sink: &mut dyn FnMut(usize, u64, &[u8]),
-        done: &mut dyn FnMut(usize, Result<&Summary, &InterpError>),
-    ) {
+        sink: &mut S,
+        done: &mut D,
+    ) where
+        P: AsRef<[u8]>,
+        F: Fn(*const u8) + Copy,
+        S: FnMut(usize, u64, &[u8]) + ?Sized,
+        D: FnMut(usize, Result<&Summary, &InterpError>) + ?Sized,
+    {
         // Two instances: without profiling, no clock reads and no cycle sums at all.
         let profile = self.config.profile.is_some();
         for (c, chunk) in packets.chunks(BATCH).enumerate() {
             let base = c * BATCH;
             if profile {
-                self.batch::<_, _, true>(state, chunk, base, port, clock, prefetch, sink, done);
+                self.batch::<_, _, _, _, true>(
+                    state, chunk, base, port, clock, prefetch, sink, done,
+                );
             } else {
-                self.batch::<_, _, false>(state, chunk, base, port, clock, prefetch, sink, done);
+                self.batch::<_, _, _, _, false>(
+                    state, chunk, base, port, clock, prefetch, sink, done,
+                );
             }
         }
     }
@@ -801,7 +811,7 @@ impl<'p> Datapath<'p> {
     /// [`Datapath::process_batch`] for at most [`BATCH`] packets whose indices start at `base`;
     /// `PROF`: with [`DatapathConfig::profile`].
     #[allow(clippy::too_many_arguments)]
-    fn batch<P: AsRef<[u8]>, F: Fn(*const u8) + Copy, const PROF: bool>(
+    fn batch<P, F, S, D, const PROF: bool>(
         &mut self,
         state: &mut State,
         packets: &[P],
@@ -809,9 +819,14 @@ impl<'p> Datapath<'p> {
         port: u64,
         clock: &dyn Clock,
         prefetch: Option<F>,
-        sink: &mut dyn FnMut(usize, u64, &[u8]),
-        done: &mut dyn FnMut(usize, Result<&Summary, &InterpError>),
-    ) {
+        sink: &mut S,
+        done: &mut D,
+    ) where
+        P: AsRef<[u8]>,
+        F: Fn(*const u8) + Copy,
+        S: FnMut(usize, u64, &[u8]) + ?Sized,
+        D: FnMut(usize, Result<&Summary, &InterpError>) + ?Sized,
+    {
         if self.fast.is_none() {
             for (i, p) in packets.iter().enumerate() {
                 let r = self.process_with(state, p.as_ref(), port, clock, &mut |to, b| {
