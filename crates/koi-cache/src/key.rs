@@ -55,14 +55,17 @@ impl MegaflowId {
 }
 
 /// The seeded hash of whole flow keys that the microflow tier uses: one folded multiply per
-/// word, `h = fold(h ^ word, MUL)` from `h = seed`, where `fold(a, b)` is the XOR of the two
-/// halves of the 128-bit product (foldhash's mixing step). It is written down here because the
-/// datapath's native parse-path templates compute it while they extract the key, so it must
-/// stay exactly this function. The seed is random unless a test fixes it (HashDoS, as for
-/// [`KeyHasher`]).
+/// pair of words, `h = fold(h ^ a, b ^ pad)` from `h = seed` (a last odd word pairs with 0),
+/// where `fold(x, y)` is the XOR of the two halves of the 128-bit product (foldhash's mixing
+/// step, which takes 16 bytes per multiply the same way) and `pad` is derived from the seed
+/// ([`WordHash::pad`]). It is written down here because the datapath's native parse-path
+/// templates compute it while they extract the key, so it must stay exactly this function.
+/// The seed is random unless a test fixes it (HashDoS, as for [`KeyHasher`]); the pad is
+/// secret with it, so a packet cannot choose a word that zeroes a product.
 #[derive(Clone, Copy, Debug)]
 pub struct WordHash {
     seed: u64,
+    pad: u64,
 }
 
 impl WordHash {
@@ -75,19 +78,32 @@ impl WordHash {
             use std::hash::BuildHasher;
             std::collections::hash_map::RandomState::new().hash_one(0x006b_6f69_u64)
         });
-        WordHash { seed }
+        WordHash {
+            seed,
+            pad: fold_mul(seed ^ Self::MUL, Self::MUL),
+        }
     }
 
     pub fn seed(&self) -> u64 {
         self.seed
     }
 
+    /// The second word of each pair is XORed with this, derived from the seed.
+    pub fn pad(&self) -> u64 {
+        self.pad
+    }
+
     /// The hash of `words`.
     #[inline]
     pub fn hash(&self, words: &[u64]) -> u64 {
-        words
+        let (pairs, last) = words.as_chunks::<2>();
+        let h = pairs
             .iter()
-            .fold(self.seed, |h, &w| fold_mul(h ^ w, Self::MUL))
+            .fold(self.seed, |h, [a, b]| fold_mul(h ^ a, b ^ self.pad));
+        match last {
+            [a] => fold_mul(h ^ a, self.pad),
+            _ => h,
+        }
     }
 }
 
@@ -293,14 +309,39 @@ mod tests {
 
     #[test]
     fn word_hash_is_the_documented_fold() {
-        // fold(0 ^ 1, MUL) = MUL: the product fits 64 bits.
-        assert_eq!(WordHash::from_seed(Some(0)).hash(&[1]), WordHash::MUL);
-        assert_eq!(WordHash::from_seed(Some(42)).hash(&[]), 42);
         let h = WordHash::from_seed(Some(7));
-        let by_hand = fold_mul(fold_mul(7 ^ 3, WordHash::MUL) ^ 5, WordHash::MUL);
-        assert_eq!(h.hash(&[3, 5]), by_hand);
+        let pad = fold_mul(7 ^ WordHash::MUL, WordHash::MUL);
+        assert_eq!(h.pad(), pad);
+        assert_eq!(WordHash::from_seed(Some(42)).hash(&[]), 42);
+        // fold(x, 1) = x: the product fits 64 bits.
+        assert_eq!(h.hash(&[3, 1 ^ pad]), 7 ^ 3);
+        let by_hand = fold_mul(fold_mul(7 ^ 3, 5 ^ pad) ^ 9, pad);
+        assert_eq!(h.hash(&[3, 5, 9]), by_hand);
         assert_ne!(h.hash(&[3, 5]), h.hash(&[5, 3]));
+        assert_ne!(h.hash(&[3, 5]), h.hash(&[3, 5, 0]));
         assert_ne!(h.hash(&[3, 5]), WordHash::from_seed(Some(8)).hash(&[3, 5]));
         assert_eq!(fold_mul(u64::MAX, 2), (u64::MAX - 1) ^ 1);
+    }
+
+    #[test]
+    fn word_hash_spreads_keys_that_differ_in_one_bit() {
+        // The microflow and signature caches index by low bits and sign with the high half:
+        // keys one bit apart (anywhere in a 7-word key) should land in different sets.
+        let h = WordHash::from_seed(Some(0x5eed));
+        let base = [0x0123_4567_89ab_cdef_u64, 2, 3, 4, 5, 6, 7];
+        let mut sets = std::collections::HashSet::new();
+        let mut sigs = std::collections::HashSet::new();
+        for w in 0..base.len() {
+            for bit in 0..64 {
+                let mut k = base;
+                k[w] ^= 1 << bit;
+                let x = h.hash(&k);
+                sets.insert(x & 0xfff);
+                sigs.insert(x >> 32);
+            }
+        }
+        // 448 keys into 4,096 sets: a uniform hash gives about 425 distinct sets.
+        assert!(sets.len() > 400, "{} sets", sets.len());
+        assert_eq!(sigs.len(), 448);
     }
 }

@@ -5,7 +5,7 @@
 //! as a big-endian load compared with its value (a branch out on the first difference), the
 //! port checks, then every key word computed in a register from its constant part, the loads
 //! and copies of packet fields and the port and length pieces, and stored, with the key's
-//! microflow hash ([`koi_cache::WordHash`], folded in as the words are made). It writes only
+//! microflow hash ([`koi_cache::WordHash`], one folded multiply per pair of words). It writes only
 //! when the packet matches, so a miss leaves the key as it was, as [`Template::matches`] does.
 //!
 //! Exactness: every read is of the bytes a field spans, which lie below the template's
@@ -266,9 +266,9 @@ fn body(
         let v = ushr(b, len, lsb);
         put(b, at, n, v)?;
     }
-    // The words, stored, and their hash: h = fold(h ^ word, MUL) from the seed.
-    let mul = native::k(b, koi_cache::WordHash::MUL);
-    let mut h = native::k(b, seed);
+    // The words, stored, and their hash ([`koi_cache::WordHash`]): h = fold(h ^ a, b ^ pad)
+    // per pair of words from the seed, a last odd word paired with 0.
+    let mut finals = Vec::with_capacity(words);
     for (w, v) in acc.into_iter().enumerate() {
         let c = native::k(b, base[w]);
         let v = match v {
@@ -277,9 +277,19 @@ fn body(
             Some(v) => b.ins().bor(v, c),
         };
         b.ins().store(native::flags(), v, key, (w * 8) as i32);
-        let x = b.ins().bxor(h, v);
-        let lo = b.ins().imul(x, mul);
-        let hi = b.ins().umulhi(x, mul);
+        finals.push(v);
+    }
+    let pad_k = koi_cache::WordHash::from_seed(Some(seed)).pad();
+    let pad = native::k(b, pad_k);
+    let mut h = native::k(b, seed);
+    for pair in finals.chunks(2) {
+        let x = b.ins().bxor(h, pair[0]);
+        let y = match pair.get(1) {
+            Some(&v) => b.ins().bxor(v, pad),
+            None => pad,
+        };
+        let lo = b.ins().imul(x, y);
+        let hi = b.ins().umulhi(x, y);
         h = b.ins().bxor(lo, hi);
     }
     b.ins().store(native::flags(), h, hash, 0);
