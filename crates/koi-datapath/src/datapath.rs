@@ -1660,8 +1660,8 @@ impl<'a> DpObserver<'a> {
 /// Guarded megaflow `id` with one more arm: `program`, made by a run whose own mask is `mask`
 /// on a packet with key `key`, for packets of `lens` bytes (the arm applies to the key bits
 /// that run depended on beyond the megaflow's mask). Returns the megaflow's mask and the new
-/// megaflow (tried from the new arm on); `tags` gets the megaflow's. `None` if the megaflow is gone or has [`MAX_ARMS`]
-/// programs.
+/// megaflow (tried from the new arm on); `tags` gets the megaflow's. `None` if the megaflow
+/// is gone or has [`MAX_ARMS`] programs.
 fn extended(
     cache: &FlowCache<Arc<Megaflow>>,
     id: MegaflowId,

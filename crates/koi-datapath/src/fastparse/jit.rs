@@ -5,8 +5,9 @@
 //! as a big-endian load compared with its value (a branch out on the first difference), the
 //! port checks, then every key word computed in a register from its constant part, the loads
 //! and copies of packet fields and the port and length pieces, and stored, with the key's
-//! microflow hash ([`koi_cache::WordHash`], one folded multiply per pair of words). It writes only
-//! when the packet matches, so a miss leaves the key as it was, as [`Template::matches`] does.
+//! microflow hash ([`koi_cache::WordHash`], one folded multiply per pair of words). It
+//! writes only when the packet matches, so a miss leaves the key as it was, as
+//! [`Template::matches`] does.
 //!
 //! Exactness: every read is of the bytes a field spans, which lie below the template's
 //! minimum length, checked first; [`Template::matches`] and [`Template::fill`] read the same
