@@ -344,6 +344,7 @@ impl Lowerer<'_> {
         }
         let la = self.left_operand(a, b)?;
         let lb = self.value(b)?;
+        let (la, lb) = self.int_operands(a, la, lb)?;
         if matches!(op, B::Eq | B::Ne) && la.expr().is_none() {
             let eq = self.equal(&la, &lb, e.span)?;
             let r = if op == B::Eq { eq } else { not(eq) };
@@ -355,6 +356,37 @@ impl Lowerer<'_> {
         let wb = lb.sty().map_or(0, |t| t.width());
         let (r, t) = binop(op, x, tx, y, wb);
         Ok(Loc::Value(r, t))
+    }
+
+    /// The operands of a binary operation on `int` values known only at run time (a run-time
+    /// value cast to `int`): both signed, at the wider of their widths (sign-extended), as
+    /// [`Lowerer::convert`] makes such values. Other operands are returned as they are.
+    fn int_operands(&mut self, a: &ast::Expr, la: Loc, lb: Loc) -> R<(Loc, Loc)> {
+        let ty = self.ty_of(a)?;
+        if !matches!(self.types.get(ty), Ty::InfInt) {
+            return Ok((la, lb));
+        }
+        let (Some(x), Some(tx), Some(y), Some(ty)) = (la.expr(), la.sty(), lb.expr(), lb.sty())
+        else {
+            return Ok((la, lb));
+        };
+        let w = tx.width().max(ty.width());
+        let widen = |v: Expr, t: STy| {
+            let s = STy {
+                ty: IrTy::Bits(w),
+                signed: true,
+            };
+            if t.width() == w {
+                return Loc::Value(v, s);
+            }
+            // Every `int` operand holds its value in two's complement at its width.
+            let v = v.cast(Cast::Resize {
+                width: w,
+                signed: true,
+            });
+            Loc::Value(v, s)
+        };
+        Ok((widen(x, tx), widen(y, ty)))
     }
 
     /// `a && b` / `a || b` where `b` has side effects: `b` is evaluated only when needed.
@@ -419,6 +451,26 @@ impl Lowerer<'_> {
                 _ => x,
             };
             return Ok(Loc::Value(r, ts));
+        }
+        if matches!(self.types.get(to), Ty::InfInt)
+            && let (Some(x), Some(IrTy::Bits(w)), Some(fs)) =
+                (v.expr(), v.sty().map(|t| t.ty), v.sty())
+        {
+            // A run-time value as an `int`: its value, signed, in at least 64 bits (one more
+            // than its width, so that an unsigned value keeps its sign bit clear). Arithmetic
+            // on it is exact while its values fit there; a cast back takes the low bits.
+            let width = (w + 1).max(RUNTIME_INT_BITS);
+            let r = x.cast(Cast::Resize {
+                width,
+                signed: fs.signed,
+            });
+            return Ok(Loc::Value(
+                r,
+                STy {
+                    ty: IrTy::Bits(width),
+                    signed: true,
+                },
+            ));
         }
         match (v, self.types.get(to).clone()) {
             (Loc::Struct(fs, _), Ty::Agg(a)) if a.kind == koi_sema::types::AggKind::Struct => {
@@ -526,6 +578,9 @@ pub fn bool_ty() -> STy {
 }
 
 /// The IR expression and type of `x op y` where `x` has type `tx` and `y` is `wy` bits wide.
+/// The least width of a run-time value cast to `int` ([`Lowerer::convert`]).
+const RUNTIME_INT_BITS: u32 = 64;
+
 pub fn binop(op: ast::BinOp, x: Expr, tx: STy, y: Expr, wy: u32) -> (Expr, STy) {
     use ast::BinOp as B;
     let s = tx.signed;

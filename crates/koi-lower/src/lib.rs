@@ -23,7 +23,9 @@
 //!    other direct action calls stay `CallAction`s.
 //! 4. **Expressions** ([`expr`]): constants come from sema's folding ([`consts`]); operators
 //!    take their signed/unsigned variant from the operand types; implicit casts are applied;
-//!    aggregate assignment and equality are per slot; enums and errors become codes.
+//!    a run-time value cast to `int` becomes a signed value of at least 64 bits (exact while
+//!    its arithmetic fits there); aggregate assignment and equality are per slot; enums and
+//!    errors become codes.
 //! 5. **Objects**: tables ([`table`]), actions, extern instances, digests, field lists, value
 //!    sets, control-plane types and controller headers ([`externs`]) are created on first use,
 //!    once per block instance, with p4c's control-plane names and annotations ([`names`]).
