@@ -244,7 +244,10 @@ impl Lowerer<'_> {
                 let idx = self.rvalue(i)?;
                 Ok(Loc::Header(HeaderRef::Index(s, Box::new(idx)), elem))
             }
-            Loc::Struct(fs, _) => {
+            Loc::Struct(fs, ty) => {
+                if self.const_value(i).is_none() && matches!(self.types.get(ty), Ty::Stack { .. }) {
+                    return unsupported(i.span, "a run-time index into an array of bits");
+                }
                 let n = self.const_u64(i)? as usize;
                 match fs.get(n) {
                     Some((_, l)) => Ok(l.clone()),

@@ -323,6 +323,14 @@ impl Lowerer<'_> {
                     .is_some_and(|x| x.kind == AggKind::Struct)
             {
                 self.flat_fields(f.ty, &format!("{name}."), span, out, d + 1)?;
+            } else if let Some((elem, size)) = self.scalar_array(f.ty) {
+                for j in 0..size {
+                    out.push(FieldSpec {
+                        name: format!("{name}[{j}]"),
+                        ty: elem.ty,
+                        signed: elem.signed,
+                    });
+                }
             } else {
                 return unsupported(span, format!("header field {} of this type", f.name));
             }
@@ -330,10 +338,22 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// The element type and size of an array of scalars `T[N]` (a header field may be one:
+    /// its elements are consecutive fields, `f[0]` first).
+    fn scalar_array(&self, ty: TypeId) -> Option<(STy, u32)> {
+        match self.types.get(ty) {
+            Ty::Stack { elem, size } => Some((self.scalar(*elem)?, *size)),
+            _ => None,
+        }
+    }
+
     /// The number of PHV fields a header field of type `ty` takes.
     fn flat_count(&self, ty: TypeId) -> usize {
         if self.scalar(ty).is_some() {
             return 1;
+        }
+        if let Some((_, size)) = self.scalar_array(ty) {
+            return size as usize;
         }
         self.types
             .agg(ty)
@@ -376,6 +396,15 @@ impl Lowerer<'_> {
 
     /// The field of header `h` of type `fty` starting at flat field index `k`.
     fn header_sub(&self, h: &HeaderRef, fty: TypeId, k: usize, span: Span) -> R<Loc> {
+        if let Some((_, size)) = self.scalar_array(fty)
+            && let Ty::Stack { elem, .. } = *self.types.get(fty)
+        {
+            // An array field: its elements, indexed like a struct's fields.
+            let elems = (0..size as usize)
+                .map(|j| Ok((format!("[{j}]"), self.header_sub(h, elem, k + j, span)?)))
+                .collect::<R<Vec<_>>>()?;
+            return Ok(Loc::Struct(elems, fty));
+        }
         if self.scalar(fty).is_none() {
             let Some(a) = self.types.agg(fty) else {
                 return unsupported(span, "this header field");
