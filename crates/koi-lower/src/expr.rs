@@ -246,7 +246,7 @@ impl Lowerer<'_> {
             }
             Loc::Struct(fs, ty) => {
                 if self.const_value(i).is_none() && matches!(self.types.get(ty), Ty::Stack { .. }) {
-                    return unsupported(i.span, "a run-time index into an array of bits");
+                    return self.array_read(&fs, i);
                 }
                 let n = self.const_u64(i)? as usize;
                 match fs.get(n) {
@@ -256,6 +256,23 @@ impl Lowerer<'_> {
             }
             _ => unsupported(e.span, "indexing this value"),
         }
+    }
+
+    /// Element `i` (known at run time) of an array of bits `elems`: the element whose index
+    /// equals `i`, 0 past the end (reading there is unspecified in P4).
+    fn array_read(&mut self, elems: &[(String, Loc)], i: &ast::Expr) -> R<Loc> {
+        let (idx, it) = self.rvalue_s(i)?;
+        let Some(t) = elems.first().and_then(|(_, l)| l.sty()) else {
+            return unsupported(i.span, "indexing an empty array");
+        };
+        let mut acc = Expr::bits(t.width(), 0);
+        for (j, (_, l)) in elems.iter().enumerate().rev() {
+            let (Some(x), Some(at)) = (l.expr(), index_const(j, it.width())) else {
+                continue;
+            };
+            acc = Expr::mux(bin(BinOp::Eq, idx.clone(), at), x, acc);
+        }
+        Ok(Loc::Value(acc, t))
     }
 
     /// Bits `h..=l` of a scalar location.
@@ -581,6 +598,13 @@ pub fn bool_ty() -> STy {
 }
 
 /// The IR expression and type of `x op y` where `x` has type `tx` and `y` is `wy` bits wide.
+/// `j` as a constant of `width` bits, if it fits (an index of that width cannot name a larger
+/// element).
+pub(crate) fn index_const(j: usize, width: u32) -> Option<Expr> {
+    let j = j as u128;
+    (width >= 128 || j >> width == 0).then(|| Expr::bits(width, j))
+}
+
 /// The least width of a run-time value cast to `int` ([`Lowerer::convert`]).
 const RUNTIME_INT_BITS: u32 = 64;
 

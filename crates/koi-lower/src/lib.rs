@@ -13,7 +13,8 @@
 //!    a `@koi_stage(N)` on the instance, an enclosing struct field, or the header type); a
 //!    stack of unions is its unions plus a next-index slot, its run-time indices expanded
 //!    into a branch per element ([`ustack`]); an array of bits inside a header (`bit<8>
-//!    arr[16]`) is its elements as consecutive fields, indexed by constants; the standard
+//!    arr[16]`) is its elements as consecutive fields (a run-time index reads through a
+//!    choice among them and writes each element it names); the standard
 //!    metadata fields become the pipeline's intrinsics. Every local and temporary
 //!    gets its own slots, and each block instance its own locals.
 //! 3. **Blocks**: each role's block is lowered with its parameters bound to the shared

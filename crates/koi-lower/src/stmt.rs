@@ -84,6 +84,12 @@ impl Lowerer<'_> {
                 return self.assign_slice_rmw(target, h, l, op, rhs, lhs.span);
             }
         }
+        if let ExprKind::Index(base, idx) = &lhs.kind
+            && self.const_value(idx).is_none()
+            && self.is_bits_array(base)?
+        {
+            return self.assign_array_elem(base, idx, op, rhs, lhs.span);
+        }
         let dst = self.lvalue(lhs)?;
         let v = match op {
             None => self.value(rhs)?,
@@ -97,6 +103,62 @@ impl Lowerer<'_> {
             }
         };
         self.copy(&dst, &v, lhs.span)
+    }
+
+    /// Whether `e` is an array of bits (`bit<8> arr[16]` in a header).
+    fn is_bits_array(&mut self, e: &ast::Expr) -> R<bool> {
+        let ty = self.ty_of(e)?;
+        Ok(match self.types.get(ty) {
+            koi_sema::types::Ty::Stack { elem, .. } => self.scalar(*elem).is_some(),
+            _ => false,
+        })
+    }
+
+    /// `arr[i] = v` (or `arr[i] op= v`) with `i` known at run time: `i` and the value are
+    /// evaluated once, then each element whose index equals `i` takes the value (none does
+    /// past the end, where P4 leaves a write without effect).
+    fn assign_array_elem(
+        &mut self,
+        base: &ast::Expr,
+        idx: &ast::Expr,
+        op: Option<ast::BinOp>,
+        rhs: &ast::Expr,
+        span: Span,
+    ) -> R<()> {
+        let Loc::Struct(elems, _) = self.lvalue(base)? else {
+            return unsupported(span, "assigning an element of this array");
+        };
+        let Some(t) = elems.first().and_then(|(_, l)| l.sty()) else {
+            return unsupported(span, "assigning an element of an empty array");
+        };
+        let (i, it) = self.rvalue_s(idx)?;
+        let i_slot = self.new_slot("$index", it.ty, it.signed, koi_ir::SlotKind::Temp);
+        self.emit(Stmt::assign(Place::Slot(i_slot), i));
+        let at = |j: usize| crate::expr::index_const(j, it.width());
+        let v = match op {
+            None => self.rvalue(rhs)?,
+            Some(op) => {
+                let mut cur = Expr::bits(t.width(), 0);
+                for (j, (_, l)) in elems.iter().enumerate().rev() {
+                    if let (Some(x), Some(k)) = (l.expr(), at(j)) {
+                        cur = Expr::mux(bin(BinOp::Eq, Expr::Slot(i_slot), k), x, cur);
+                    }
+                }
+                let (y, ty) = self.rvalue_s(rhs)?;
+                crate::expr::binop(op, cur, t, y, ty.width()).0
+            }
+        };
+        let v_slot = self.new_slot("$elem", t.ty, t.signed, koi_ir::SlotKind::Temp);
+        self.emit(Stmt::assign(Place::Slot(v_slot), v));
+        for (j, (_, l)) in elems.iter().enumerate() {
+            let (Some(x), Some(k)) = (l.expr(), at(j)) else {
+                continue;
+            };
+            let hit = bin(BinOp::Eq, Expr::Slot(i_slot), k);
+            let nv = Expr::mux(hit, Expr::Slot(v_slot), x);
+            self.copy(l, &Loc::Value(nv, t), span)?;
+        }
+        Ok(())
     }
 
     /// `x[h:l] = v` where `x` is not a slot: read-modify-write of the whole value.

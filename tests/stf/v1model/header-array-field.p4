@@ -1,6 +1,6 @@
 // Pins down an array of bits inside a header (`bit<8> arr[4]`, as in p4c's array2): the
 // elements are consecutive header fields (extracted and emitted in order, `arr[0]` first),
-// read and written by constant index, and copied with their header.
+// read and written by constant and run-time index, and copied with their header.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -9,6 +9,8 @@ header data_t {
     bit<8>     arr[4];
     bit<4>     nib[2];
     bit<8>     sum;
+    bit<8>     i;
+    bit<8>     picked;
 }
 
 struct headers_t {
@@ -42,6 +44,8 @@ control I(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
         hdr.d.arr[0] = hdr.d.arr[3];
         hdr.d.arr[3] = first;
         hdr.d.arr[1] = hdr.d.f[7:0];
+        hdr.d.picked = hdr.d.arr[hdr.d.i];
+        hdr.d.arr[hdr.d.i[1:0]] = hdr.d.arr[hdr.d.i[1:0]] + 1;
         hdr.d.sum = hdr.d.arr[0] + hdr.d.arr[1] + hdr.d.arr[2] + hdr.d.arr[3];
         hdr.d.nib[1] = hdr.d.nib[0];
         sm.egress_spec = 1;
