@@ -5,7 +5,8 @@
 use crate::ctx::{Lowerer, R, internal, unsupported};
 use crate::loc::{Alloc, Loc, STy, bin};
 use koi_ir::{
-    Arg, Builtin, CloneKind, Expr, ExternId, HashAlgo, HeaderRef, Place, Stmt, Ty as IrTy,
+    Arg, BinOp, Builtin, Cast, CloneKind, Expr, ExternId, ExternKind, HashAlgo, HeaderRef, Place,
+    SlotKind, Stmt, Ty as IrTy,
 };
 use koi_sema::types::Ty;
 use koi_sema::{CallInfo, DeclId, Value};
@@ -164,6 +165,11 @@ impl Lowerer<'_> {
         args: &[ast::Argument],
     ) -> R<Option<Loc>> {
         let params = self.params_of(info);
+        // A register of a struct keeps each cell packed (fields in order, first field
+        // highest): a struct argument is packed into one value, a struct read into a
+        // temporary and unpacked after the call.
+        let packed = matches!(self.p.externs[id].kind, ExternKind::Register { .. });
+        let mut unpack = Vec::new();
         let mut out = Vec::new();
         for (i, p) in params.iter().enumerate() {
             let Some(a) = Self::arg(info, args, i) else {
@@ -172,8 +178,20 @@ impl Lowerer<'_> {
             match p.dir {
                 Some(Direction::Out) | Some(Direction::InOut) => {
                     let l = self.arg_target(a, p.ty)?;
-                    let Loc::Scalar(place, _) = l else {
-                        return unsupported(a.span, "an aggregate out argument of an extern");
+                    let place = match l {
+                        Loc::Scalar(place, _) => place,
+                        l @ Loc::Struct(..) if packed => {
+                            let leaves = scalar_leaves(&l, a.span)?;
+                            let w = leaves.iter().map(|(_, t)| t.width()).sum();
+                            let tmp = self.new_slot("$cell", IrTy::Bits(w), false, SlotKind::Temp);
+                            if p.dir == Some(Direction::InOut) {
+                                let v = pack(&leaves);
+                                self.emit(Stmt::assign(Place::Slot(tmp), v));
+                            }
+                            unpack.push((tmp, leaves));
+                            Place::Slot(tmp)
+                        }
+                        _ => return unsupported(a.span, "an aggregate out argument of an extern"),
                     };
                     out.push(if p.dir == Some(Direction::Out) {
                         Arg::Out(place)
@@ -183,6 +201,11 @@ impl Lowerer<'_> {
                 }
                 _ => {
                     let l = self.value(a)?;
+                    if packed && matches!(l, Loc::Struct(..)) {
+                        let leaves = scalar_leaves(&l, a.span)?;
+                        out.push(Arg::In(pack(&leaves)));
+                        continue;
+                    }
                     let mut es = Vec::new();
                     self.flatten(&l, a.span, &mut es)?;
                     out.extend(es.into_iter().map(Arg::In));
@@ -205,6 +228,19 @@ impl Lowerer<'_> {
             args: out,
             result: result_place,
         });
+        for (tmp, leaves) in unpack {
+            let mut lo: u32 = leaves.iter().map(|(_, t)| t.width()).sum();
+            for (leaf, t) in leaves {
+                lo -= t.width();
+                let bits = Expr::Slot(tmp).slice(lo + t.width() - 1, lo);
+                let v = if t.ty == IrTy::Bool {
+                    bits.cast(Cast::ToBool)
+                } else {
+                    bits
+                };
+                self.copy(&leaf, &Loc::Value(v, t), e.span)?;
+            }
+        }
         Ok(result)
     }
 
@@ -463,4 +499,37 @@ impl Lowerer<'_> {
         let i = self.const_u64(a)? as u32;
         self.field_list(i)
     }
+}
+
+/// The scalar locations of a struct value, in field order (nested structs flattened).
+fn scalar_leaves(l: &Loc, span: Span) -> R<Vec<(Loc, STy)>> {
+    fn walk(l: &Loc, span: Span, out: &mut Vec<(Loc, STy)>) -> R<()> {
+        match l {
+            Loc::Struct(fs, _) => fs.iter().try_for_each(|(_, f)| walk(f, span, out)),
+            Loc::Scalar(_, t) | Loc::Value(_, t) => {
+                out.push((l.clone(), *t));
+                Ok(())
+            }
+            _ => unsupported(span, "a register cell of this type"),
+        }
+    }
+    let mut out = Vec::new();
+    walk(l, span, &mut out)?;
+    Ok(out)
+}
+
+/// The values of `leaves` packed into one, the first highest (booleans as one bit).
+fn pack(leaves: &[(Loc, STy)]) -> Expr {
+    let mut acc: Option<Expr> = None;
+    for (l, t) in leaves {
+        let mut v = l.expr().unwrap_or(Expr::Bool(false));
+        if t.ty == IrTy::Bool {
+            v = v.cast(Cast::FromBool);
+        }
+        acc = Some(match acc {
+            None => v,
+            Some(a) => bin(BinOp::Concat, a, v),
+        });
+    }
+    acc.unwrap_or(Expr::bits(1, 0))
 }

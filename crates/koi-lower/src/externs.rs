@@ -167,14 +167,22 @@ impl Lowerer<'_> {
             "direct_meter" => ExternKind::DirectMeter {
                 unit: meter_unit(member(0)),
             },
-            "register" | "Register" => match targs.first().and_then(|t| self.scalar(*t)) {
-                Some(s) => ExternKind::Register {
-                    size: num(0),
-                    elem: s.ty,
-                    index_width: if targs.len() > 1 { width(1) } else { 32 },
-                },
-                None => ExternKind::Other,
-            },
+            "register" | "Register" => {
+                // A struct cell is kept packed: its fields' bits in order, first field highest
+                // (see `Lowerer::extern_method`).
+                let elem = targs.first().and_then(|t| match self.scalar(*t) {
+                    Some(s) => Some(s.ty),
+                    None => self.packed_width(*t, span).map(koi_ir::Ty::Bits),
+                });
+                match elem {
+                    Some(elem) => ExternKind::Register {
+                        size: num(0),
+                        elem,
+                        index_width: if targs.len() > 1 { width(1) } else { 32 },
+                    },
+                    None => ExternKind::Other,
+                }
+            }
             "action_profile" => ExternKind::ActionProfile { size: num(0) },
             "action_selector" => ExternKind::ActionSelector {
                 algo: algo_of(member(0)),

@@ -30,7 +30,9 @@
 //!    errors become codes.
 //! 5. **Objects**: tables ([`table`]), actions, extern instances, digests, field lists, value
 //!    sets, control-plane types and controller headers ([`externs`]) are created on first use,
-//!    once per block instance, with p4c's control-plane names and annotations ([`names`]).
+//!    once per block instance, with p4c's control-plane names and annotations ([`names`]). A
+//!    register of a struct keeps each cell packed (the fields' bits in order, the first
+//!    highest): `write` packs its argument, `read` unpacks into its out argument.
 //! 6. **Order** ([`order`]): actions and tables are renumbered in p4c's order (by block
 //!    instance, then declaration), which P4Info follows.
 //! 7. **Verification**: in debug builds [`koi_ir::verify`] runs on the result; a violation is

@@ -290,6 +290,20 @@ impl Lowerer<'_> {
         names::stage_annotation(&d.annotations)
     }
 
+    /// The width of a struct of scalars (nested structs and arrays of bits flattened) packed
+    /// field after field, as a register of that struct keeps its cells; `None` for other
+    /// types.
+    pub(crate) fn packed_width(&self, ty: TypeId, span: Span) -> Option<u32> {
+        let a = self.types.agg(ty)?;
+        if a.kind != AggKind::Struct {
+            return None;
+        }
+        let mut fields = Vec::new();
+        self.flat_fields(ty, "", span, &mut fields, 0).ok()?;
+        let w: u32 = fields.iter().map(|f| f.ty.width()).sum();
+        (w > 0).then_some(w)
+    }
+
     /// The field specs of a header type (struct-typed fields flattened, `s.f`).
     fn header_fields(&self, ty: TypeId, span: Span) -> R<Vec<FieldSpec>> {
         let mut out = Vec::new();
