@@ -1,7 +1,8 @@
 //! koi's own tests of v1model behaviours that an STF file cannot observe or set up: digests
 //! and counters (STF only compares packets, STF.md §4 and §9.9) and action selectors (STF has
-//! no `act_prof_*` commands). The programs are `tests/stf/state/*.p4`; each says what it pins
-//! down and where the expected behaviour comes from. The control plane is driven through
+//! no `act_prof_*` commands), and registers of structs as the control plane sees them. The
+//! programs are `tests/stf/state/*.p4` (and one STF program of `tests/stf/v1model`); each
+//! says what it pins down and where the expected behaviour comes from. The control plane is driven through
 //! simple_switch_CLI commands (`koi_state::cli::execute`), the data plane through
 //! `koi_interp::Interpreter`.
 
@@ -211,4 +212,43 @@ fn action_selector_picks_the_hash_mod_n_th_member() {
     }
     // A miss runs the default action (out unchanged).
     assert_eq!(out(&mut interp, &mut state, 9, 0), 0);
+}
+
+/// A register of a struct seen from the control plane (`tests/stf/v1model/register-of-struct.p4`,
+/// whose STF test covers the data plane): a cell holds the struct packed, its fields' bits in
+/// order with the first highest, so `register_read` prints that number and `register_write`
+/// of such a number is what the program's `read` unpacks.
+#[test]
+fn register_of_struct_cells_are_the_fields_packed() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/stf/v1model/register-of-struct.p4");
+    let p = match compile(&path, &koi_syntax::PpOptions::default()) {
+        Ok(c) => c.pipeline,
+        Err(e) => panic!("{} does not compile:\n{}", path.display(), e.render()),
+    };
+    let mut state = State::new(&p).unwrap();
+    let mut interp = Interpreter::new(&p).unwrap();
+    let clock = ManualClock::new(0);
+
+    // Write cell 3: x = 0xAB, y = 0x1234, flag = true, inner.c = 5.
+    let write = [1, 3, 0xAB, 0x12, 0x34, 1, 0x50, 0, 0, 0, 0, 0];
+    send(&mut interp, &mut state, &clock, 0, &write);
+    let packed: u64 = (0xAB << 21) | (0x1234 << 5) | (1 << 4) | 5;
+    let printed = cli(&mut state, "register_read I.cells 3");
+    assert_eq!(printed.trim(), format!("I.cells[3]= {packed}"));
+
+    // A cell written by the control plane: x = 0x01, y = 0xBEEF, flag = false, c = 0xA.
+    let packed: u64 = (0x01 << 21) | (0xBEEF << 5) | 0xA;
+    cli(&mut state, &format!("register_write I.cells 6 {packed}"));
+    let out = send(
+        &mut interp,
+        &mut state,
+        &clock,
+        0,
+        &[0, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+    );
+    assert_eq!(
+        out,
+        vec![(1, vec![0, 6, 0, 0, 0, 0, 0, 0x01, 0xBE, 0xEF, 0, 0xA0])]
+    );
 }
