@@ -103,6 +103,18 @@ use std::collections::{BTreeMap, HashSet};
 use std::ops::Range;
 use std::sync::Arc;
 
+/// What [`Datapath::process_batch`] hands each output packet: the packet's index in the
+/// batch, the port and the bytes.
+pub trait BatchSink: FnMut(usize, u64, &[u8]) {}
+
+impl<T: FnMut(usize, u64, &[u8]) + ?Sized> BatchSink for T {}
+
+/// What [`Datapath::process_batch`] hands each packet's summary (after its outputs): the
+/// packet's index in the batch and its summary or error.
+pub trait BatchDone: FnMut(usize, Result<&Summary, &InterpError>) {}
+
+impl<T: FnMut(usize, Result<&Summary, &InterpError>) + ?Sized> BatchDone for T {}
+
 /// What a compiled program emits, as the caller wants it: packets to `sink`, drops into
 /// `drops` (digests are in the state already).
 fn emitter<'a>(
@@ -777,33 +789,24 @@ impl<'p> Datapath<'p> {
     /// instruction), where the configured one is called through a pointer; `sink` and `done`
     /// are called directly too (not through `dyn`), so that a hit's calls can be inlined.
     #[allow(clippy::too_many_arguments)]
-    pub fn process_batch_prefetching<P, F, S, D>(
+    pub fn process_batch_prefetching<P: AsRef<[u8]>, F: Fn(*const u8) + Copy>(
         &mut self,
         state: &mut State,
         packets: &[P],
         port: u64,
         clock: &dyn Clock,
         prefetch: Option<F>,
-        sink: &mut S,
-        done: &mut D,
-    ) where
-        P: AsRef<[u8]>,
-        F: Fn(*const u8) + Copy,
-        S: FnMut(usize, u64, &[u8]) + ?Sized,
-        D: FnMut(usize, Result<&Summary, &InterpError>) + ?Sized,
-    {
+        sink: &mut (impl BatchSink + ?Sized),
+        done: &mut (impl BatchDone + ?Sized),
+    ) {
         // Two instances: without profiling, no clock reads and no cycle sums at all.
         let profile = self.config.profile.is_some();
         for (c, chunk) in packets.chunks(BATCH).enumerate() {
             let base = c * BATCH;
             if profile {
-                self.batch::<_, _, _, _, true>(
-                    state, chunk, base, port, clock, prefetch, sink, done,
-                );
+                self.batch::<_, _, true>(state, chunk, base, port, clock, prefetch, sink, done);
             } else {
-                self.batch::<_, _, _, _, false>(
-                    state, chunk, base, port, clock, prefetch, sink, done,
-                );
+                self.batch::<_, _, false>(state, chunk, base, port, clock, prefetch, sink, done);
             }
         }
     }
@@ -811,7 +814,7 @@ impl<'p> Datapath<'p> {
     /// [`Datapath::process_batch`] for at most [`BATCH`] packets whose indices start at `base`;
     /// `PROF`: with [`DatapathConfig::profile`].
     #[allow(clippy::too_many_arguments)]
-    fn batch<P, F, S, D, const PROF: bool>(
+    fn batch<P: AsRef<[u8]>, F: Fn(*const u8) + Copy, const PROF: bool>(
         &mut self,
         state: &mut State,
         packets: &[P],
@@ -819,14 +822,9 @@ impl<'p> Datapath<'p> {
         port: u64,
         clock: &dyn Clock,
         prefetch: Option<F>,
-        sink: &mut S,
-        done: &mut D,
-    ) where
-        P: AsRef<[u8]>,
-        F: Fn(*const u8) + Copy,
-        S: FnMut(usize, u64, &[u8]) + ?Sized,
-        D: FnMut(usize, Result<&Summary, &InterpError>) + ?Sized,
-    {
+        sink: &mut (impl BatchSink + ?Sized),
+        done: &mut (impl BatchDone + ?Sized),
+    ) {
         if self.fast.is_none() {
             for (i, p) in packets.iter().enumerate() {
                 let r = self.process_with(state, p.as_ref(), port, clock, &mut |to, b| {

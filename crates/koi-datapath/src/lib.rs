@@ -107,8 +107,8 @@ pub mod program;
 pub mod stages;
 
 pub use datapath::{
-    BATCH, CacheInfo, CycleCounter, Datapath, DatapathConfig, DatapathStats, Megaflow, PathTaken,
-    Prefetch, SIGNATURE_ENTRIES, StageCycles, Summary, Tier,
+    BATCH, BatchDone, BatchSink, CacheInfo, CycleCounter, Datapath, DatapathConfig, DatapathStats,
+    Megaflow, PathTaken, Prefetch, SIGNATURE_ENTRIES, StageCycles, Summary, Tier,
 };
 pub use flowkey::{Coverage, Decision, DecisionKind, FlowKeyLayout, KeyField, KeyGroup, Source};
 pub use stages::stages;
