@@ -265,14 +265,7 @@ impl Lowerer<'_> {
         let Some(t) = elems.first().and_then(|(_, l)| l.sty()) else {
             return unsupported(i.span, "indexing an empty array");
         };
-        let mut acc = Expr::bits(t.width(), 0);
-        for (j, (_, l)) in elems.iter().enumerate().rev() {
-            let (Some(x), Some(at)) = (l.expr(), index_const(j, it.width())) else {
-                continue;
-            };
-            acc = Expr::mux(bin(BinOp::Eq, idx.clone(), at), x, acc);
-        }
-        Ok(Loc::Value(acc, t))
+        Ok(Loc::Value(array_choice(elems, &idx, it.width(), t), t))
     }
 
     /// Bits `h..=l` of a scalar location.
@@ -392,18 +385,19 @@ impl Lowerer<'_> {
         };
         let w = tx.width().max(ty.width());
         let widen = |v: Expr, t: STy| {
+            // Every `int` operand holds its value in two's complement at its width.
+            let v = if t.width() == w {
+                v
+            } else {
+                v.cast(Cast::Resize {
+                    width: w,
+                    signed: true,
+                })
+            };
             let s = STy {
                 ty: IrTy::Bits(w),
                 signed: true,
             };
-            if t.width() == w {
-                return Loc::Value(v, s);
-            }
-            // Every `int` operand holds its value in two's complement at its width.
-            let v = v.cast(Cast::Resize {
-                width: w,
-                signed: true,
-            });
             Loc::Value(v, s)
         };
         Ok((widen(x, tx), widen(y, ty)))
@@ -473,8 +467,8 @@ impl Lowerer<'_> {
             return Ok(Loc::Value(r, ts));
         }
         if matches!(self.types.get(to), Ty::InfInt)
-            && let (Some(x), Some(IrTy::Bits(w)), Some(fs)) =
-                (v.expr(), v.sty().map(|t| t.ty), v.sty())
+            && let (Some(x), Some(fs)) = (v.expr(), v.sty())
+            && let IrTy::Bits(w) = fs.ty
         {
             // A run-time value as an `int`: its value, signed, in at least 64 bits (one more
             // than its width, so that an unsigned value keeps its sign bit clear). Arithmetic
@@ -597,7 +591,18 @@ pub fn bool_ty() -> STy {
     }
 }
 
-/// The IR expression and type of `x op y` where `x` has type `tx` and `y` is `wy` bits wide.
+/// The element of `elems` (scalars of type `t`) whose index equals `idx` (`width` bits), 0
+/// when none does: a chain of choices.
+pub(crate) fn array_choice(elems: &[(String, Loc)], idx: &Expr, width: u32, t: STy) -> Expr {
+    let mut acc = Expr::bits(t.width(), 0);
+    for (j, (_, l)) in elems.iter().enumerate().rev() {
+        if let (Some(x), Some(at)) = (l.expr(), index_const(j, width)) {
+            acc = Expr::mux(bin(BinOp::Eq, idx.clone(), at), x, acc);
+        }
+    }
+    acc
+}
+
 /// `j` as a constant of `width` bits, if it fits (an index of that width cannot name a larger
 /// element).
 pub(crate) fn index_const(j: usize, width: u32) -> Option<Expr> {
@@ -608,6 +613,7 @@ pub(crate) fn index_const(j: usize, width: u32) -> Option<Expr> {
 /// The least width of a run-time value cast to `int` ([`Lowerer::convert`]).
 const RUNTIME_INT_BITS: u32 = 64;
 
+/// The IR expression and type of `x op y` where `x` has type `tx` and `y` is `wy` bits wide.
 pub fn binop(op: ast::BinOp, x: Expr, tx: STy, y: Expr, wy: u32) -> (Expr, STy) {
     use ast::BinOp as B;
     let s = tx.signed;

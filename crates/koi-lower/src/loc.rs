@@ -337,7 +337,7 @@ impl Lowerer<'_> {
                     .is_some_and(|x| x.kind == AggKind::Struct)
             {
                 self.flat_fields(f.ty, &format!("{name}."), span, out, d + 1)?;
-            } else if let Some((elem, size)) = self.scalar_array(f.ty) {
+            } else if let Some((_, elem, size)) = self.scalar_array(f.ty) {
                 for j in 0..size {
                     out.push(FieldSpec {
                         name: format!("{name}[{j}]"),
@@ -352,11 +352,11 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// The element type and size of an array of scalars `T[N]` (a header field may be one:
-    /// its elements are consecutive fields, `f[0]` first).
-    fn scalar_array(&self, ty: TypeId) -> Option<(STy, u32)> {
+    /// The element type (as declared and as a scalar) and size of an array of scalars
+    /// `T[N]` (a header field may be one: its elements are consecutive fields, `f[0]` first).
+    pub(crate) fn scalar_array(&self, ty: TypeId) -> Option<(TypeId, STy, u32)> {
         match self.types.get(ty) {
-            Ty::Stack { elem, size } => Some((self.scalar(*elem)?, *size)),
+            Ty::Stack { elem, size } => Some((*elem, self.scalar(*elem)?, *size)),
             _ => None,
         }
     }
@@ -366,7 +366,7 @@ impl Lowerer<'_> {
         if self.scalar(ty).is_some() {
             return 1;
         }
-        if let Some((_, size)) = self.scalar_array(ty) {
+        if let Some((_, _, size)) = self.scalar_array(ty) {
             return size as usize;
         }
         self.types
@@ -410,9 +410,7 @@ impl Lowerer<'_> {
 
     /// The field of header `h` of type `fty` starting at flat field index `k`.
     fn header_sub(&self, h: &HeaderRef, fty: TypeId, k: usize, span: Span) -> R<Loc> {
-        if let Some((_, size)) = self.scalar_array(fty)
-            && let Ty::Stack { elem, .. } = *self.types.get(fty)
-        {
+        if let Some((elem, _, size)) = self.scalar_array(fty) {
             // An array field: its elements, indexed like a struct's fields.
             let elems = (0..size as usize)
                 .map(|j| Ok((format!("[{j}]"), self.header_sub(h, elem, k + j, span)?)))

@@ -108,10 +108,7 @@ impl Lowerer<'_> {
     /// Whether `e` is an array of bits (`bit<8> arr[16]` in a header).
     fn is_bits_array(&mut self, e: &ast::Expr) -> R<bool> {
         let ty = self.ty_of(e)?;
-        Ok(match self.types.get(ty) {
-            koi_sema::types::Ty::Stack { elem, .. } => self.scalar(*elem).is_some(),
-            _ => false,
-        })
+        Ok(self.scalar_array(ty).is_some())
     }
 
     /// `arr[i] = v` (or `arr[i] op= v`) with `i` known at run time: `i` and the value are
@@ -138,12 +135,7 @@ impl Lowerer<'_> {
         let v = match op {
             None => self.rvalue(rhs)?,
             Some(op) => {
-                let mut cur = Expr::bits(t.width(), 0);
-                for (j, (_, l)) in elems.iter().enumerate().rev() {
-                    if let (Some(x), Some(k)) = (l.expr(), at(j)) {
-                        cur = Expr::mux(bin(BinOp::Eq, Expr::Slot(i_slot), k), x, cur);
-                    }
-                }
+                let cur = crate::expr::array_choice(&elems, &Expr::Slot(i_slot), it.width(), t);
                 let (y, ty) = self.rvalue_s(rhs)?;
                 crate::expr::binop(op, cur, t, y, ty.width()).0
             }

@@ -46,6 +46,7 @@ control I(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
         hdr.d.arr[1] = hdr.d.f[7:0];
         hdr.d.picked = hdr.d.arr[hdr.d.i];
         hdr.d.arr[hdr.d.i[1:0]] = hdr.d.arr[hdr.d.i[1:0]] + 1;
+        hdr.d.arr[hdr.d.i[1:0] ^ 2w1] ^= 0x0F;
         hdr.d.sum = hdr.d.arr[0] + hdr.d.arr[1] + hdr.d.arr[2] + hdr.d.arr[3];
         hdr.d.nib[1] = hdr.d.nib[0];
         sm.egress_spec = 1;
