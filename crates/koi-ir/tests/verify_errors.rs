@@ -490,6 +490,42 @@ fn table_externs_and_names() {
 }
 
 #[test]
+fn selector_keys_need_a_selector_only_with_an_implementation() {
+    // A selector key feeds the table's action selector. Without an implementation it feeds
+    // nothing, which p4c accepts (issue1560-bmv2): the table verifies.
+    let selector_key = |l2: &mut L2| {
+        let key = l2.p.tables[l2.dmac].keys[0].clone();
+        let mut input = key.clone();
+        input.field = MatchField::new("meta.h", key.field.width, MatchKind::Selector);
+        // (The switch's entries give a pattern per key; a selector table has none.)
+        l2.p.tables[l2.dmac].entries.clear();
+        l2.p.tables[l2.dmac].keys.push(input);
+    };
+    let mut l2 = l2_switch();
+    selector_key(&mut l2);
+    assert_eq!(verify(&l2.p), Ok(()));
+    // With an action profile (no selector to feed) it is an error.
+    assert_only(
+        |l2| {
+            selector_key(l2);
+            let profile = Extern {
+                preamble: Preamble::new("MyIngress.ap"),
+                type_name: "action_profile".into(),
+                type_args: vec![],
+                ctor_args: vec![ConstArg::Bits(Bits::from_u64(32, 16))],
+                kind: ExternKind::ActionProfile { size: 16 },
+            };
+            let ap = l2.p.externs.push(profile);
+            l2.p.tables[l2.dmac].implementation = Some(ap);
+        },
+        "table MyIngress.dmac",
+        ErrorKind::WrongExternKind {
+            expected: "action profile or selector",
+        },
+    );
+}
+
+#[test]
 fn package_bindings() {
     assert_only(
         |l2| l2.p.package.retain(|(r, _)| *r != Role::Egress),

@@ -149,6 +149,9 @@ impl Verifier<'_> {
 
     fn check_table_externs(&self, t: &Table) -> Check {
         let selector = t.match_kinds().any(|k| *k == MatchKind::Selector);
+        // Selector keys are inputs to the table's action selector, not lookup keys. A table
+        // without an implementation may have some (p4c accepts it and leaves them out of the
+        // P4Info): they feed nothing. With an action profile they would need a selector.
         if let Some(i) = t.implementation {
             match self.extern_kind(i)? {
                 ExternKind::ActionSelector { .. } => {}
@@ -159,10 +162,6 @@ impl Verifier<'_> {
                     });
                 }
             }
-        } else if selector {
-            return Err(ErrorKind::WrongExternKind {
-                expected: "action selector",
-            });
         }
         if let Some(c) = t.direct_counter
             && !matches!(self.extern_kind(c)?, ExternKind::DirectCounter { .. })
