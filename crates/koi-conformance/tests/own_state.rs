@@ -13,8 +13,14 @@ use koi_state::{CounterValue, ManualClock, State};
 use std::path::PathBuf;
 
 fn pipeline(name: &str) -> Pipeline {
+    pipeline_in("state", name)
+}
+
+/// The pipeline of `tests/stf/<dir>/<name>`.
+fn pipeline_in(dir: &str, name: &str) -> Pipeline {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/stf/state")
+        .join("../../tests/stf")
+        .join(dir)
         .join(name);
     match compile(&path, &koi_syntax::PpOptions::default()) {
         Ok(c) => c.pipeline,
@@ -220,12 +226,7 @@ fn action_selector_picks_the_hash_mod_n_th_member() {
 /// of such a number is what the program's `read` unpacks.
 #[test]
 fn register_of_struct_cells_are_the_fields_packed() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/stf/v1model/register-of-struct.p4");
-    let p = match compile(&path, &koi_syntax::PpOptions::default()) {
-        Ok(c) => c.pipeline,
-        Err(e) => panic!("{} does not compile:\n{}", path.display(), e.render()),
-    };
+    let p = pipeline_in("v1model", "register-of-struct.p4");
     let mut state = State::new(&p).unwrap();
     let mut interp = Interpreter::new(&p).unwrap();
     let clock = ManualClock::new(0);
