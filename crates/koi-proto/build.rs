@@ -1,6 +1,6 @@
 //! Compiles koi's `.proto` files (under `proto/`) with protox, a protobuf compiler written in
-//! Rust, so that no system `protoc` is needed. Generates prost message types (no gRPC services
-//! yet) and writes the encoded `FileDescriptorSet` that the crate embeds for text format.
+//! Rust, so that no system `protoc` is needed. Generates prost message types and the P4Runtime gRPC
+//! service (tonic server and client) and writes the encoded `FileDescriptorSet` that the crate embeds for text format.
 
 use std::path::PathBuf;
 
@@ -13,6 +13,7 @@ const PROTOS: &[&str] = &[
     "p4/config/v1/p4info.proto",
     "p4/v1/p4data.proto",
     "p4/v1/p4runtime.proto",
+    "p4/tmp/p4config.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -42,8 +43,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
 
     tonic_prost_build::configure()
-        .build_server(false)
-        .build_client(false)
+        .build_server(true)
+        .build_client(true)
         // Deterministic iteration for `type_info`'s maps.
         .btree_map(".")
         .compile_fds(fds)?;

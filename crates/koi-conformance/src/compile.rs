@@ -32,7 +32,19 @@ impl CompileError {
 
 /// Preprocesses, parses, checks (requiring `main`) and lowers the program at `path`.
 pub fn compile(path: &Path, opts: &PpOptions) -> Result<Compiled, CompileError> {
-    let (sm, program, mut diags) = koi_syntax::parse_file(path, opts);
+    lower_parsed(koi_syntax::parse_file(path, opts))
+}
+
+/// [`compile`] for a program given as text; `name` is the file name its diagnostics show.
+/// `#include "..."` is searched in `opts`' directories only.
+pub fn compile_str(name: &str, text: &str, opts: &PpOptions) -> Result<Compiled, CompileError> {
+    lower_parsed(koi_syntax::parse_str(name, text, opts))
+}
+
+/// Checks (requiring `main`) and lowers a parsed program.
+fn lower_parsed(
+    (sm, program, mut diags): (SourceMap, koi_syntax::ast::Program, Diagnostics),
+) -> Result<Compiled, CompileError> {
     if diags.has_errors() {
         return Err(CompileError { sm, diags });
     }

@@ -1,6 +1,7 @@
 //! koi's STF test runner (`koi test`) and conformance-corpus driver (`koi conformance`).
 //!
-//! [`compile`] turns a P4 file into a verified pipeline (preprocess, parse, check, lower).
+//! [`compile`] turns a P4 file (and [`compile_str`] a P4 text) into a verified pipeline
+//! (preprocess, parse, check, lower).
 //! [`stf::run`] executes an STF file against that pipeline with the reference interpreter
 //! ([`stf::run_with`]: or through the cached datapath, which must give the same results),
 //! exactly as p4c's runners do (`shared/reference/STF.md`): statements in file order, packets
@@ -14,4 +15,4 @@ pub mod compile;
 pub mod corpus;
 pub mod stf;
 
-pub use compile::{Compiled, compile};
+pub use compile::{Compiled, compile, compile_str};

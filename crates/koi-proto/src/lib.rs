@@ -2,8 +2,9 @@
 //!
 //! - Generated prost types for koi's own `.proto` files (in `proto/`, compiled by `build.rs`
 //!   with protox, no `protoc` needed): [`p4info`] (package `p4.config.v1`: P4Info and P4 type
-//!   specs), [`p4runtime`] (package `p4.v1`: the P4Runtime messages; the gRPC service is not
-//!   generated yet) and [`google_rpc`] (`google.rpc.Status`). The files are wire- and
+//!   specs), [`p4runtime`] (package `p4.v1`: the P4Runtime messages, and the gRPC service's
+//!   tonic server `p4_runtime_server` and client `p4_runtime_client`), `p4::tmp`
+//!   (`P4DeviceConfig`) and [`google_rpc`] (`google.rpc.Status`). The files are wire- and
 //!   text-compatible with the P4Runtime 1.5 protos (checked by `tests/proto_compat.rs`).
 //! - Protobuf text format in and out: [`p4info_from_text`], [`p4info_to_text`], and the generic
 //!   [`text::message_from_text`] / [`text::message_to_text`], over the embedded descriptor set
@@ -151,6 +152,10 @@ pub mod p4 {
     /// Package `p4.v1`: P4Runtime messages.
     pub mod v1 {
         include!(concat!(env!("OUT_DIR"), "/p4.v1.rs"));
+    }
+    /// Package `p4.tmp`: the `P4DeviceConfig` wrapper around a target's device config.
+    pub mod tmp {
+        include!(concat!(env!("OUT_DIR"), "/p4.tmp.rs"));
     }
     /// Package `p4.config`.
     pub mod config {

@@ -315,7 +315,7 @@ fn misses_beyond_the_upcall_rate_are_dropped_and_counted() {
     );
     let text = get(&addr, "/metrics").unwrap_or_default();
     for sample in [
-        format!("koi_cache_upcalls_limited_total{{thread=\"0\"}} {limited}"),
+        format!("koi_cache_upcalls_limited_total{{thread=\"0\",pipeline=\"default\"}} {limited}"),
         format!("koi_drops_total{{reason=\"upcall_limit\"}} {limited}"),
     ] {
         assert!(text.lines().any(|l| l == sample), "no {sample}:\n{text}");
@@ -400,7 +400,7 @@ fn a_decision_on_a_register_value_is_not_rate_limited() {
     let text = get(&addr, "/metrics").unwrap_or_default();
     assert!(
         text.lines()
-            .any(|l| l == "koi_cache_guarded_megaflows{thread=\"0\"} 1"),
+            .any(|l| l == "koi_cache_guarded_megaflows{thread=\"0\",pipeline=\"default\"} 1"),
         "{text}"
     );
     drop(sw);
@@ -599,7 +599,9 @@ fn metrics_hold_the_cache_gauges_and_counters_per_thread() {
         let l = |tier: &str| {
             value(
                 &text,
-                &format!("koi_cache_lookups_total{{thread=\"0\",tier=\"{tier}\"}}"),
+                &format!(
+                    "koi_cache_lookups_total{{thread=\"0\",pipeline=\"default\",tier=\"{tier}\"}}"
+                ),
             )
             .unwrap_or(0)
         };
@@ -617,13 +619,28 @@ fn metrics_hold_the_cache_gauges_and_counters_per_thread() {
         assert!(text.contains(&format!("# TYPE {name} {kind}\n")), "{text}");
     }
     let v = |sample: &str| value(&text, sample).unwrap_or_else(|| panic!("no {sample}:\n{text}"));
-    assert_eq!(v("koi_cache_megaflows{thread=\"0\"}"), 1);
-    assert_eq!(v("koi_cache_guarded_megaflows{thread=\"0\"}"), 0);
-    assert_eq!(v("koi_cache_microflow_entries{thread=\"0\"}"), 1);
-    assert!(v("koi_cache_subtables{thread=\"0\"}") >= 1);
-    assert!(v("koi_cache_memory_bytes{thread=\"0\"}") > 0);
-    assert_eq!(v("koi_cache_lookups_total{thread=\"0\",tier=\"miss\"}"), 1);
-    assert_eq!(v("koi_cache_upcalls_limited_total{thread=\"0\"}"), 0);
+    assert_eq!(
+        v("koi_cache_megaflows{thread=\"0\",pipeline=\"default\"}"),
+        1
+    );
+    assert_eq!(
+        v("koi_cache_guarded_megaflows{thread=\"0\",pipeline=\"default\"}"),
+        0
+    );
+    assert_eq!(
+        v("koi_cache_microflow_entries{thread=\"0\",pipeline=\"default\"}"),
+        1
+    );
+    assert!(v("koi_cache_subtables{thread=\"0\",pipeline=\"default\"}") >= 1);
+    assert!(v("koi_cache_memory_bytes{thread=\"0\",pipeline=\"default\"}") > 0);
+    assert_eq!(
+        v("koi_cache_lookups_total{thread=\"0\",pipeline=\"default\",tier=\"miss\"}"),
+        1
+    );
+    assert_eq!(
+        v("koi_cache_upcalls_limited_total{thread=\"0\",pipeline=\"default\"}"),
+        0
+    );
     assert_eq!(v("koi_drops_total{reason=\"upcall_limit\"}"), 0);
     drop(sw);
 

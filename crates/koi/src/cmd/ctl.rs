@@ -1,5 +1,5 @@
 //! `koi ctl [--ctl PATH] [COMMAND...]`: controls a running `koi run` through its control
-//! socket (protocol: [`super::ctl_server`]).
+//! socket (protocol: [`koi_runtime::ctl_socket`]).
 //!
 //! With a command it sends that one line, prints the reply and exits 0; a refused command
 //! exits 1 with `error: <why>` on stderr, and a socket it cannot reach exits 2 naming the
@@ -9,8 +9,9 @@
 //! completion of command names and of the table, action and extern names of the running
 //! program (fetched with the internal `koi_names` command).
 
-use super::ctl_server::{self, KOI_COMMANDS, TERMINATOR};
 use clap::Args;
+use koi_runtime::command::KOI_COMMANDS;
+use koi_runtime::ctl_socket::{self, TERMINATOR};
 use rustyline::completion::Completer;
 use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
@@ -59,10 +60,10 @@ impl Conn {
         if line.contains('\n') || line.contains('\r') {
             return Err(ConnError::Bad("a command is one line".into()));
         }
-        if line.len() > ctl_server::MAX_LINE {
+        if line.len() > ctl_socket::MAX_LINE {
             return Err(ConnError::Bad(format!(
                 "command line longer than {} bytes",
-                ctl_server::MAX_LINE
+                ctl_socket::MAX_LINE
             )));
         }
         let io = |e: std::io::Error| ConnError::Io(e.to_string());
@@ -100,7 +101,7 @@ pub fn run(a: &CtlArgs) -> ExitCode {
     let path = a
         .ctl
         .clone()
-        .unwrap_or_else(|| ctl_server::default_path(false));
+        .unwrap_or_else(|| ctl_socket::default_path(false));
     let mut conn = match Conn::connect(&path) {
         Ok(c) => c,
         Err(e) => {

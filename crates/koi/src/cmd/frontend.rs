@@ -25,17 +25,11 @@ impl SourceArgs {
 
 /// Preprocessor options from `-I` and `-D` arguments.
 pub fn pp_options(include: &[PathBuf], define: &[String]) -> PpOptions {
-    let defines = define
-        .iter()
-        .map(|d| match d.split_once('=') {
-            Some((n, v)) => (n.to_string(), Some(v.to_string())),
-            None => (d.clone(), None),
-        })
-        .collect();
-    PpOptions {
-        include_dirs: include.to_vec(),
-        defines,
+    koi_runtime::Flags {
+        include: include.to_vec(),
+        define: define.to_vec(),
     }
+    .pp_options()
 }
 
 /// The outcome of running the frontend.

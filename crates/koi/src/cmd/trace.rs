@@ -81,7 +81,7 @@ fn trace(a: &TraceArgs) -> Result<(), (u8, String)> {
 
 fn packets(a: &TraceArgs) -> Result<Vec<Vec<u8>>, String> {
     if let Some(h) = &a.packet {
-        return parse_hex(h).map(|p| vec![p]);
+        return koi_runtime::command::parse_hex(h).map(|p| vec![p]);
     }
     let Some(path) = &a.pcap else {
         return Err("give a packet with --packet HEX or --pcap FILE".into());
@@ -95,21 +95,4 @@ fn packets(a: &TraceArgs) -> Result<Vec<Vec<u8>>, String> {
         out.push(p.data.into_owned());
     }
     Ok(out)
-}
-
-/// A packet written in hex; whitespace and `:` between digits are ignored.
-pub(super) fn parse_hex(s: &str) -> Result<Vec<u8>, String> {
-    let digits: Vec<u8> = s
-        .chars()
-        .filter(|c| !c.is_whitespace() && *c != ':')
-        .map(|c| {
-            c.to_digit(16)
-                .map(|d| d as u8)
-                .ok_or_else(|| format!("'{c}' is not a hex digit"))
-        })
-        .collect::<Result<_, _>>()?;
-    if !digits.len().is_multiple_of(2) {
-        return Err("the packet has an odd number of hex digits".into());
-    }
-    Ok(digits.chunks(2).map(|p| (p[0] << 4) | p[1]).collect())
 }

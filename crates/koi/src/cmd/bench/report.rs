@@ -460,7 +460,7 @@ impl Report {
             c.empty_bytes,
             f0(c.bytes_per_megaflow),
         );
-        if let Some((n, why)) = crate::cmd::replays(&self.replayed) {
+        if let Some((n, why)) = koi_runtime::cache::replays(&self.replayed) {
             let _ = writeln!(
                 o,
                 "replayed    {n} megaflows have no compiled program (each hit runs the interpreter): {why}"

@@ -1,6 +1,7 @@
 //! The Prometheus endpoint of `koi run --metrics ADDR`: a small HTTP server that answers
 //! `GET /metrics` with per-port packet, byte and drop counters, drops that belong to no port,
-//! the number of entries of every table and, per poll thread (label `thread`), the flow
+//! per pipeline (label `pipeline`) the packets to and from its controller and the number of
+//! entries of every table of its program and, per poll thread (label `thread`), the flow
 //! caches' sizes (`koi_cache_megaflows`, `koi_cache_guarded_megaflows`, `koi_cache_subtables`,
 //! `koi_cache_microflow_entries`, `koi_cache_memory_bytes`) and counters (`koi_cache_lookups_total{tier="microflow|megaflow|
 //! miss"}`, `koi_cache_upcalls_limited_total`), in Prometheus' text exposition format (0.0.4).
@@ -8,24 +9,26 @@
 //! caches (`--no-cache`) they are left out. It reads the counters under short locks and never
 //! blocks forwarding for long.
 
-use super::run::cache::Snapshot;
-use super::run::{Shared, lock};
+use crate::cache::Snapshot;
+use crate::lock;
+use crate::pipeline::PipelineCounters;
+use crate::switch::Switch;
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Longest request line or header line read.
 const MAX_LINE: u64 = 8192;
 
 /// Accepts connections on `listener` until the switch stops.
-pub(super) fn serve(listener: &TcpListener, shared: &Shared<'_>) {
+pub fn serve(listener: &TcpListener, shared: &Switch) {
     if let Err(e) = listener.set_nonblocking(true) {
         tracing::error!(error = %e, "metrics: cannot poll the listener");
         return;
     }
-    while !shared.stop.load(Ordering::Relaxed) {
+    while !shared.stopping() {
         match listener.accept() {
             Ok((stream, _)) => {
                 if let Err(e) = answer(stream, shared) {
@@ -43,7 +46,7 @@ pub(super) fn serve(listener: &TcpListener, shared: &Shared<'_>) {
     }
 }
 
-fn answer(stream: TcpStream, shared: &Shared<'_>) -> std::io::Result<()> {
+fn answer(stream: TcpStream, shared: &Switch) -> std::io::Result<()> {
     stream.set_nonblocking(false)?;
     stream.set_read_timeout(Some(Duration::from_secs(2)))?;
     stream.set_write_timeout(Some(Duration::from_secs(2)))?;
@@ -78,10 +81,10 @@ fn answer(stream: TcpStream, shared: &Shared<'_>) -> std::io::Result<()> {
 }
 
 /// The metrics text.
-pub(super) fn render(shared: &Shared<'_>) -> String {
+pub fn render(shared: &Switch) -> String {
     let mut m = String::new();
     let ports: Vec<(u64, String, koi_ports::Stats)> = shared
-        .slots
+        .ports()
         .iter()
         .map(|s| {
             let p = lock(&s.port);
@@ -142,7 +145,7 @@ pub(super) fn render(shared: &Shared<'_>) -> String {
             );
         }
     }
-    let c = shared.counters;
+    let c = &shared.counters;
     let _ = writeln!(
         m,
         "# HELP koi_drops_total Packets dropped by the switch, by reason.\n# TYPE koi_drops_total counter"
@@ -150,33 +153,95 @@ pub(super) fn render(shared: &Shared<'_>) -> String {
     for (reason, v) in c.by_reason() {
         let _ = writeln!(m, "koi_drops_total{{reason=\"{reason}\"}} {v}");
     }
-    let tables: Vec<(String, usize)> = {
-        let state = lock(shared.state);
-        state
-            .tables()
-            .map(|t| (t.name().to_string(), t.len()))
-            .collect()
-    };
-    let _ = writeln!(
-        m,
-        "# HELP koi_table_entries Entries installed in the table.\n# TYPE koi_table_entries gauge"
-    );
-    for (name, n) in tables {
-        let _ = writeln!(m, "koi_table_entries{{table=\"{}\"}} {n}", escape(&name));
-    }
-    if shared.caches.config.is_some() {
-        caches(&mut m, &shared.caches.snapshots());
+    pipelines(&mut m, shared);
+    let snaps: Vec<(String, usize, Snapshot)> = shared
+        .pipelines()
+        .iter()
+        .filter_map(|pl| Some((escape(pl.name()), pl.image()?)))
+        .filter(|(_, image)| image.caches.config.is_some())
+        .flat_map(|(name, image)| {
+            let snaps = image.caches.snapshots();
+            snaps
+                .into_iter()
+                .enumerate()
+                .filter_map(move |(t, s)| Some((name.clone(), t, s?)))
+        })
+        .collect();
+    if !snaps.is_empty() {
+        caches(&mut m, &snaps);
     }
     m
 }
 
-/// The flow caches' gauges and counters, one sample per poll thread that has published.
-fn caches(m: &mut String, snaps: &[Option<Snapshot>]) {
-    let snaps: Vec<(usize, &Snapshot)> = snaps
-        .iter()
-        .enumerate()
-        .filter_map(|(t, s)| s.as_ref().map(|s| (t, s)))
-        .collect();
+/// Per pipeline: its controller's packets and digests, and its tables' sizes.
+fn pipelines(m: &mut String, shared: &Switch) {
+    type Count = (
+        &'static str,
+        &'static str,
+        fn(&PipelineCounters) -> &AtomicU64,
+    );
+    let counts: [Count; 5] = [
+        (
+            "koi_pipeline_no_program_total",
+            "Packets dropped because the pipeline had no program.",
+            |c| &c.no_program,
+        ),
+        (
+            "koi_pipeline_packet_ins_total",
+            "Packets sent to the controller (CPU port).",
+            |c| &c.packet_ins,
+        ),
+        (
+            "koi_pipeline_packet_outs_total",
+            "Packets injected by the controller.",
+            |c| &c.packet_outs,
+        ),
+        (
+            "koi_pipeline_to_cpu_unclaimed_total",
+            "Packets sent to the CPU port while no controller was connected.",
+            |c| &c.to_cpu_unclaimed,
+        ),
+        (
+            "koi_pipeline_digests_total",
+            "Digest messages handed to the controller.",
+            |c| &c.digests,
+        ),
+    ];
+    for (name, help, f) in counts {
+        let _ = writeln!(m, "# HELP {name} {help}\n# TYPE {name} counter");
+        for pl in shared.pipelines() {
+            let v = f(&pl.counters).load(Ordering::Relaxed);
+            let _ = writeln!(m, "{name}{{pipeline=\"{}\"}} {v}", escape(pl.name()));
+        }
+    }
+    let _ = writeln!(
+        m,
+        "# HELP koi_table_entries Entries installed in the table.\n# TYPE koi_table_entries gauge"
+    );
+    for pl in shared.pipelines() {
+        let Some(image) = pl.image() else {
+            continue;
+        };
+        let tables: Vec<(String, usize)> = image.read(|state| {
+            state
+                .tables()
+                .map(|t| (t.name().to_string(), t.len()))
+                .collect()
+        });
+        for (name, n) in tables {
+            let _ = writeln!(
+                m,
+                "koi_table_entries{{table=\"{}\",pipeline=\"{}\"}} {n}",
+                escape(&name),
+                escape(pl.name())
+            );
+        }
+    }
+}
+
+/// The flow caches' gauges and counters: one sample per pipeline (its escaped name) and poll
+/// thread that has published a snapshot.
+fn caches(m: &mut String, snaps: &[(String, usize, Snapshot)]) {
     type Gauge = (&'static str, &'static str, fn(&Snapshot) -> usize);
     let gauges: [Gauge; 5] = [
         ("koi_cache_megaflows", "Megaflows installed.", |s| {
@@ -205,8 +270,8 @@ fn caches(m: &mut String, snaps: &[Option<Snapshot>]) {
     ];
     for (name, help, f) in gauges {
         let _ = writeln!(m, "# HELP {name} {help}\n# TYPE {name} gauge");
-        for (t, s) in &snaps {
-            let _ = writeln!(m, "{name}{{thread=\"{t}\"}} {}", f(s));
+        for (pl, t, s) in snaps {
+            let _ = writeln!(m, "{name}{{thread=\"{t}\",pipeline=\"{pl}\"}} {}", f(s));
         }
     }
     let _ = writeln!(
@@ -214,7 +279,7 @@ fn caches(m: &mut String, snaps: &[Option<Snapshot>]) {
         "# HELP koi_cache_lookups_total Flow cache lookups by the tier that answered (miss: none).\n\
          # TYPE koi_cache_lookups_total counter"
     );
-    for (t, s) in &snaps {
+    for (pl, t, s) in snaps {
         for (tier, v) in [
             ("microflow", s.stats.microflow_hits),
             ("megaflow", s.stats.megaflow_hits),
@@ -222,7 +287,7 @@ fn caches(m: &mut String, snaps: &[Option<Snapshot>]) {
         ] {
             let _ = writeln!(
                 m,
-                "koi_cache_lookups_total{{thread=\"{t}\",tier=\"{tier}\"}} {v}"
+                "koi_cache_lookups_total{{thread=\"{t}\",pipeline=\"{pl}\",tier=\"{tier}\"}} {v}"
             );
         }
     }
@@ -231,10 +296,10 @@ fn caches(m: &mut String, snaps: &[Option<Snapshot>]) {
         "# HELP koi_cache_upcalls_limited_total Cache misses dropped by the slow-path rate limit.\n\
          # TYPE koi_cache_upcalls_limited_total counter"
     );
-    for (t, s) in &snaps {
+    for (pl, t, s) in snaps {
         let _ = writeln!(
             m,
-            "koi_cache_upcalls_limited_total{{thread=\"{t}\"}} {}",
+            "koi_cache_upcalls_limited_total{{thread=\"{t}\",pipeline=\"{pl}\"}} {}",
             s.stats.upcalls_limited
         );
     }

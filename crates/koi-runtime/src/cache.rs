@@ -1,18 +1,20 @@
-//! The flow caches of `koi run`'s poll threads, seen from the rest of the switch: the
-//! invalidation log that keeps every thread's caches consistent with the control plane, and the
-//! snapshots of cache sizes and counters the threads publish for `koi ctl cache_show` and the
-//! metrics.
+//! The flow caches of the poll threads, seen from the rest of the switch: the invalidation log
+//! that keeps every thread's caches consistent with the control plane, and the snapshots of
+//! cache sizes and counters the threads publish for `koi ctl cache_show` and the metrics. Each
+//! [`crate::Image`] (a program loaded into a pipeline) has one log and one board: a new image
+//! starts with empty caches.
 //!
-//! **Consistency.** Every poll thread owns a [`Datapath`] with its own microflow and megaflow
-//! caches, and the one runtime [`koi_state::State`] sits behind one mutex. The control socket
-//! changes the state under that mutex and, before releasing it, appends what it changed to the
-//! [`InvalidationLog`] (a table, or "everything"), which bumps the log's epoch. A poll thread,
-//! holding the same mutex for a packet, compares the epoch with the one it has caught up to and
-//! first applies every change since ([`Datapath::on_table_write`] or
-//! [`Datapath::invalidate_all`]); so once `koi ctl` has its answer, the next packet of every
-//! thread is processed with caches that hold nothing computed from the old state. The epoch is
-//! an atomic, so a thread that is up to date pays one load per packet; the log keeps the last
-//! [`LOG_LEN`] changes, and a thread that fell further behind flushes its caches.
+//! **Consistency.** Every poll thread owns a [`Datapath`] per image with its own microflow and
+//! megaflow caches, and the image's runtime [`koi_state::State`] sits behind one mutex. The control
+//! plane ([`crate::Image::update`]) changes the state under that mutex and, before releasing it,
+//! appends what it changed to the [`InvalidationLog`] (a table, or "everything"), which bumps the
+//! log's epoch. A poll thread, holding the same mutex for a packet, compares the epoch with the one
+//! it has caught up to and first applies every change since ([`Datapath::on_table_write`] or
+//! [`Datapath::invalidate_all`]); so once a change has returned (`koi ctl`'s answer, a P4Runtime
+//! `Write`'s response), the next packet of every thread is processed with caches that hold nothing
+//! computed from the old state. The epoch is an atomic, so a thread that is up to date pays one
+//! load per packet; the log keeps the last [`LOG_LEN`] changes, and a thread that fell further
+//! behind flushes its caches.
 //!
 //! **Snapshots.** [`Datapath::cache_info`] walks the caches, so the threads do not compute it
 //! per packet: each publishes a [`Snapshot`] about every [`PUBLISH_EVERY`] and whenever
@@ -20,7 +22,7 @@
 //! for each thread's megaflows ([`CacheBoard::dump_flows`]), which the thread lists at its next
 //! pass through the poll loop.
 
-use super::lock;
+use crate::lock;
 use koi_datapath::{CacheInfo, Datapath, DatapathConfig, DatapathStats};
 use koi_ir::TableId;
 use std::collections::VecDeque;
@@ -244,6 +246,14 @@ impl<'a> Publisher<'a> {
     }
 }
 
+/// The megaflows without a compiled program (each hit replays the interpreter), as
+/// [`Datapath::not_compiled_reasons`] gives them: their number and `reason (n), ...`; `None`
+/// if there are none.
+pub fn replays(reasons: &std::collections::BTreeMap<&'static str, u64>) -> Option<(u64, String)> {
+    let why: Vec<String> = reasons.iter().map(|(r, n)| format!("{r} ({n})")).collect();
+    (!why.is_empty()).then(|| (reasons.values().sum(), why.join(", ")))
+}
+
 /// `part` as a percentage of `whole`.
 fn pct(part: u64, whole: u64) -> String {
     if whole == 0 {
@@ -337,7 +347,7 @@ fn render_one(out: &mut String, s: &Snapshot) {
         let _ = writeln!(out, "  {name:<16} {v}");
     }
     // Megaflows installed without a compiled program: each hit replays the interpreter.
-    if let Some((n, why)) = crate::cmd::replays(&s.replayed) {
+    if let Some((n, why)) = replays(&s.replayed) {
         let _ = writeln!(out, "  replayed         {n}: {why}");
     }
 }

@@ -1,0 +1,287 @@
+//! The control socket of `koi run` (`--ctl PATH`), which `koi ctl` talks to: a transport for
+//! the switch's command language ([`Switch::command`], see [`crate::command`]).
+//!
+//! The socket is a Unix stream socket, mode 0600, owned by the user running koi. Without
+//! `--ctl` it is at [`default_path`]: `/run/koi/koi.sock` when `/run/koi` is writable (or can
+//! be made), else `$XDG_RUNTIME_DIR/koi.sock`, else `/tmp/koi-$UID.sock`. A socket file left
+//! behind by a koi that died is removed only when nothing answers on it; when another koi
+//! listens there this one refuses to start.
+//!
+//! Protocol, one request at a time per connection: the client sends one command line
+//! (at most [`MAX_LINE`] bytes, UTF-8, ending in `\n`); the server answers with the command's
+//! output lines, then a line holding only `.`. An output line starting with `.` or `error:` is
+//! sent with one more `.` in front (dot-stuffing), which the client takes off. A refused
+//! command is answered with the single line `error: <why>` and the terminator, and changed
+//! nothing. A connection may carry any number of requests.
+//!
+//! A client never holds the state lock while reading or writing the socket, every client has
+//! its own thread with read and write timeouts, at most [`MAX_CLIENTS`] are served at once,
+//! and a panic while answering becomes an error reply: a misbehaving client cannot stall or
+//! stop forwarding.
+
+use crate::switch::Switch;
+use koi_ports::{Poller, Readiness, Wake};
+use std::io::{ErrorKind, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// The longest command line accepted, in bytes.
+pub const MAX_LINE: usize = 64 * 1024;
+/// How many clients are served at once; more are told so and disconnected.
+pub const MAX_CLIENTS: usize = 16;
+/// The line that ends every reply.
+pub const TERMINATOR: &str = ".";
+/// How long the accept loop and the client threads wait before they look at the stop flag.
+const POLL: Duration = Duration::from_millis(100);
+/// A client that does not take its reply within this long is disconnected.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The user id koi runs as (the owner of `/proc/self`).
+pub fn uid() -> Option<u32> {
+    std::fs::metadata("/proc/self").ok().map(|m| m.uid())
+}
+
+/// Whether this user may create files in directory `dir`.
+fn writable_dir(dir: &Path) -> bool {
+    let Ok(m) = std::fs::metadata(dir) else {
+        return false;
+    };
+    let mode = m.permissions().mode();
+    m.is_dir()
+        && match uid() {
+            Some(0) => true,
+            Some(u) if u == m.uid() => mode & 0o200 != 0,
+            _ => mode & 0o002 != 0,
+        }
+}
+
+/// The control socket's path when `--ctl` is not given (see the module doc). With `create`
+/// (the server), `/run/koi` is made if `/run` lets this user.
+pub fn default_path(create: bool) -> PathBuf {
+    let run = Path::new("/run/koi");
+    if create && !run.exists() && writable_dir(Path::new("/run")) {
+        let _ = std::fs::create_dir(run);
+    }
+    if writable_dir(run) {
+        return run.join("koi.sock");
+    }
+    if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+        let dir = PathBuf::from(dir);
+        if writable_dir(&dir) {
+            return dir.join("koi.sock");
+        }
+    }
+    let uid = uid().map_or_else(|| "unknown".to_string(), |u| u.to_string());
+    PathBuf::from(format!("/tmp/koi-{uid}.sock"))
+}
+
+/// The bound control socket; the file is removed when this is dropped (if it is still ours).
+pub struct CtlSocket {
+    listener: UnixListener,
+    path: PathBuf,
+    ino: u64,
+}
+
+impl CtlSocket {
+    /// Binds `path`, removing a stale socket file there first; refuses if a koi answers on
+    /// it or if it is not a socket. The socket is chmod 0600 before anything is accepted.
+    pub fn bind(path: &Path) -> Result<CtlSocket, String> {
+        let shown = path.display();
+        if let Ok(m) = std::fs::symlink_metadata(path) {
+            if !m.file_type().is_socket() {
+                return Err(format!(
+                    "control socket {shown}: exists and is not a socket"
+                ));
+            }
+            if UnixStream::connect(path).is_ok() {
+                return Err(format!(
+                    "control socket {shown}: another koi is listening there (give another path with --ctl PATH)"
+                ));
+            }
+            std::fs::remove_file(path).map_err(|e| {
+                format!("control socket {shown}: cannot remove the stale socket: {e}")
+            })?;
+        }
+        let listener =
+            UnixListener::bind(path).map_err(|e| format!("control socket {shown}: {e}"))?;
+        let fail = |e: std::io::Error| {
+            let _ = std::fs::remove_file(path);
+            format!("control socket {shown}: {e}")
+        };
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(fail)?;
+        let ino = std::fs::symlink_metadata(path).map_err(fail)?.ino();
+        listener.set_nonblocking(true).map_err(fail)?;
+        Ok(CtlSocket {
+            listener,
+            path: path.to_path_buf(),
+            ino,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for CtlSocket {
+    fn drop(&mut self) {
+        if std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.ino() == self.ino) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Accepts and serves clients until the switch stops.
+pub fn serve(sock: &CtlSocket, sh: &Switch) {
+    let clients = AtomicUsize::new(0);
+    let mut poller = Poller::new();
+    let ready = [Readiness::Fd(sock.listener.as_raw_fd())];
+    std::thread::scope(|s| {
+        while !sh.stopping() {
+            if let Err(e) = poller.wait(&ready, POLL.as_millis() as i32) {
+                tracing::error!(error = %e, "control socket: poll failed");
+                return;
+            }
+            if poller.wake(0) == Wake::Nothing {
+                continue;
+            }
+            let stream = match sock.listener.accept() {
+                Ok((stream, _)) => stream,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => continue,
+                Err(e) => {
+                    tracing::debug!(error = %e, "control socket: accept failed");
+                    // A persistent failure (too many open files) must not spin.
+                    std::thread::sleep(POLL);
+                    continue;
+                }
+            };
+            if clients.fetch_add(1, Ordering::AcqRel) >= MAX_CLIENTS {
+                clients.fetch_sub(1, Ordering::AcqRel);
+                let mut stream = stream;
+                let _ = stream.set_nonblocking(true);
+                let msg = format!("too many clients (at most {MAX_CLIENTS})");
+                let _ = stream.write_all(encode(&Err(msg)).as_bytes());
+                continue;
+            }
+            let clients = &clients;
+            let spawned = std::thread::Builder::new()
+                .name("koi-ctl-client".into())
+                .spawn_scoped(s, move || {
+                    serve_client(stream, sh);
+                    clients.fetch_sub(1, Ordering::AcqRel);
+                });
+            if let Err(e) = spawned {
+                tracing::warn!(error = %e, "control socket: cannot start a client thread");
+                clients.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+    });
+}
+
+/// Answers the requests of one client until it hangs up, misbehaves or the switch stops.
+fn serve_client(mut stream: UnixStream, sh: &Switch) {
+    if stream.set_nonblocking(false).is_err()
+        || stream.set_read_timeout(Some(POLL)).is_err()
+        || stream.set_write_timeout(Some(WRITE_TIMEOUT)).is_err()
+    {
+        return;
+    }
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        while let Some(i) = buf.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = buf.drain(..=i).collect();
+            if i > MAX_LINE {
+                let _ = stream.write_all(encode(&Err(too_long())).as_bytes());
+                return;
+            }
+            let reply = answer_bytes(sh, &line[..i]);
+            if stream.write_all(encode(&reply).as_bytes()).is_err() {
+                return;
+            }
+        }
+        if buf.len() > MAX_LINE {
+            let _ = stream.write_all(encode(&Err(too_long())).as_bytes());
+            return;
+        }
+        if sh.stopping() {
+            return;
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) => {
+                // A last line without its newline is still a request.
+                if !buf.is_empty() {
+                    let reply = answer_bytes(sh, &buf);
+                    let _ = stream.write_all(encode(&reply).as_bytes());
+                }
+                return;
+            }
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+fn too_long() -> String {
+    format!("command line longer than {MAX_LINE} bytes")
+}
+
+fn answer_bytes(sh: &Switch, line: &[u8]) -> Result<String, String> {
+    let Ok(line) = std::str::from_utf8(line) else {
+        return Err("the command line is not UTF-8".into());
+    };
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    let run = std::panic::AssertUnwindSafe(|| sh.command(None, line));
+    std::panic::catch_unwind(run)
+        .unwrap_or_else(|_| Err("internal error while running the command".into()))
+}
+
+/// Encodes a reply for the wire: dot-stuffed output lines and the terminator, or one
+/// `error:` line and the terminator.
+pub fn encode(reply: &Result<String, String>) -> String {
+    let mut out = String::new();
+    match reply {
+        Ok(text) => {
+            for line in text.lines() {
+                if line.starts_with('.') || line.starts_with("error:") {
+                    out.push('.');
+                }
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        Err(msg) => {
+            let one: Vec<&str> = msg.split_whitespace().collect();
+            out.push_str("error: ");
+            out.push_str(&one.join(" "));
+            out.push('\n');
+        }
+    }
+    out.push_str(TERMINATOR);
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encode_stuffs_dots_and_ends_with_the_terminator() {
+        assert_eq!(
+            encode(&Ok("a\n.b\nerror: x".into())),
+            "a\n..b\n.error: x\n.\n"
+        );
+        assert_eq!(encode(&Ok(String::new())), ".\n");
+        assert_eq!(encode(&Err("bad\nthing".into())), "error: bad thing\n.\n");
+    }
+}

@@ -1,0 +1,336 @@
+//! The poll threads: each owns a share of the ports' receive sides, sleeps in `poll(2)` until
+//! one has packets, takes a batch of up to 32 and runs it through the engine of the port's
+//! pipeline, then sends the outputs by port number.
+//!
+//! **Engines.** A thread keeps one engine per pipeline its ports feed: the cached datapath
+//! ([`Datapath`]: microflow cache, megaflow classifier, the interpreter on a miss) or, without
+//! caches, the reference interpreter, built over the pipeline's current [`Image`] and holding
+//! it (an `Arc`). Before every batch the thread compares the pipeline's generation with its
+//! engine's (one atomic load); when a new program was loaded, it drops the old engine and
+//! builds one over the new image. So a packet is processed wholly by one image, and an old
+//! image lives until the last thread has moved on.
+//!
+//! **Consistency.** A batch runs under its image's state lock, after the thread's caches have
+//! caught up with the image's invalidation log ([`crate::cache`]); digests the batch produced
+//! go to the pipeline's controller before the lock is released. Outputs are copied out of the
+//! locked section and sent after it, so a thread never holds the state lock and a port lock at
+//! once.
+
+use crate::cache::Publisher;
+use crate::image::Image;
+use crate::lock;
+use crate::pipeline::Pipeline;
+use crate::switch::Switch;
+use koi_datapath::{Datapath, PathTaken};
+use koi_interp::Interpreter;
+use koi_ports::{Batch, Poller, Readiness, Wake};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// How long a poll thread sleeps at most before it checks for shutdown, new programs and idle
+/// ports.
+const POLL_MS: i32 = 100;
+
+/// How a thread processes one pipeline's packets.
+enum Kind<'p> {
+    /// No flow caches.
+    Interpreter(Box<Interpreter<'p>>),
+    /// The cached datapath, up to date with the image's invalidation log's epoch `seen`.
+    Cached { dp: Box<Datapath<'p>>, seen: u64 },
+}
+
+/// A thread's engine over one image, with its side of the image's cache board.
+struct Engine<'p> {
+    kind: Kind<'p>,
+    publisher: Publisher<'p>,
+}
+
+self_cell::self_cell!(
+    /// An engine and the image it runs (which it borrows from).
+    struct EngineCell {
+        owner: Arc<Image>,
+        #[not_covariant]
+        dependent: Engine,
+    }
+);
+
+/// A thread's engine for one pipeline: the generation it was built for (0: none), and the
+/// engine if that generation has an image the thread could build one for.
+struct Slot {
+    generation: u64,
+    engine: Option<EngineCell>,
+}
+
+impl Engine<'_> {
+    fn new(image: &Image, thread: usize) -> Result<Engine<'_>, String> {
+        let kind = match image.caches.config.as_ref() {
+            Some(c) => {
+                // Changes recorded before this point concern caches that are still empty.
+                let seen = image.invalidations.epoch();
+                let dp = Datapath::with_config(
+                    &image.program().pipeline,
+                    koi_interp::Options::default(),
+                    c.clone(),
+                )
+                .map_err(|e| e.to_string())?;
+                Kind::Cached {
+                    dp: Box::new(dp),
+                    seen,
+                }
+            }
+            None => Kind::Interpreter(Box::new(
+                Interpreter::new(&image.program().pipeline).map_err(|e| e.to_string())?,
+            )),
+        };
+        Ok(Engine {
+            kind,
+            publisher: Publisher::new(&image.caches, thread),
+        })
+    }
+
+    /// Catches up with the invalidation log without the state lock and publishes the cache
+    /// snapshot if due (`now`: the thread is stopping or leaving the image).
+    fn idle(&mut self, image: &Image, now: bool) {
+        if let Kind::Cached { dp, seen } = &mut self.kind {
+            *seen = image.invalidations.catch_up(*seen, dp);
+            self.publisher.tick(dp, *seen, now);
+        }
+    }
+}
+
+impl Slot {
+    /// Makes the engine current with `pipeline`'s image.
+    fn refresh(&mut self, pipeline: &Pipeline, thread: usize) {
+        let want = pipeline.generation();
+        if self.generation == want {
+            return;
+        }
+        if let Some(old) = &mut self.engine {
+            old.with_dependent_mut(|image, e| e.idle(image, true));
+        }
+        self.engine = None;
+        self.generation = want;
+        let Some(image) = pipeline.image() else {
+            return;
+        };
+        self.generation = image.generation();
+        match EngineCell::try_new(image, |img| Engine::new(img, thread)) {
+            Ok(e) => self.engine = Some(e),
+            Err(e) => tracing::error!(
+                pipeline = pipeline.name(),
+                error = %e,
+                "cannot run the program on this thread; its packets are dropped"
+            ),
+        }
+    }
+}
+
+/// The output packets of one batch, copied out of the state lock's critical section:
+/// `bytes` holds them back to back, `outs` their packet index, port and length. Reused.
+#[derive(Default)]
+struct Outputs {
+    bytes: Vec<u8>,
+    outs: Vec<(usize, u64, usize)>,
+}
+
+impl Outputs {
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.outs.clear();
+    }
+
+    fn push(&mut self, packet: usize, port: u64, bytes: &[u8]) {
+        self.bytes.extend_from_slice(bytes);
+        self.outs.push((packet, port, bytes.len()));
+    }
+
+    /// The outputs in order: packet index, port, bytes.
+    fn iter(&self) -> impl Iterator<Item = (usize, u64, &[u8])> {
+        let mut at = 0;
+        self.outs.iter().map(move |&(k, port, len)| {
+            let b = &self.bytes[at..at + len];
+            at += len;
+            (k, port, b)
+        })
+    }
+}
+
+/// What became of one packet of a batch: the path it took (`None` on the interpreter
+/// alone), why processing stopped early if it did, or the pipeline's error.
+type Fate = Result<(Option<PathTaken>, Option<String>), String>;
+
+/// A poll thread's reusable buffers.
+#[derive(Default)]
+struct Work {
+    outputs: Outputs,
+    fates: Vec<Fate>,
+    touched: Vec<bool>,
+}
+
+/// Forwards packets received on the ports `mine` (indices into the switch's ports) until the
+/// switch stops; `t` numbers the thread.
+pub(crate) fn poll_loop(sw: &Switch, t: usize, mine: &[usize]) {
+    let mut slots: Vec<Slot> = sw
+        .pipelines()
+        .iter()
+        .map(|_| Slot {
+            generation: 0,
+            engine: None,
+        })
+        .collect();
+    let used: Vec<usize> = {
+        let mut u: Vec<usize> = mine.iter().map(|&i| sw.ports[i].pipeline).collect();
+        u.sort_unstable();
+        u.dedup();
+        u
+    };
+    let mut work = Work {
+        touched: vec![false; sw.ports.len()],
+        ..Work::default()
+    };
+    let mut batch = Batch::new(koi_ports::DEFAULT_SNAPLEN);
+    let mut poller = Poller::new();
+    let mut ready: Vec<Readiness> = Vec::with_capacity(mine.len());
+    while !sw.stopping() {
+        for &p in &used {
+            let slot = &mut slots[p];
+            slot.refresh(&sw.pipelines()[p], t);
+            if let Some(e) = &mut slot.engine {
+                // Idle caches catch up too, so that what they show and hold is current.
+                e.with_dependent_mut(|image, e| e.idle(image, false));
+            }
+        }
+        ready.clear();
+        ready.extend(mine.iter().map(|&i| lock(&sw.ports[i].port).readiness()));
+        if let Err(e) = poller.wait(&ready, POLL_MS) {
+            tracing::error!(error = %e, "poll failed");
+            sw.stop();
+            break;
+        }
+        for (k, &i) in mine.iter().enumerate() {
+            let slot = &sw.ports[i];
+            let wake = poller.wake(k);
+            if wake == Wake::Nothing && ready[k] != Readiness::Idle {
+                continue;
+            }
+            {
+                let mut port = lock(&slot.port);
+                if wake == Wake::Error {
+                    port.handle_error();
+                }
+                if let Err(e) = port.recv_batch(&mut batch) {
+                    tracing::debug!(port = slot.num, error = %e, "receive failed");
+                }
+            }
+            if batch.packets().is_empty() {
+                continue;
+            }
+            let pipeline = &sw.pipelines()[slot.pipeline];
+            let engine = &mut slots[slot.pipeline];
+            // A program loaded since the poll: these packets are the new image's.
+            engine.refresh(pipeline, t);
+            match &mut engine.engine {
+                Some(e) => forward(sw, pipeline, e, &mut work, batch.packets(), slot.num),
+                None => {
+                    sw.counters
+                        .no_program
+                        .fetch_add(batch.packets().len() as u64, Ordering::Relaxed);
+                    pipeline
+                        .counters
+                        .no_program
+                        .fetch_add(batch.packets().len() as u64, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+    for slot in &mut slots {
+        if let Some(e) = &mut slot.engine {
+            e.with_dependent_mut(|image, e| e.idle(image, true));
+        }
+    }
+}
+
+/// Runs the packets received on `port` through `engine` (the cached datapath takes them as
+/// one batch) and sends what comes out, in order.
+fn forward(
+    sw: &Switch,
+    pipeline: &Pipeline,
+    engine: &mut EngineCell,
+    work: &mut Work,
+    packets: &[Vec<u8>],
+    port: u64,
+) {
+    let Work {
+        outputs,
+        fates,
+        touched,
+    } = work;
+    outputs.clear();
+    fates.clear();
+    engine.with_dependent_mut(|image, engine| {
+        {
+            let mut state = image.lock_state();
+            match &mut engine.kind {
+                Kind::Interpreter(interp) => {
+                    for (k, pkt) in packets.iter().enumerate() {
+                        let fate = interp.process(&mut state, pkt, port, sw.clock()).map(|o| {
+                            for out in &o.outputs {
+                                outputs.push(k, out.port, &out.bytes);
+                            }
+                            (None, o.report.aborted)
+                        });
+                        fates.push(fate.map_err(|e| e.to_string()));
+                    }
+                }
+                Kind::Cached { dp, seen } => {
+                    *seen = image.invalidations.catch_up(*seen, dp);
+                    dp.process_batch_prefetching(
+                        &mut state,
+                        packets,
+                        port,
+                        sw.clock(),
+                        Some(koi_ports::prefetch),
+                        &mut |k, p, b| outputs.push(k, p, b),
+                        &mut |_, r| {
+                            fates.push(
+                                r.map(|s| (Some(s.path), s.aborted.clone()))
+                                    .map_err(|e| e.to_string()),
+                            )
+                        },
+                    );
+                }
+            }
+            pipeline.deliver_digests(image, &mut state);
+        }
+        let mut sent = outputs.iter().peekable();
+        for (k, fate) in fates.iter().enumerate() {
+            let mine = std::iter::from_fn(|| sent.next_if(|(j, _, _)| *j == k));
+            let (path, aborted) = match fate {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::debug!(port, error = %e, "pipeline error");
+                    sw.counters.pipeline_errors.fetch_add(1, Ordering::Relaxed);
+                    mine.for_each(drop);
+                    continue;
+                }
+            };
+            if let Some(why) = aborted {
+                tracing::debug!(port, why, "processing stopped early");
+            }
+            if *path == Some(PathTaken::Limited) {
+                sw.counters.upcall_limit.fetch_add(1, Ordering::Relaxed);
+                mine.for_each(drop);
+                continue;
+            }
+            let mut any = false;
+            for (_, out_port, bytes) in mine {
+                any = true;
+                sw.send(pipeline, image, out_port, bytes, touched);
+            }
+            if !any {
+                sw.counters.program_drops.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    });
+    sw.flush(touched);
+}
