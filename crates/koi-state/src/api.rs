@@ -315,7 +315,7 @@ impl State {
     }
 
     /// Counts a reference from table `t` to a profile member or group (+1) or removes one.
-    fn adjust_refs(&mut self, t: TableId, action: &EntryAction, delta: i64) {
+    pub(crate) fn adjust_refs(&mut self, t: TableId, action: &EntryAction, delta: i64) {
         let Some(ext) = self.table_by_id(t).and_then(|tb| tb.schema.implementation) else {
             return;
         };

@@ -168,6 +168,11 @@ impl RegisterArray {
     pub fn reset(&mut self) {
         self.cells.reset_to(Bits::zero(self.width));
     }
+
+    /// Every value set to `v` (resized to the element width), at any size.
+    pub fn fill(&mut self, v: &Bits) {
+        self.cells.reset_to(v.resize(self.width));
+    }
 }
 
 /// A counter's value. BMv2 counts both packets and bytes whatever the counter's type; the
@@ -220,6 +225,11 @@ impl CounterArray {
     pub fn reset(&mut self) {
         self.cells.reset_to(CounterValue::default());
     }
+
+    /// Every cell set to `v`, at any size.
+    pub fn fill(&mut self, v: CounterValue) {
+        self.cells.reset_to(v);
+    }
 }
 
 /// A meter array.
@@ -267,5 +277,14 @@ mod tests {
         assert!(c.get_mut(2).is_none());
         c.reset();
         assert_eq!(c.get(1), Some(CounterValue::default()));
+        let v = CounterValue {
+            packets: 3,
+            bytes: 9,
+        };
+        c.fill(v);
+        assert_eq!((c.get(0), c.get(1), c.get(2)), (Some(v), Some(v), None));
+        let mut big = RegisterArray::new(u64::MAX, 8);
+        big.fill(&Bits::from_u64(8, 7));
+        assert_eq!(big.get(u64::MAX - 1), Some(&Bits::from_u64(8, 7)));
     }
 }

@@ -3,7 +3,7 @@
 //! time), register, counter and meter accesses by extern id, profile members, value set
 //! membership, replication, clone sessions, digests.
 
-use crate::arrays::{CounterArray, RegisterArray};
+use crate::arrays::RegisterArray;
 use crate::meter::{Color, Meter, tokens};
 use crate::pre::{MirrorTarget, Replica};
 use crate::state::{ExternState, State};
@@ -145,13 +145,6 @@ impl State {
                 true
             }
             None => false,
-        }
-    }
-
-    fn counter_array_mut(&mut self, c: ExternId) -> Option<&mut CounterArray> {
-        match self.extern_state_mut(c)? {
-            ExternState::Counter(a) => Some(a),
-            _ => None,
         }
     }
 

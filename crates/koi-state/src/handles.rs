@@ -46,6 +46,23 @@ impl<T> Slots<T> {
         i
     }
 
+    /// Stores `v` at index `i` if it is free (to undo a [`Slots::remove`] exactly); false if
+    /// `i` is taken.
+    pub fn insert_at(&mut self, i: u32, v: T) -> bool {
+        let at = i as usize;
+        if self.items.get(at).is_some_and(|x| x.is_some()) {
+            return false;
+        }
+        while self.items.len() <= at {
+            self.free.insert(self.items.len() as u32);
+            self.items.push(None);
+        }
+        self.free.remove(&i);
+        self.items[at] = Some(v);
+        self.count += 1;
+        true
+    }
+
     /// Removes and returns the object at `i`.
     pub fn remove(&mut self, i: u32) -> Option<T> {
         let v = self.items.get_mut(i as usize)?.take()?;
@@ -121,6 +138,13 @@ mod tests {
         assert_eq!(all, [(0, 'a'), (1, 'd'), (2, 'c'), (3, 'e')]);
         assert_eq!(make_handle(5, 1), (1 << 24) | 5);
         assert_eq!(split_handle(make_handle(5, 3)), (5, 3));
+        assert!(!s.insert_at(2, 'x'));
+        assert_eq!(s.remove(2), Some('c'));
+        assert!(s.insert_at(2, 'c'));
+        assert!(s.insert_at(6, 'g'));
+        assert_eq!(s.next_index(), 4);
+        assert_eq!(s.insert(' '), 4);
+        assert_eq!(s.len(), 6);
         s.clear();
         assert!(s.is_empty());
         assert_eq!(s.insert('z'), 0);

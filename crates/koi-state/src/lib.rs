@@ -10,7 +10,9 @@
 //!   suffixes as simple_switch_CLI and STF files write them): [`api`] for tables,
 //!   [`api_externs`] for externs, multicast and mirroring; [`cli::execute`] runs a parsed
 //!   simple_switch_CLI command and returns what simple_switch_CLI would print. Every refused
-//!   operation returns a [`StateError`] and changes nothing.
+//!   operation returns a [`StateError`] and changes nothing. [`restore`] adds what a
+//!   P4Runtime server needs besides: entries found by match key, their cookies, and exact
+//!   undos of its own operations (for rolling back a refused batch).
 //! - The **data plane** uses it by ids ([`dataplane`]): lookups ([`State::lookup`]) with the
 //!   key bits each result depended on (for megaflow masks), hits, meters by an injectable
 //!   [`clock::Clock`], registers, counters, replication, clone sessions, digests.
@@ -35,6 +37,7 @@ pub mod meter;
 pub mod names;
 pub mod pre;
 pub mod profile;
+pub mod restore;
 pub mod schema;
 pub mod state;
 pub mod table;
@@ -46,7 +49,8 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use dataplane::Lookup;
 pub use error::StateError;
 pub use meter::{Color, MeterRate};
-pub use pre::{MirrorTarget, Replica};
+pub use pre::{GroupImage, MirrorTarget, Replica};
+pub use restore::EntryMut;
 pub use state::{ExternState, State, fingerprint};
-pub use table::{Entry, EntryAction};
+pub use table::{Cookie, Entry, EntryAction};
 pub use value_set::DigestMessage;

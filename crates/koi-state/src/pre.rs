@@ -174,6 +174,63 @@ impl Pre {
         self.groups.clear();
         self.nodes.clear();
     }
+
+    /// A copy of `group` and its nodes (with their handles), if it exists.
+    pub fn group_image(&self, group: u32) -> Option<GroupImage> {
+        let nodes = self.groups.get(&group)?;
+        Some(GroupImage {
+            group,
+            nodes: nodes
+                .iter()
+                .filter_map(|&n| Some((n, self.nodes.get(n)?.clone())))
+                .collect(),
+        })
+    }
+
+    /// Destroys `group` and every node associated with it; returns what it was.
+    pub fn group_remove_with_nodes(&mut self, group: u32) -> Result<GroupImage> {
+        let Some(image) = self.group_image(group) else {
+            return err(format!("group {group} does not exist"));
+        };
+        for (n, _) in &image.nodes {
+            self.nodes.remove(*n);
+        }
+        self.groups.remove(&group);
+        Ok(image)
+    }
+
+    /// Puts back a group [`Pre::group_remove_with_nodes`] removed, its nodes under their old
+    /// handles (an exact undo); refused, changing nothing, if the group or a handle is taken.
+    pub fn group_restore(&mut self, image: &GroupImage) -> Result<()> {
+        let g = image.group;
+        if self.groups.contains_key(&g) {
+            return err(format!("group {g} already exists"));
+        }
+        if let Some((n, _)) = image
+            .nodes
+            .iter()
+            .find(|(n, _)| self.nodes.get(*n).is_some())
+        {
+            return err(format!("node {n} already exists"));
+        }
+        for (n, node) in &image.nodes {
+            let node = McNode {
+                group: Some(g),
+                ..node.clone()
+            };
+            self.nodes.insert_at(*n, node);
+        }
+        self.groups
+            .insert(g, image.nodes.iter().map(|(n, _)| *n).collect());
+        Ok(())
+    }
+}
+
+/// A multicast group with its nodes in association order, each with its handle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupImage {
+    pub group: u32,
+    pub nodes: Vec<(u32, McNode)>,
 }
 
 /// A clone (mirroring) session: copies go to a port or to a multicast group.
@@ -208,6 +265,11 @@ impl Mirroring {
                 "session {session} does not exist"
             ))),
         }
+    }
+
+    /// Every session in id order.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, MirrorTarget)> + '_ {
+        self.sessions.iter().map(|(s, t)| (*s, *t))
     }
 
     pub fn get(&self, session: u64) -> Option<MirrorTarget> {
@@ -258,6 +320,27 @@ mod tests {
     }
 
     #[test]
+    fn group_images_restore_exactly() {
+        let mut pre = Pre::new(511);
+        pre.node_create(1, &[1], &[]).unwrap();
+        pre.group_create(7).unwrap();
+        let a = pre.node_create(2, &[2, 3], &[]).unwrap();
+        let b = pre.node_create(3, &[4], &[]).unwrap();
+        pre.associate(7, b).unwrap();
+        pre.associate(7, a).unwrap();
+        let before = pre.replicate(7);
+        let image = pre.group_remove_with_nodes(7).unwrap();
+        assert!(pre.replicate(7).is_empty() && pre.node(a).is_none());
+        assert_eq!(pre.node_create(9, &[9], &[]), Ok(1));
+        assert!(pre.group_restore(&image).is_err());
+        pre.node_destroy(1).unwrap();
+        pre.group_restore(&image).unwrap();
+        assert_eq!(pre.replicate(7), before);
+        assert_eq!(pre.group_image(7), Some(image));
+        assert!(pre.group_remove_with_nodes(8).is_err());
+    }
+
+    #[test]
     fn mirroring_sessions() {
         let mut m = Mirroring::default();
         m.add(5, MirrorTarget::Port(7)).unwrap();
@@ -265,6 +348,12 @@ mod tests {
         m.add(5, MirrorTarget::Group(22)).unwrap();
         assert_eq!(m.get(5), Some(MirrorTarget::Group(22)));
         assert!(m.add(32768, MirrorTarget::Port(1)).is_err());
+        m.add(2, MirrorTarget::Port(1)).unwrap();
+        let all: Vec<_> = m.iter().collect();
+        assert_eq!(
+            all,
+            [(2, MirrorTarget::Port(1)), (5, MirrorTarget::Group(22))]
+        );
         m.delete(5).unwrap();
         assert!(m.delete(5).is_err());
         assert_eq!(m.get(5), None);

@@ -57,6 +57,25 @@ pub struct State {
     /// The latest time the state was told (by the data plane or [`State::set_now_ns`]);
     /// new entries start their idle time from it.
     pub(crate) now_ns: u64,
+    /// The P4 width of each user-defined `type` of the program (P4Info gives only the
+    /// controller's width of a translated one).
+    pub(crate) type_widths: Vec<(String, u32)>,
+}
+
+/// The width in bits of the values of a P4 type, when it is a bitstring-like one.
+fn type_width(types: &koi_ir::types::TypeTable, t: &koi_ir::P4Type, depth: u32) -> Option<u32> {
+    use koi_ir::P4Type as T;
+    use koi_ir::types::TypeDecl;
+    match t {
+        T::Bit(w) | T::Int(w) => Some(*w),
+        T::Bool => Some(1),
+        T::NewType(n) | T::SerEnum(n) if depth < 16 => match types.get(n)? {
+            TypeDecl::NewType { ty, .. } => type_width(types, ty, depth + 1),
+            TypeDecl::SerEnum { members, .. } => members.first().map(|(_, v)| v.width()),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// A number identifying the control-plane shape of a pipeline (architecture, names and
@@ -134,6 +153,17 @@ impl State {
             pre: Pre::new(max_port),
             mirroring: Mirroring::default(),
             now_ns: 0,
+            type_widths: p
+                .types
+                .decls
+                .iter()
+                .filter_map(|d| match d {
+                    koi_ir::types::TypeDecl::NewType { name, ty, .. } => {
+                        Some((name.clone(), type_width(&p.types, ty, 0)?))
+                    }
+                    _ => None,
+                })
+                .collect(),
         };
         s.link_table_externs();
         for (id, t) in p.tables.iter() {

@@ -23,6 +23,14 @@ pub enum EntryAction {
     Group(u32),
 }
 
+/// Opaque data a controller stores with an entry and reads back (P4Runtime's `metadata` and
+/// `controller_metadata`); the data plane never looks at it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Cookie {
+    pub metadata: Vec<u8>,
+    pub controller_metadata: u64,
+}
+
 /// An installed entry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Entry {
@@ -41,6 +49,12 @@ pub struct Entry {
     pub timeout_ns: Option<u64>,
     /// When the entry was added or last hit.
     pub last_hit_ns: u64,
+    /// When the control plane was last told the entry is idle (P4Runtime's idle timeout
+    /// notifications); a notification restarts the idle time as a hit does, without
+    /// changing [`Entry::last_hit_ns`].
+    pub idle_notified_ns: Option<u64>,
+    /// The control plane's cookie (empty unless set).
+    pub cookie: Cookie,
 }
 
 /// A new entry, before validation.
@@ -170,8 +184,63 @@ impl TableState {
             meter: Meter::default(),
             timeout_ns: e.timeout_ns,
             last_hit_ns: now_ns,
+            idle_notified_ns: None,
+            cookie: Cookie::default(),
         });
         Ok(handle)
+    }
+
+    /// The handle of the entry with these match patterns and priority, if any (the entry an
+    /// add of the same key would duplicate).
+    pub fn find(&self, keys: &[Pattern], priority: Option<u32>) -> Result<Option<u32>> {
+        let keys = self.canonical_keys(keys)?;
+        let prio = priority.unwrap_or(0);
+        let entries = &self.entries;
+        let found = self
+            .matcher
+            .find_duplicate(&keys, prio, |i| entries.get(i).map(|e| &e.keys[..]));
+        Ok(found
+            .and_then(|i| self.entries.get(i))
+            .filter(|e| e.priority.unwrap_or(0) == prio)
+            .map(|e| e.handle))
+    }
+
+    /// Puts back an entry [`TableState::delete`] returned, under its old handle (the undo of
+    /// a delete); refused if the handle's slot is taken or its keys are.
+    pub fn restore(&mut self, e: Entry) -> Result<()> {
+        let (index, version) = split_handle(e.handle);
+        let prio = e.priority.unwrap_or(0);
+        let entries = &self.entries;
+        let taken = entries.get(index).is_some()
+            || self
+                .matcher
+                .find_duplicate(&e.keys, prio, |i| entries.get(i).map(|x| &x.keys[..]))
+                .is_some();
+        if taken {
+            return Err(StateError::DuplicateEntry {
+                table: self.schema.name.clone(),
+                handle: e.handle,
+            });
+        }
+        let v = index as usize;
+        if self.versions.len() <= v {
+            self.versions.resize(v + 1, 0);
+        }
+        self.versions[v] = version;
+        self.matcher.insert(&e.keys, prio, index);
+        self.entries.insert_at(index, e);
+        Ok(())
+    }
+
+    /// Deletes an entry that was just added (the undo of an add): as [`TableState::delete`],
+    /// but the next entry added at its index gets the handle it had.
+    pub fn unadd(&mut self, handle: u32) -> Result<Entry> {
+        let e = self.delete(handle)?;
+        let (index, _) = split_handle(handle);
+        if let Some(v) = self.versions.get_mut(index as usize) {
+            *v = v.wrapping_sub(1);
+        }
+        Ok(e)
     }
 
     fn handle_of(&self, index: u32) -> u32 {

@@ -42,7 +42,7 @@ impl Switch {
         let sock = dir.join("koi.sock");
         write_pcap(&dir.join("in.pcap"), frames);
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_koi"));
-        cmd.arg("run").arg(prog);
+        cmd.args(["run", "--grpc", "none"]).arg(prog);
         if let Some(e) = entries {
             cmd.arg("--entries").arg(e);
         }
@@ -338,7 +338,7 @@ fn ctl_a_second_koi_is_refused_and_a_stale_socket_replaced() {
     let out = dir.join("out.pcap");
     let run = |sock: &Path| {
         Command::new(env!("CARGO_BIN_EXE_koi"))
-            .arg("run")
+            .args(["run", "--grpc", "none"])
             .arg(r.join("examples/l2_forward.p4"))
             .arg("--port")
             .arg(format!("1=pcap:,{}", out.display()))

@@ -77,7 +77,7 @@ impl Switch {
     ) -> Switch {
         let sock = dir.join("koi.sock");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_koi"));
-        cmd.arg("run")
+        cmd.args(["run", "--grpc", "none"])
             .arg(root().join("examples").join(program))
             .arg("--ctl")
             .arg(&sock)
@@ -225,7 +225,7 @@ fn cache_flags_no_microflow_and_no_cache() {
 
     let run = |args: &[&str]| {
         let o = Command::new(env!("CARGO_BIN_EXE_koi"))
-            .arg("run")
+            .args(["run", "--grpc", "none"])
             .arg(root().join("examples/l2_forward.p4"))
             .args(["--port", "1=pcap:,/dev/null"])
             .args(args)

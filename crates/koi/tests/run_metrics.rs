@@ -43,7 +43,7 @@ fn metrics_follow_the_traffic() {
     let addr = format!("127.0.0.1:{port}");
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut child = Command::new(env!("CARGO_BIN_EXE_koi"))
-        .arg("run")
+        .args(["run", "--grpc", "none"])
         .arg(root.join("examples/l2_forward.p4"))
         .arg("--entries")
         .arg(root.join("examples/l2_forward.entries"))

@@ -50,7 +50,7 @@ fn koi_run_forwards_a_pcap_file_and_stops_on_sigint() {
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut child = Command::new(env!("CARGO_BIN_EXE_koi"))
-        .arg("run")
+        .args(["run", "--grpc", "none"])
         .arg(root.join("examples/l2_forward.p4"))
         .arg("--entries")
         .arg(root.join("examples/l2_forward.entries"))

@@ -3,8 +3,10 @@
 //! servers (control socket, metrics), waits for SIGINT or SIGTERM and prints the counters;
 //! the switch itself is `koi_runtime` ([`Switch`]).
 //!
-//! Without a program (as `simple_switch_grpc --no-p4`), the ports open and what arrives is
-//! dropped and counted (`no_program`) until a controller loads a program.
+//! The P4Runtime server (`koi_p4runtime_server`) listens on `--grpc ADDR` (default
+//! `127.0.0.1:9559`; `--grpc none`: no server), with TLS when given a certificate. Without a
+//! program (as `simple_switch_grpc --no-p4`), the ports open and what arrives is dropped and
+//! counted (`no_program`) until a controller loads a program.
 
 use clap::Args;
 use koi_datapath::DatapathConfig;
@@ -62,9 +64,46 @@ pub struct RunArgs {
     /// program on it. Must not be one of the `--port` numbers.
     #[arg(long, value_name = "N")]
     pub cpu_port: Option<u64>,
+    /// The P4Runtime server's address, or `none` for no server. Localhost by default: to
+    /// expose it, give an address and TLS (`--grpc-tls-cert`, `--grpc-tls-key`).
+    #[arg(long, value_name = "ADDR|none", default_value = "127.0.0.1:9559")]
+    pub grpc: String,
+    /// PEM certificate (chain) of the P4Runtime server: serve gRPC over TLS.
+    #[arg(long, value_name = "FILE", requires = "grpc_tls_key")]
+    pub grpc_tls_cert: Option<PathBuf>,
+    /// PEM private key of the P4Runtime server's certificate.
+    #[arg(long, value_name = "FILE", requires = "grpc_tls_cert")]
+    pub grpc_tls_key: Option<PathBuf>,
+    /// PEM CA certificate: P4Runtime clients must present a certificate it signed (mutual
+    /// TLS).
+    #[arg(long, value_name = "FILE", requires = "grpc_tls_cert")]
+    pub grpc_tls_client_ca: Option<PathBuf>,
     /// The P4-16 program. Without one, the switch forwards nothing until a controller loads
     /// a program.
     pub program: Option<PathBuf>,
+}
+
+/// The P4Runtime server's configuration, `None` for `--grpc none`.
+fn grpc_config(a: &RunArgs) -> Result<Option<koi_p4runtime_server::ServerConfig>, String> {
+    if a.grpc == "none" {
+        if a.grpc_tls_cert.is_some() {
+            return Err("koi: --grpc none with --grpc-tls-cert: TLS for which server?".into());
+        }
+        return Ok(None);
+    }
+    let addr: std::net::SocketAddr = a
+        .grpc
+        .parse()
+        .map_err(|_| format!("koi: --grpc {}: expected IP:PORT or none", a.grpc))?;
+    let tls = match (&a.grpc_tls_cert, &a.grpc_tls_key) {
+        (Some(cert), Some(key)) => Some(koi_p4runtime_server::Tls {
+            cert: cert.clone(),
+            key: key.clone(),
+            client_ca: a.grpc_tls_client_ca.clone(),
+        }),
+        _ => None,
+    };
+    Ok(Some(koi_p4runtime_server::ServerConfig { addr, tls }))
 }
 
 /// Default `--upcall-rate`.
@@ -162,6 +201,7 @@ fn config(a: &RunArgs) -> Result<SwitchConfig, (u8, String)> {
 }
 
 fn switch(a: &RunArgs) -> Result<(), (u8, String)> {
+    let grpc = grpc_config(a).map_err(|e| (2, e))?;
     let cfg = config(a)?;
     let ctl_path = a
         .ctl
@@ -196,8 +236,25 @@ fn switch(a: &RunArgs) -> Result<(), (u8, String)> {
         tracing::error!(error = %e, "cannot start a server");
         stop.store(true, Ordering::Relaxed);
     }
+    let p4rt = match grpc {
+        Some(g) => match koi_p4runtime_server::Server::start(Arc::clone(&sw), g) {
+            Ok(s) => {
+                eprintln!("koi: P4Runtime server at {}", s.local_addr());
+                Some(s)
+            }
+            Err(e) => {
+                sw.stop();
+                sw.join();
+                return Err((1, format!("koi: {e}")));
+            }
+        },
+        None => None,
+    };
     while !stop.load(Ordering::Relaxed) && !sw.stopping() {
         std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    if let Some(s) = p4rt {
+        s.shutdown();
     }
     sw.stop();
     sw.join();

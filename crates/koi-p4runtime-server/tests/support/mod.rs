@@ -1,0 +1,234 @@
+//! What the P4Runtime server tests share: a switch with its server on an ephemeral localhost
+//! port, a tonic client, and builders for the messages the tests send.
+
+#![allow(dead_code)]
+
+use koi_p4runtime_server::{Server, ServerConfig};
+use koi_proto::p4info::P4Info;
+use koi_proto::p4runtime::p4_runtime_client::P4RuntimeClient;
+use koi_proto::p4runtime::{
+    ForwardingPipelineConfig, MasterArbitrationUpdate, SetForwardingPipelineConfigRequest,
+    StreamMessageRequest, StreamMessageResponse, Uint128, stream_message_request,
+    stream_message_response,
+};
+use koi_runtime::{PipelineConfig, PipelineSetup, Program, Switch, SwitchConfig};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_stream::StreamExt;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::transport::Channel;
+
+pub const DEVICE: u64 = 7;
+pub const CPU_PORT: u64 = 255;
+/// A bound on waiting for something that should happen; never a timing assertion.
+pub const PATIENCE: Duration = Duration::from_secs(20);
+
+pub fn examples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// A program of `examples/`, compiled.
+pub fn program(name: &str) -> Program {
+    Program::compile_file(&examples().join(name), &Default::default()).expect("compiles")
+}
+
+/// A running switch (ports as given, no program) with its P4Runtime server.
+pub struct Rig {
+    pub switch: Arc<Switch>,
+    pub server: Option<Server>,
+}
+
+impl Rig {
+    pub fn new(ports: Vec<(u64, koi_ports::PortSpec, usize)>) -> Rig {
+        Rig::with_program(ports, None)
+    }
+
+    pub fn with_program(
+        ports: Vec<(u64, koi_ports::PortSpec, usize)>,
+        program: Option<Program>,
+    ) -> Rig {
+        let switch = Switch::start(SwitchConfig {
+            pipelines: vec![PipelineSetup {
+                config: PipelineConfig {
+                    name: "default".into(),
+                    device_id: DEVICE,
+                    cpu_port: Some(CPU_PORT),
+                },
+                program: program.map(Arc::new),
+                init: None,
+            }],
+            ports,
+            threads: 1,
+            cache: Some(Default::default()),
+        })
+        .expect("switch starts");
+        let server = Server::start(
+            Arc::clone(&switch),
+            ServerConfig {
+                addr: "127.0.0.1:0".parse().unwrap(),
+                tls: None,
+            },
+        )
+        .expect("server starts");
+        Rig {
+            switch,
+            server: Some(server),
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.server.as_ref().unwrap().local_addr())
+    }
+
+    pub async fn client(&self) -> P4RuntimeClient<Channel> {
+        let channel = Channel::from_shared(self.url())
+            .expect("a URL")
+            .connect()
+            .await
+            .expect("connects");
+        P4RuntimeClient::new(channel).max_decoding_message_size(64 << 20)
+    }
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        if let Some(s) = self.server.take() {
+            s.shutdown();
+        }
+        self.switch.stop();
+        self.switch.join();
+    }
+}
+
+pub fn eid(low: u64) -> Option<Uint128> {
+    Some(Uint128 { high: 0, low })
+}
+
+/// An open StreamChannel.
+pub struct Stream {
+    pub tx: mpsc::Sender<StreamMessageRequest>,
+    pub rx: tonic::Streaming<StreamMessageResponse>,
+}
+
+impl Stream {
+    pub async fn open(c: &mut P4RuntimeClient<Channel>) -> Stream {
+        let (tx, rx) = mpsc::channel(64);
+        let resp = c
+            .stream_channel(ReceiverStream::new(rx))
+            .await
+            .expect("stream opens");
+        Stream {
+            tx,
+            rx: resp.into_inner(),
+        }
+    }
+
+    pub async fn send(&self, u: stream_message_request::Update) {
+        self.tx
+            .send(StreamMessageRequest { update: Some(u) })
+            .await
+            .expect("stream open");
+    }
+
+    pub async fn arbitrate(&self, device: u64, election: Option<u64>) {
+        self.send(stream_message_request::Update::Arbitration(
+            MasterArbitrationUpdate {
+                device_id: device,
+                election_id: election.and_then(eid),
+                ..Default::default()
+            },
+        ))
+        .await;
+    }
+
+    /// The next message, within [`PATIENCE`].
+    pub async fn next(&mut self) -> Result<stream_message_response::Update, tonic::Status> {
+        match tokio::time::timeout(PATIENCE, self.rx.next()).await {
+            Ok(Some(Ok(m))) => Ok(m.update.expect("a message with content")),
+            Ok(Some(Err(s))) => Err(s),
+            Ok(None) => Err(tonic::Status::cancelled("stream ended")),
+            Err(_) => panic!("no stream message within {PATIENCE:?}"),
+        }
+    }
+
+    /// The next arbitration update's status code.
+    pub async fn arbitration_code(&mut self) -> i32 {
+        match self.next().await {
+            Ok(stream_message_response::Update::Arbitration(a)) => a.status.unwrap().code,
+            other => panic!("expected an arbitration update, got {other:?}"),
+        }
+    }
+
+    /// Whether a message arrives within `d`.
+    pub async fn quiet_for(&mut self, d: Duration) -> bool {
+        tokio::time::timeout(d, self.rx.next()).await.is_err()
+    }
+}
+
+/// Opens a stream and becomes primary with election id `low`.
+pub async fn primary(c: &mut P4RuntimeClient<Channel>, low: u64) -> Stream {
+    let mut s = Stream::open(c).await;
+    s.arbitrate(DEVICE, Some(low)).await;
+    assert_eq!(s.arbitration_code().await, 0, "primary");
+    s
+}
+
+/// A `SetForwardingPipelineConfig` request for `program` with koi's P4Info.
+pub fn set_config(
+    program: &Program,
+    action: koi_proto::p4runtime::set_forwarding_pipeline_config_request::Action,
+    election: u64,
+) -> SetForwardingPipelineConfigRequest {
+    SetForwardingPipelineConfigRequest {
+        device_id: DEVICE,
+        election_id: eid(election),
+        action: action as i32,
+        config: Some(ForwardingPipelineConfig {
+            p4info: Some(p4info(program)),
+            p4_device_config: program.device_config.clone(),
+            cookie: Some(koi_proto::p4runtime::forwarding_pipeline_config::Cookie {
+                cookie: 0xc0ffee,
+            }),
+        }),
+        ..Default::default()
+    }
+}
+
+pub fn p4info(p: &Program) -> P4Info {
+    p.p4info.clone().expect("a P4Info")
+}
+
+/// The P4Info id of the object named `name` (table, action, digest, ...).
+pub fn id(info: &P4Info, name: &str) -> u32 {
+    let pre = info
+        .tables
+        .iter()
+        .filter_map(|t| t.preamble.as_ref())
+        .chain(info.actions.iter().filter_map(|a| a.preamble.as_ref()))
+        .chain(info.digests.iter().filter_map(|a| a.preamble.as_ref()))
+        .chain(
+            info.direct_counters
+                .iter()
+                .filter_map(|a| a.preamble.as_ref()),
+        )
+        .chain(
+            info.controller_packet_metadata
+                .iter()
+                .filter_map(|a| a.preamble.as_ref()),
+        )
+        .find(|p| p.name == name || p.alias == name)
+        .unwrap_or_else(|| panic!("no {name} in the P4Info"));
+    pre.id
+}
+
+/// The gRPC status's `p4.v1.Error` details.
+pub fn details(s: &tonic::Status) -> Vec<koi_proto::p4runtime::Error> {
+    use prost::Message;
+    let rpc = koi_proto::google_rpc::Status::decode(s.details()).expect("google.rpc.Status");
+    rpc.details
+        .iter()
+        .map(|a| koi_proto::p4runtime::Error::decode(a.value.as_slice()).unwrap())
+        .collect()
+}
