@@ -23,9 +23,10 @@ fi
 
 # End-to-end tests (crates/koi/tests/e2e_*.rs): koi between network namespaces (root), with
 # ping, ethtool, scapy and p4lang's PTF. As root (CI) they must run: KOI_E2E_REQUIRED makes a
-# missing prerequisite fail them instead of skipping them. The Python venv with scapy and ptf
-# is created once and reused (target/py-venv, scripts/py-venv.sh); the tests find its python
-# through KOI_PYTHON.
+# missing prerequisite fail them instead of skipping them. The Python venvs are created once
+# and reused (scripts/py-venv.sh): target/py-venv (scapy, ptf, the p4runtime stubs, finsy),
+# found by the tests through KOI_PYTHON, and target/py-venv-shell (p4runtime-shell, which pins
+# older protobuf), through KOI_PYTHON_SHELL (crates/koi/tests/p4rt_*.rs).
 if [ "$(id -u)" = 0 ]; then
   missing=()
   command -v ip >/dev/null || missing+=(iproute2)
@@ -38,13 +39,14 @@ if [ "$(id -u)" = 0 ]; then
   KOI_E2E_REQUIRED=1
   export KOI_E2E_REQUIRED
   KOI_PYTHON="$(./scripts/py-venv.sh)"
-  export KOI_PYTHON
-  echo "end-to-end tests: required (root); python: $KOI_PYTHON"
+  KOI_PYTHON_SHELL="$(./scripts/py-venv.sh shell)"
+  export KOI_PYTHON KOI_PYTHON_SHELL
+  echo "end-to-end tests: required (root); python: $KOI_PYTHON, p4runtime-shell: $KOI_PYTHON_SHELL"
 elif KOI_PYTHON="$(./scripts/py-venv.sh)"; then
   export KOI_PYTHON
   echo "end-to-end tests: not root, the network namespace tests are skipped (they say SKIP)"
 else
-  unset KOI_PYTHON
+  unset KOI_PYTHON KOI_PYTHON_SHELL
   echo "end-to-end tests: not root and no Python venv: they are skipped (they say SKIP)"
 fi
 

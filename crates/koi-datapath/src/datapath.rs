@@ -1230,6 +1230,30 @@ impl<'p> Datapath<'p> {
         self.stats.invalidated += n as u64;
     }
 
+    /// A change to entry `index` of table `t` (its action, parameters or direct meter, or its
+    /// removal): removes the megaflows that hit that entry. Packets that hit another entry or
+    /// missed are decided as before. Call before the next packet.
+    pub fn on_entry_write(&mut self, t: TableId, index: u32) {
+        self.memo.clear();
+        let n = self
+            .cache
+            .classifier_mut()
+            .remove_tagged(entry_tag(t, Some(index)));
+        self.stats.invalidated += n as u64;
+    }
+
+    /// A change to what misses table `t` (its default action, or an entry added to a table
+    /// whose keys are all exact, which only a packet that missed can now hit): removes the
+    /// megaflows that missed the table. Call before the next packet.
+    pub fn on_table_misses(&mut self, t: TableId) {
+        self.memo.clear();
+        let n = self
+            .cache
+            .classifier_mut()
+            .remove_tagged(entry_tag(t, None));
+        self.stats.invalidated += n as u64;
+    }
+
     /// Removes every megaflow, like `ovs-appctl dpctl/del-flows`, with no control-plane
     /// change: the trace memo is kept.
     pub fn flush(&mut self) {
@@ -1243,6 +1267,16 @@ impl<'p> Datapath<'p> {
         let n = self.cache.classifier_mut().clear();
         self.stats.invalidated += n as u64;
     }
+}
+
+/// The tag of the megaflows that hit entry `hit` of table `t` (`None`: missed it). A
+/// megaflow is also tagged with the table's index (below 2^31); these tags have the top bit
+/// set. Two entries may share a tag (a hash): a write then removes a few megaflows more than
+/// it must, never fewer.
+pub fn entry_tag(t: TableId, hit: Option<u32>) -> u32 {
+    let h = hit.map_or(u64::from(u32::MAX), u64::from);
+    let x = ((t.index() as u64) << 32 | h).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    0x8000_0000 | (x >> 33) as u32
 }
 
 /// What a hit of a guarded megaflow uses of the datapath, apart from its caches (which hold
@@ -1905,6 +1939,7 @@ impl Observer for DpObserver<'_> {
         }
         if let Step::Table { table, hit, .. } = step {
             self.tags.push(table.index());
+            self.tags.push(entry_tag(*table, *hit));
             if self.random_selector(*table) {
                 self.cacheable = false;
             }

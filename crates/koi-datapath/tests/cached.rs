@@ -140,6 +140,48 @@ fn the_next_packet_after_a_table_write_follows_the_new_entry() {
     assert_eq!(o.map(|o| o.outputs[0].port).ok(), Some(4));
 }
 
+/// A change to one entry removes only the megaflows that hit it; a change to what misses the
+/// table (a new entry of an exact table, the default action) only those that missed.
+#[test]
+fn entry_and_miss_writes_remove_only_the_megaflows_they_concern() {
+    let p = program();
+    let mut dp = Datapath::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let mut state = State::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let clock = ManualClock::new(0);
+    add_entry(&mut state, 1, 5);
+    add_entry(&mut state, 2, 6);
+    let t = state.table_id("fwd").unwrap_or_else(|e| panic!("{e}"));
+    let port = |dp: &mut Datapath<'_>, state: &mut State, dst: u8| {
+        let o = dp.process(state, &frame(dst, 1, 1, b""), 1, &clock);
+        o.map(|o| o.outputs[0].port).ok()
+    };
+    for (dst, want) in [(1, 5), (2, 6), (3, 2)] {
+        assert_eq!(port(&mut dp, &mut state, dst), Some(want));
+    }
+    assert_eq!(dp.megaflows(), 3);
+    // Entry 0 (dst 1) gets another port: only its megaflow goes.
+    let h = state.table("fwd").unwrap().entries().next().unwrap().handle;
+    state
+        .table_modify(
+            "fwd",
+            h,
+            ActionSpec::action("to", vec![Bits::from_u64(9, 7)]),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    dp.on_entry_write(t, h & 0xff_ffff);
+    assert_eq!(dp.megaflows(), 2);
+    assert_eq!(dp.stats().invalidated, 1);
+    assert_eq!(port(&mut dp, &mut state, 1), Some(7));
+    // A new entry for dst 3, which missed: only the miss's megaflow goes.
+    add_entry(&mut state, 3, 4);
+    dp.on_table_misses(t);
+    assert_eq!(dp.stats().invalidated, 2);
+    assert_eq!(port(&mut dp, &mut state, 3), Some(4));
+    let misses = dp.stats().misses;
+    assert_eq!(port(&mut dp, &mut state, 2), Some(6), "still cached");
+    assert_eq!(dp.stats().misses, misses);
+}
+
 /// Ingress-to-egress and egress-to-egress clones (to a port and to a multicast group, with
 /// a field list) are compiled: after the first packet, every packet of the flow is executed by
 /// the compiled program, with the interpreter's outputs, in its order.

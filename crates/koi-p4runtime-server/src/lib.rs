@@ -102,16 +102,15 @@ async fn device_task(
         tokio::select! {
             ev = rx.recv() => match ev {
                 Some(ev) => {
-                    let d = Arc::clone(&d);
-                    tokio::task::block_in_place(|| d.on_event(ev));
-                    digest_due = tokio::task::block_in_place(|| d.digest_tick());
+                    d.on_event(ev);
+                    digest_due = d.digest_tick();
                 }
                 None => break,
             },
             _ = tokio::time::sleep_until(wake) => {
-                digest_due = tokio::task::block_in_place(|| d.digest_tick());
+                digest_due = d.digest_tick();
             }
-            _ = idle.tick() => tokio::task::block_in_place(|| d.idle_scan()),
+            _ = idle.tick() => d.idle_scan(),
             _ = stop.changed() => break,
         }
     }
@@ -196,7 +195,16 @@ impl Server {
             .name("koi-p4rt-server".into())
             .spawn(move || {
                 runtime.block_on(async move {
-                    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+                    // Each Write answers at once: no Nagle delay on the replies.
+                    let incoming = tokio_stream::StreamExt::map(
+                        tokio_stream::wrappers::TcpListenerStream::new(listener),
+                        |s| {
+                            if let Ok(s) = &s {
+                                let _ = s.set_nodelay(true);
+                            }
+                            s
+                        },
+                    );
                     let mut stopped = stop.clone();
                     let shutdown = async move {
                         let _ = stop.changed().await;

@@ -46,6 +46,8 @@ fn apply(
                     match effect {
                         codec::Effect::None => {}
                         codec::Effect::Table(t) => ch.table(t),
+                        codec::Effect::Entry(t, i) => ch.entry(t, i),
+                        codec::Effect::Misses(t) => ch.misses(t),
                         codec::Effect::All => ch.all(),
                     }
                 }

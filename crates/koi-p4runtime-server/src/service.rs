@@ -63,7 +63,7 @@ impl P4Runtime for Service {
     async fn write(&self, request: Request<WriteRequest>) -> Result2<WriteResponse> {
         let req = request.into_inner();
         let d = self.device(req.device_id)?;
-        tokio::task::block_in_place(|| rw::write(&d, &req))?;
+        rw::write(&d, &req)?;
         Ok(Response::new(WriteResponse {}))
     }
 
@@ -72,7 +72,7 @@ impl P4Runtime for Service {
     async fn read(&self, request: Request<ReadRequest>) -> Result2<Self::ReadStream> {
         let req = request.into_inner();
         let d = self.device(req.device_id)?;
-        let (found, err) = tokio::task::block_in_place(|| rw::read(&d, &req));
+        let (found, err) = rw::read(&d, &req);
         if found.is_empty()
             && let Some(e) = err
         {
@@ -113,9 +113,7 @@ impl P4Runtime for Service {
     ) -> Result2<GetForwardingPipelineConfigResponse> {
         let req = request.into_inner();
         let d = self.device(req.device_id)?;
-        Ok(Response::new(tokio::task::block_in_place(|| {
-            config::get(&d, &req)
-        })))
+        Ok(Response::new(config::get(&d, &req)))
     }
 
     type StreamChannelStream = ReceiverStream<Result<StreamMessageResponse, Status>>;
@@ -194,7 +192,7 @@ async fn serve_stream(
                         }
                     },
                 };
-                let done = tokio::task::block_in_place(|| d.arbitrate(id, &a, &tx));
+                let done = d.arbitrate(id, &a, &tx);
                 if let Err(r) = done {
                     let _ = tx.send(Err(status(r.code, r.message))).await;
                     break;
@@ -224,7 +222,7 @@ async fn serve_stream(
                     );
                     continue;
                 }
-                if let Err(e) = tokio::task::block_in_place(|| packet_out(d, &p)) {
+                if let Err(e) = packet_out(d, &p) {
                     Device::stream_error(&tx, packet_out_error(e.0, e.1, p));
                 }
             }
@@ -254,7 +252,7 @@ async fn serve_stream(
         }
     }
     if let Some(d) = device {
-        tokio::task::block_in_place(|| d.leave(id));
+        d.leave(id);
     }
 }
 

@@ -155,7 +155,10 @@ pub(crate) fn write_direct(cx: &mut Cx, op: Op, d: &DirectMeterEntry) -> Result<
         table: info.table,
         old,
     });
-    Ok(Effect::Table(info.table))
+    Ok(Effect::Entry(
+        info.table,
+        koi_state::handles::split_handle(handle).0,
+    ))
 }
 
 pub(crate) fn read(

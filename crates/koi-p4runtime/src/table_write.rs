@@ -34,7 +34,9 @@ use crate::oneshot;
 use crate::schema::TableInfo;
 use crate::undo::Step;
 use crate::write::{Cx, Effect, Op};
+use koi_ir::MatchKind;
 use koi_proto::p4runtime::{TableAction, TableEntry, table_action};
+use koi_state::handles::split_handle;
 use koi_state::meter::Meter;
 use koi_state::{ActionSpec, Cookie, CounterValue, EntryAction, EntrySpec};
 
@@ -185,11 +187,19 @@ fn entry_action(cx: &mut Cx, info: &TableInfo, ta: &TableAction) -> Result<(Acti
     }
 }
 
-fn effect(info: &TableInfo, profiles_changed: bool) -> Effect {
+/// The effect of a write to `info`'s entry `handle` (`None`: a new entry), unless it
+/// changed action profiles too (every flow is then suspect).
+fn effect(info: &TableInfo, handle: Option<u32>, profiles_changed: bool) -> Effect {
     if profiles_changed {
-        Effect::All
-    } else {
-        Effect::Table(info.table)
+        return Effect::All;
+    }
+    match handle {
+        Some(h) => Effect::Entry(info.table, split_handle(h).0),
+        // Keys all exact: a new entry takes only packets that missed the table.
+        None if !info.needs_priority && info.fields.iter().all(|f| f.kind == MatchKind::Exact) => {
+            Effect::Misses(info.table)
+        }
+        None => Effect::Table(info.table),
     }
 }
 
@@ -244,7 +254,7 @@ fn insert(cx: &mut Cx, info: &TableInfo, te: &TableEntry) -> Result<Effect> {
         *e.meter_mut() = m;
     }
     e.set_cookie(ex.cookie);
-    Ok(effect(info, made))
+    Ok(effect(info, None, made))
 }
 
 /// The one-shot group entry `action` runs, if any.
@@ -311,7 +321,7 @@ fn modify(cx: &mut Cx, info: &TableInfo, te: &TableEntry) -> Result<Effect> {
     if let Some((ext, g)) = old_oneshot {
         oneshot::remove(cx, ext, g)?;
     }
-    Ok(effect(info, made || old_oneshot.is_some()))
+    Ok(effect(info, Some(handle), made || old_oneshot.is_some()))
 }
 
 fn delete(cx: &mut Cx, info: &TableInfo, te: &TableEntry) -> Result<Effect> {
@@ -338,7 +348,7 @@ fn delete(cx: &mut Cx, info: &TableInfo, te: &TableEntry) -> Result<Effect> {
     if let Some((ext, g)) = oneshot {
         oneshot::remove(cx, ext, g)?;
     }
-    Ok(effect(info, oneshot.is_some()))
+    Ok(effect(info, Some(handle), oneshot.is_some()))
 }
 
 #[allow(deprecated)]
@@ -419,5 +429,5 @@ fn default_entry(cx: &mut Cx, op: Op, info: &TableInfo, te: &TableEntry) -> Resu
         table: info.table,
         before,
     });
-    Ok(Effect::Table(info.table))
+    Ok(Effect::Misses(info.table))
 }

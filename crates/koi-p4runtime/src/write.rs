@@ -30,18 +30,37 @@ pub enum Effect {
     None,
     /// The entries or default action of one table (megaflows tagged with it go).
     Table(TableId),
+    /// One entry of a table, by its index (koi-state's handle without its version): its
+    /// action, parameters or direct meter changed, or it was removed. Only packets that hit
+    /// it are decided differently.
+    Entry(TableId, u32),
+    /// What misses a table: its default action, or a new entry of a table whose keys are all
+    /// exact (which only a packet that missed it can hit). Only packets that missed it are
+    /// decided differently.
+    Misses(TableId),
     /// Anything else the data plane reads (profiles, multicast, clone sessions, registers,
     /// meters, value sets): every megaflow goes.
     All,
 }
 
 impl Effect {
+    /// The table a table effect concerns.
+    pub fn table(self) -> Option<TableId> {
+        match self {
+            Effect::Table(t) | Effect::Entry(t, _) | Effect::Misses(t) => Some(t),
+            Effect::None | Effect::All => None,
+        }
+    }
+
     /// The effect of doing both.
     pub fn join(self, other: Effect) -> Effect {
         match (self, other) {
             (Effect::None, e) | (e, Effect::None) => e,
-            (Effect::Table(a), Effect::Table(b)) if a == b => Effect::Table(a),
-            _ => Effect::All,
+            (a, b) if a == b => a,
+            (a, b) => match (a.table(), b.table()) {
+                (Some(x), Some(y)) if x == y => Effect::Table(x),
+                _ => Effect::All,
+            },
         }
     }
 }

@@ -20,18 +20,23 @@ fn exact_entry(r: &Rig, mac: &[u8], small: &[u8], port: &[u8]) -> TableEntry {
 fn exact_entries_insert_modify_delete_with_read_write_symmetry() {
     let mut r = rig("tables.p4");
     let w = exact_entry(&r, b"\x0a\x00\x00\x00\x00\x01", b"\x07", b"\x03");
+    // Keys all exact: a new entry concerns only the packets that missed the table.
+    let t = r.s.table_id("I.t_exact").unwrap();
     assert_eq!(
         r.insert(te(w.clone())),
-        Ok(koi_p4runtime::Effect::Table(
-            r.s.table_id("I.t_exact").unwrap()
-        ))
+        Ok(koi_p4runtime::Effect::Misses(t))
     );
     assert_eq!(r.entries("I.t_exact"), vec![w.clone()]);
     assert_eq!(r.refused(Type::Insert, te(w.clone())), Code::AlreadyExists);
     // MODIFY changes the action, keeps the key.
     let mut m = w.clone();
     m.action = direct(action(r.action("fwd_m"), &[b"\x01\xff"]));
-    r.modify(te(m.clone())).unwrap();
+    // A modify concerns only the packets that hit that entry.
+    let modified = r.modify(te(m.clone())).unwrap();
+    assert!(
+        matches!(modified, koi_p4runtime::Effect::Entry(mt, _) if mt == t),
+        "{modified:?}"
+    );
     assert_eq!(r.entries("I.t_exact"), vec![m.clone()]);
     // A MODIFY without action keeps the action.
     let mut keep = m.clone();
@@ -41,7 +46,7 @@ fn exact_entries_insert_modify_delete_with_read_write_symmetry() {
     // DELETE considers the key only (a nonsensical action is ignored).
     let mut d = w.clone();
     d.action = direct(action(999, &[]));
-    r.delete(te(d.clone())).unwrap();
+    assert_eq!(r.delete(te(d.clone())), Ok(modified));
     assert!(r.entries("I.t_exact").is_empty());
     assert_eq!(r.refused(Type::Delete, te(d)), Code::NotFound);
     assert_eq!(r.refused(Type::Modify, te(m)), Code::NotFound);
@@ -71,7 +76,13 @@ fn lpm_entries_and_their_rules() {
     let w = entry(t, vec![lpm(1, b"\x0a\x00\x00\x00", 8)], route(&r), 0);
     r.insert(te(w.clone())).unwrap();
     let w32 = entry(t, vec![lpm(1, b"\x0a\x00\x00\x01", 32)], route(&r), 0);
-    r.insert(te(w32.clone())).unwrap();
+    // A longer prefix takes packets that hit the /8: every flow of the table is suspect.
+    assert_eq!(
+        r.insert(te(w32.clone())),
+        Ok(koi_p4runtime::Effect::Table(
+            r.s.table_id("I.t_lpm").unwrap()
+        ))
+    );
     assert_eq!(r.entries("I.t_lpm"), vec![w.clone(), w32.clone()]);
     // The don't-care entry leaves the field out; a /0 written out is refused.
     let dc = entry(t, vec![], route(&r), 0);

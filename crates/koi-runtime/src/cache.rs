@@ -43,6 +43,12 @@ const FRESH_WAIT: Duration = Duration::from_millis(500);
 pub enum Change {
     /// Entries or the default action of one table.
     Table(TableId),
+    /// One entry of a table (its index): its action, parameters or direct meter, or its
+    /// removal; only the flows that hit it are suspect.
+    Entry(TableId, u32),
+    /// What misses a table: its default action, or a new entry of a table whose keys are
+    /// all exact; only the flows that missed it are suspect.
+    Misses(TableId),
     /// Anything else (or a table that could not be named): every cached flow is suspect.
     All,
 }
@@ -84,6 +90,8 @@ impl InvalidationLog {
         }
         self.apply_since(seen, &mut |c| match c {
             Change::Table(t) => dp.on_table_write(t),
+            Change::Entry(t, i) => dp.on_entry_write(t, i),
+            Change::Misses(t) => dp.on_table_misses(t),
             Change::All => dp.invalidate_all(),
         })
     }

@@ -50,28 +50,87 @@ pub struct Image {
 /// update ends, before the state lock is released.
 #[derive(Debug, Default)]
 pub struct Changes {
-    tables: Vec<TableId>,
+    list: Vec<Change>,
     all: bool,
 }
 
+/// More changes to single entries of one table than this are recorded as a change to the
+/// table (a thread then drops its flows once rather than entry by entry).
+pub const MAX_ENTRY_CHANGES: usize = 64;
+
 impl Changes {
+    fn add(&mut self, c: Change) {
+        if !self.all && !self.list.contains(&c) {
+            self.list.push(c);
+        }
+    }
+
     /// The entries or the default action of table `t` changed.
     pub fn table(&mut self, t: TableId) {
-        if !self.all && !self.tables.contains(&t) {
-            self.tables.push(t);
-        }
+        self.add(Change::Table(t));
+    }
+
+    /// Entry `index` of table `t` changed (action, parameters, direct meter) or went.
+    pub fn entry(&mut self, t: TableId, index: u32) {
+        self.add(Change::Entry(t, index));
+    }
+
+    /// What misses table `t` changed (its default action, or an entry was added to a table
+    /// whose keys are all exact).
+    pub fn misses(&mut self, t: TableId) {
+        self.add(Change::Misses(t));
     }
 
     /// Something else changed (action profiles, multicast, registers, meters...): every
     /// cached flow is suspect.
     pub fn all(&mut self) {
         self.all = true;
-        self.tables.clear();
+        self.list.clear();
     }
 
     /// Whether nothing was reported.
     pub fn is_empty(&self) -> bool {
-        !self.all && self.tables.is_empty()
+        !self.all && self.list.is_empty()
+    }
+
+    /// The changes to record: a table change makes its finer changes redundant, and too many
+    /// entry changes of one table become a table change.
+    fn finish(self) -> Vec<Change> {
+        if self.all {
+            return vec![Change::All];
+        }
+        let table_of = |c: &Change| match *c {
+            Change::Table(t) | Change::Entry(t, _) | Change::Misses(t) => Some(t),
+            Change::All => None,
+        };
+        let mut whole: Vec<TableId> = self
+            .list
+            .iter()
+            .filter_map(|c| match *c {
+                Change::Table(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        for c in &self.list {
+            if let Change::Entry(t, _) = *c {
+                let n = self
+                    .list
+                    .iter()
+                    .filter(|d| matches!(d, Change::Entry(u, _) if *u == t))
+                    .count();
+                if n > MAX_ENTRY_CHANGES && !whole.contains(&t) {
+                    whole.push(t);
+                }
+            }
+        }
+        let mut out: Vec<Change> = whole.iter().map(|&t| Change::Table(t)).collect();
+        out.extend(
+            self.list
+                .into_iter()
+                .filter(|c| !matches!(c, Change::Table(_)))
+                .filter(|c| table_of(c).is_none_or(|t| !whole.contains(&t))),
+        );
+        out
     }
 }
 
@@ -118,12 +177,8 @@ impl Image {
         let mut state = lock(&self.state);
         let mut changes = Changes::default();
         let r = f(&mut state, &mut changes);
-        if changes.all {
-            self.invalidations.record(Change::All);
-        } else {
-            for t in changes.tables {
-                self.invalidations.record(Change::Table(t));
-            }
+        for c in changes.finish() {
+            self.invalidations.record(c);
         }
         r
     }
@@ -184,5 +239,38 @@ impl std::fmt::Debug for Image {
             .field("program", &self.program.name)
             .field("generation", &self.generation)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use koi_ir::entity::EntityId;
+
+    #[test]
+    fn changes_are_kept_as_fine_as_is_worth_it() {
+        let (a, b) = (TableId::new(0), TableId::new(1));
+        let mut c = Changes::default();
+        c.entry(a, 3);
+        c.entry(a, 3);
+        c.misses(a);
+        c.entry(b, 1);
+        c.table(b);
+        assert_eq!(
+            c.finish(),
+            vec![Change::Table(b), Change::Entry(a, 3), Change::Misses(a)]
+        );
+        let mut c = Changes::default();
+        for i in 0..=MAX_ENTRY_CHANGES as u32 {
+            c.entry(a, i);
+        }
+        c.misses(b);
+        assert_eq!(c.finish(), vec![Change::Table(a), Change::Misses(b)]);
+        let mut c = Changes::default();
+        c.entry(a, 1);
+        c.all();
+        c.misses(b);
+        assert_eq!(c.finish(), vec![Change::All]);
+        assert!(Changes::default().finish().is_empty());
     }
 }

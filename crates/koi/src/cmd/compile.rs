@@ -1,5 +1,6 @@
 //! `koi compile`: checks a program that instantiates `main`, lowers it to koi's IR and prints a
-//! compiler output (`--emit ir`, `--emit p4info`, or `--emit ast` for debugging the frontend).
+//! compiler output (`--emit ir`, `--emit p4info`, `--emit device-config`, or `--emit ast` for
+//! debugging the frontend).
 
 use super::frontend::{Outcome, SourceArgs, print_diagnostics, run_frontend};
 use clap::{Args, ValueEnum};
@@ -11,6 +12,9 @@ pub enum Emit {
     Ir,
     /// The P4Info of the lowered pipeline, in protobuf text format (as p4c writes it).
     P4info,
+    /// The device config a P4Runtime controller sends in SetForwardingPipelineConfig: the
+    /// program preprocessed, with its flags (see koi_runtime::program).
+    DeviceConfig,
     /// The parsed program's syntax tree (for debugging the frontend).
     Ast,
 }
@@ -42,6 +46,29 @@ pub fn run(args: &CompileArgs) -> ExitCode {
             }
             match args.emit {
                 Emit::Ast => println!("{program:#?}"),
+                Emit::DeviceConfig => {
+                    let flags = koi_runtime::Flags {
+                        include: args.source.include.clone(),
+                        define: args.source.define.clone(),
+                    };
+                    match koi_runtime::Program::compile_file(&args.source.file, &flags) {
+                        Ok(p) => {
+                            use std::io::Write;
+                            let mut out = std::io::stdout().lock();
+                            if out
+                                .write_all(&p.device_config)
+                                .and_then(|()| out.flush())
+                                .is_err()
+                            {
+                                return ExitCode::from(2);
+                            }
+                        }
+                        Err(e) => {
+                            eprint!("{e}");
+                            return ExitCode::from(1);
+                        }
+                    }
+                }
                 Emit::Ir | Emit::P4info => {
                     let p = match koi_lower::lower(&program, &checked) {
                         Ok(p) => p,
