@@ -8,10 +8,12 @@
 //!   flows, read as fast as the poll thread takes it, sent to a pcap writer on /dev/null),
 //!   idle and while a client writes 10,000 entries per second into the table the traffic
 //!   uses (batches of 100 every 10 ms, and single-entry Writes);
-//! - `latency` (root: veth pairs in a network namespace it makes and removes): after each
-//!   Write that adds the entry for a destination returns, one frame to that destination is
-//!   sent; the time until it comes out of the switch's other port, and how many were not
-//!   forwarded by the new entry.
+//! - `latency` (root: veth pairs in a network namespace it makes and removes; the server and
+//!   client stay on the host's loopback): after each Write that adds the entry for a
+//!   destination returns, one frame to that destination is sent; the time until it comes out
+//!   of the switch's other port, and how many were not forwarded by the new entry; for
+//!   comparison, the same for a frame to an older entry (a megaflow miss) and that frame
+//!   again (a hit).
 //!
 //! `cargo bench -p koi-p4runtime-server --bench p4runtime [-- inserts|forwarding|latency]`
 //! (all three by default). Benchmarks are never tests: nothing here asserts a speed.
@@ -47,6 +49,13 @@ fn program() -> Arc<Program> {
 /// A switch with `ports` (and `program` loaded, with an entry per traffic flow) and its
 /// server on an ephemeral localhost port.
 fn rig(ports: Vec<(u64, PortSpec, usize)>, program: Option<Arc<Program>>) -> (Arc<Switch>, Server) {
+    let sw = switch(ports, program);
+    let server = serve(&sw);
+    (sw, server)
+}
+
+/// A switch with `ports` (and `program` loaded, with an entry per traffic flow).
+fn switch(ports: Vec<(u64, PortSpec, usize)>, program: Option<Arc<Program>>) -> Arc<Switch> {
     let init: Option<koi_runtime::StateInit> = program.as_ref().map(|_| {
         Box::new(|s: &mut koi_state::State| {
             for f in 0..FLOWS {
@@ -59,7 +68,7 @@ fn rig(ports: Vec<(u64, PortSpec, usize)>, program: Option<Arc<Program>>) -> (Ar
             Ok(())
         }) as koi_runtime::StateInit
     });
-    let sw = Switch::start(SwitchConfig {
+    Switch::start(SwitchConfig {
         pipelines: vec![PipelineSetup {
             config: PipelineConfig {
                 name: "default".into(),
@@ -73,16 +82,19 @@ fn rig(ports: Vec<(u64, PortSpec, usize)>, program: Option<Arc<Program>>) -> (Ar
         threads: 1,
         cache: Some(Default::default()),
     })
-    .expect("switch");
-    let server = Server::start(
-        Arc::clone(&sw),
+    .expect("switch")
+}
+
+/// `sw`'s P4Runtime server on an ephemeral port of the calling thread's loopback.
+fn serve(sw: &Arc<Switch>) -> Server {
+    Server::start(
+        Arc::clone(sw),
         ServerConfig {
             addr: "127.0.0.1:0".parse().unwrap(),
             tls: None,
         },
     )
-    .expect("server");
-    (sw, server)
+    .expect("server")
 }
 
 /// Traffic flow `f`'s destination MAC (the table's first entries), and insert `i`'s
@@ -345,8 +357,11 @@ async fn latency() {
         (1, PortSpec::parse("s1").unwrap(), 0),
         (2, PortSpec::parse("s2").unwrap(), 0),
     ];
-    let (sw, server) =
-        koi_ports::netns::run_in(&ns, || rig(ports, Some(Arc::clone(&prog)))).expect("namespace");
+    // The switch's ports in the namespace, its server on the host's loopback (where the
+    // client is).
+    let sw = koi_ports::netns::run_in(&ns, || switch(ports, Some(Arc::clone(&prog))))
+        .expect("namespace");
+    let server = serve(&sw);
     let (mut h1, mut h2) = koi_ports::netns::run_in(&ns, || {
         (
             koi_ports::open(&PortSpec::parse("h1").unwrap()).unwrap(),
@@ -356,46 +371,64 @@ async fn latency() {
     .expect("namespace");
     let (mut c, _s, table, action) = connect(&server, &prog, true).await;
     let mut batch = koi_ports::Batch::new(koi_ports::DEFAULT_SNAPLEN);
-    let mut times = Vec::new();
+    let frame_to = |dst: u64| {
+        let mut frame = vec![0u8; 60];
+        frame[..6].copy_from_slice(&dst.to_be_bytes()[2..]);
+        frame[6..12].copy_from_slice(&[0x02, 0, 0, 0, 0xff, 0xfe]);
+        frame[12..14].copy_from_slice(&[0x88, 0xb5]);
+        frame
+    };
+    // Sends `frame` from h1; how long until it comes out at h2 (None: not within 100 ms).
+    let mut through = |frame: &[u8]| {
+        let sent = Instant::now();
+        h1.send(frame).unwrap();
+        h1.flush().unwrap();
+        loop {
+            let _ = h2.recv_batch(&mut batch);
+            if batch.packets().iter().any(|p| p[..6] == frame[..6]) {
+                return Some(sent.elapsed());
+            }
+            if sent.elapsed() > Duration::from_millis(100) {
+                return None;
+            }
+        }
+    };
+    // Three kinds of frame: to a destination whose entry was just written (the Write
+    // returned), to a destination installed long ago but not seen since the last write (a
+    // megaflow miss: the slow path), and the same frame again (a cache hit).
+    let (mut after_write, mut new_flow, mut hit) = (Vec::new(), Vec::new(), Vec::new());
     let mut missed = 0;
     let trials = 500u64;
     for i in 0..trials {
         let dst = insert_mac(i);
         write(&mut c, vec![entry(table, action, dst)]).await;
-        let sent = Instant::now();
-        let mut frame = vec![0u8; 60];
-        frame[..6].copy_from_slice(&dst.to_be_bytes()[2..]);
-        frame[6..12].copy_from_slice(&[0x02, 0, 0, 0, 0xff, 0xfe]);
-        frame[12..14].copy_from_slice(&[0x88, 0xb5]);
-        h1.send(&frame).unwrap();
-        h1.flush().unwrap();
-        let got = loop {
-            let _ = h2.recv_batch(&mut batch);
-            if batch.packets().iter().any(|p| p[..6] == frame[..6]) {
-                break Some(sent.elapsed());
-            }
-            if sent.elapsed() > Duration::from_millis(100) {
-                break None;
-            }
-        };
-        match got {
-            Some(t) => times.push(t),
+        match through(&frame_to(dst)) {
+            Some(t) => after_write.push(t),
             None => missed += 1,
         }
+        let known = frame_to(mac(i % FLOWS));
+        new_flow.extend(through(&known));
+        hit.extend(through(&known));
     }
-    times.sort();
-    let pct = |p: usize| {
-        times
-            .get(times.len() * p / 100)
-            .copied()
-            .unwrap_or_default()
+    let pct = |v: &mut Vec<Duration>, p: usize| {
+        v.sort();
+        v.get(v.len() * p / 100).copied().unwrap_or_default()
     };
-    println!(
-        "latency ({trials} Writes of one entry over veth): the frame sent after each Write returned came out in median {:?}, p90 {:?}, p99 {:?}; {missed} not forwarded by the new entry",
-        pct(50),
-        pct(90),
-        pct(99)
-    );
+    println!("latency ({trials} Writes of one entry, frames over veth through the switch):");
+    for (what, v) in [
+        ("to the entry just written", &mut after_write),
+        ("to an older entry, first frame", &mut new_flow),
+        ("the same frame again", &mut hit),
+    ] {
+        println!(
+            "  {what}: median {:?}, p90 {:?}, p99 {:?} ({} frames)",
+            pct(v, 50),
+            pct(v, 90),
+            pct(v, 99),
+            v.len()
+        );
+    }
+    println!("  {missed} frames to a new entry not forwarded by it");
     server.shutdown();
     sw.stop();
     sw.join();
