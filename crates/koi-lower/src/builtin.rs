@@ -250,8 +250,20 @@ impl Lowerer<'_> {
         Ok((!matches!(self.types.get(t), Ty::Void)).then_some(t))
     }
 
-    /// The data list argument flattened to scalars.
+    /// The data list argument (of a hash or checksum) flattened to bit strings (a `bool` as
+    /// its `bit<1>`).
     fn data(&mut self, a: Option<&ast::Expr>, span: Span) -> R<Vec<Expr>> {
+        let Some(a) = a else {
+            return Ok(Vec::new());
+        };
+        let l = self.value(a)?;
+        let mut out = Vec::new();
+        self.flatten_bits(&l, span, &mut out)?;
+        Ok(out)
+    }
+
+    /// `log_msg`'s arguments flattened to scalars (booleans stay booleans).
+    fn log_args(&mut self, a: Option<&ast::Expr>, span: Span) -> R<Vec<Expr>> {
         let Some(a) = a else {
             return Ok(Vec::new());
         };
@@ -438,7 +450,7 @@ impl Lowerer<'_> {
                 };
                 Builtin::LogMsg {
                     format,
-                    args: self.data(a(1), sp)?,
+                    args: self.log_args(a(1), sp)?,
                 }
             }
             "assert" => Builtin::Assert {

@@ -418,7 +418,7 @@ impl Lowerer<'_> {
         };
         let l = self.value(a)?;
         let mut data = Vec::new();
-        self.flatten(&l, a.span, &mut data)?;
+        self.flatten_bits(&l, a.span, &mut data)?;
         let digest = self.digest_of(t, &l, e.span)?;
         Ok(koi_ir::Builtin::Digest {
             digest,

@@ -641,6 +641,36 @@ impl Lowerer<'_> {
         }
     }
 
+    /// [`Self::flatten`] for a list of bits (digest data, hash and checksum inputs): a
+    /// `bool` leaf becomes its `bit<1>`, as p4c's targets pack it.
+    pub fn flatten_bits(&self, loc: &Loc, span: Span, out: &mut Vec<Expr>) -> R<()> {
+        match loc {
+            Loc::Scalar(_, t) | Loc::Value(_, t) if t.ty == IrTy::Bool => {
+                out.push(
+                    loc.expr()
+                        .unwrap_or(Expr::Bool(false))
+                        .cast(koi_ir::Cast::FromBool),
+                );
+                Ok(())
+            }
+            Loc::Header(_, ty) => {
+                let n = self.types.agg(*ty).map_or(0, |a| a.fields.len());
+                for i in 0..n {
+                    let f = self.field(loc, i, span)?;
+                    self.flatten_bits(&f, span, out)?;
+                }
+                Ok(())
+            }
+            Loc::Struct(fs, _) => {
+                for (_, f) in fs {
+                    self.flatten_bits(f, span, out)?;
+                }
+                Ok(())
+            }
+            _ => self.flatten(loc, span, out),
+        }
+    }
+
     /// The assignable scalar places of a location, in order.
     pub fn places(&self, loc: &Loc, out: &mut Vec<Place>) {
         match loc {

@@ -419,6 +419,10 @@ fn digest_entries_and_digest_data() {
         bits(b"\x07"),
         strukt(vec![bits(b"\x01"), bits(b"\x02")]),
         bits(b"\x01"),
+        // A bool member (the frame's EtherType is 0x1234).
+        P4Data {
+            data: Some(D::Bool(true)),
+        },
     ]);
     assert_eq!(data, expected);
     let mut other = msgs[0].clone();

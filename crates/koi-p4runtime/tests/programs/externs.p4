@@ -16,7 +16,7 @@ header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
 header h_t { bit<8> a; bit<8> b; }
 struct headers { packet_out_t po; packet_in_t pi; eth_t eth; h_t h; }
 struct inner_t { bit<4> x; bit<12> y; }
-struct learn_t { bit<48> src; bit<9> port; inner_t inner; bit<1> flag; }
+struct learn_t { bit<48> src; bit<9> port; inner_t inner; bit<1> flag; bool typed; }
 struct pair_t { bit<16> first; bit<8> second; }
 struct meta_t { bit<8> x; }
 
@@ -78,7 +78,7 @@ control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
             r_pair.read(p, 0);
             p.second = p.second + 1;
             r_pair.write(0, p);
-            learn_t l = { hdr.eth.src, sm.ingress_port, { 4w1, 12w2 }, 1w1 };
+            learn_t l = { hdr.eth.src, sm.ingress_port, { 4w1, 12w2 }, 1w1, hdr.eth.type == 0x1234 };
             digest<learn_t>(1, l);
             if (sm.egress_spec == 64) {
                 hdr.pi.setValid();
