@@ -7,12 +7,11 @@ mod support;
 use koi_proto::p4runtime::set_forwarding_pipeline_config_request::Action;
 use koi_proto::p4runtime::{
     CapabilitiesRequest, Entity, FieldMatch, GetForwardingPipelineConfigRequest, PacketMetadata,
-    PacketOut, ReadRequest, TableAction, TableEntry, Update, WriteRequest, entity, field_match,
+    PacketOut, TableAction, TableEntry, Update, WriteRequest, entity, field_match,
     get_forwarding_pipeline_config_request::ResponseType, stream_message_request,
     stream_message_response, table_action, update, write_request::Atomicity,
 };
 use support::*;
-use tokio_stream::StreamExt;
 use tonic::Code;
 
 const MAC_A: [u8; 6] = [0x02, 0, 0, 0, 0, 0x0a];
@@ -58,33 +57,6 @@ fn write(updates: Vec<Update>, election: u64, atomicity: Atomicity) -> WriteRequ
         atomicity: atomicity as i32,
         ..Default::default()
     }
-}
-
-/// Every entry of table `table` (P4Info id), as Read returns them.
-async fn read_table(
-    c: &mut koi_proto::p4runtime::p4_runtime_client::P4RuntimeClient<tonic::transport::Channel>,
-    table: u32,
-) -> Result<Vec<TableEntry>, tonic::Status> {
-    let req = ReadRequest {
-        device_id: DEVICE,
-        entities: vec![Entity {
-            entity: Some(entity::Entity::TableEntry(TableEntry {
-                table_id: table,
-                ..Default::default()
-            })),
-        }],
-        ..Default::default()
-    };
-    let mut stream = c.read(req).await?.into_inner();
-    let mut out = Vec::new();
-    while let Some(r) = stream.next().await {
-        for e in r?.entities {
-            if let Some(entity::Entity::TableEntry(t)) = e.entity {
-                out.push(t);
-            }
-        }
-    }
-    Ok(out)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

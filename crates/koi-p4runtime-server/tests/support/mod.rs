@@ -7,9 +7,9 @@ use koi_p4runtime_server::{Server, ServerConfig};
 use koi_proto::p4info::P4Info;
 use koi_proto::p4runtime::p4_runtime_client::P4RuntimeClient;
 use koi_proto::p4runtime::{
-    ForwardingPipelineConfig, MasterArbitrationUpdate, SetForwardingPipelineConfigRequest,
-    StreamMessageRequest, StreamMessageResponse, Uint128, stream_message_request,
-    stream_message_response,
+    Entity, ForwardingPipelineConfig, MasterArbitrationUpdate, ReadRequest,
+    SetForwardingPipelineConfigRequest, StreamMessageRequest, StreamMessageResponse, TableEntry,
+    Uint128, entity, stream_message_request, stream_message_response,
 };
 use koi_runtime::{PipelineConfig, PipelineSetup, Program, Switch, SwitchConfig};
 use std::path::PathBuf;
@@ -231,4 +231,31 @@ pub fn details(s: &tonic::Status) -> Vec<koi_proto::p4runtime::Error> {
         .iter()
         .map(|a| koi_proto::p4runtime::Error::decode(a.value.as_slice()).unwrap())
         .collect()
+}
+
+/// Every entry of table `table` (P4Info id), as Read returns them.
+pub async fn read_table(
+    c: &mut koi_proto::p4runtime::p4_runtime_client::P4RuntimeClient<tonic::transport::Channel>,
+    table: u32,
+) -> Result<Vec<TableEntry>, tonic::Status> {
+    let req = ReadRequest {
+        device_id: DEVICE,
+        entities: vec![Entity {
+            entity: Some(entity::Entity::TableEntry(TableEntry {
+                table_id: table,
+                ..Default::default()
+            })),
+        }],
+        ..Default::default()
+    };
+    let mut stream = c.read(req).await?.into_inner();
+    let mut out = Vec::new();
+    while let Some(r) = stream.next().await {
+        for e in r?.entities {
+            if let Some(entity::Entity::TableEntry(t)) = e.entity {
+                out.push(t);
+            }
+        }
+    }
+    Ok(out)
 }

@@ -1,0 +1,235 @@
+//! Hostile and malformed requests over gRPC: bytes that are no protobuf message, messages of
+//! the wrong shape, absurd ids and sizes, a stream that sends garbage, a flood of streams.
+//! Each gets the status the P4Runtime spec (or gRPC, for what does not decode) names, and
+//! the server, the device and its data plane go on serving the primary controller.
+
+mod support;
+
+use bytes::{Buf, BufMut};
+use koi_proto::p4runtime::set_forwarding_pipeline_config_request::Action;
+use koi_proto::p4runtime::{
+    CapabilitiesRequest, Entity, ReadRequest, TableEntry, Update, WriteRequest, entity, update,
+};
+use support::*;
+use tonic::Code;
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+
+/// A codec that sends raw bytes and ignores the answer's body.
+#[derive(Default)]
+struct Raw;
+
+impl Encoder for Raw {
+    type Item = Vec<u8>;
+    type Error = tonic::Status;
+    fn encode(&mut self, item: Vec<u8>, dst: &mut EncodeBuf<'_>) -> Result<(), tonic::Status> {
+        dst.put_slice(&item);
+        Ok(())
+    }
+}
+
+impl Decoder for Raw {
+    type Item = Vec<u8>;
+    type Error = tonic::Status;
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Vec<u8>>, tonic::Status> {
+        let v = src.chunk().to_vec();
+        src.advance(v.len());
+        Ok(Some(v))
+    }
+}
+
+impl Codec for Raw {
+    type Encode = Vec<u8>;
+    type Decode = Vec<u8>;
+    type Encoder = Raw;
+    type Decoder = Raw;
+    fn encoder(&mut self) -> Raw {
+        Raw
+    }
+    fn decoder(&mut self) -> Raw {
+        Raw
+    }
+}
+
+/// Calls `method` of `p4.v1.P4Runtime` with `body` as the request's bytes.
+async fn raw_call(url: &str, method: &str, body: Vec<u8>) -> Result<Vec<u8>, tonic::Status> {
+    let ch = tonic::transport::Channel::from_shared(url.to_string())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut g = tonic::client::Grpc::new(ch);
+    g.ready().await.unwrap();
+    let path = format!("/p4.v1.P4Runtime/{method}").parse().unwrap();
+    g.unary(tonic::Request::new(body), path, Raw)
+        .await
+        .map(|r| r.into_inner())
+}
+
+fn entry(table_id: u32) -> Entity {
+    Entity {
+        entity: Some(entity::Entity::TableEntry(TableEntry {
+            table_id,
+            ..Default::default()
+        })),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_and_hostile_requests_get_their_status_and_the_switch_keeps_serving() {
+    let rig = Rig::new(vec![]);
+    let url = rig.url();
+    let mut c = rig.client().await;
+    let mut primary = primary(&mut c, 1).await;
+    let prog = program("l2_learning.p4");
+    let info = p4info(&prog);
+    c.set_forwarding_pipeline_config(set_config(&prog, Action::VerifyAndCommit, 1))
+        .await
+        .unwrap();
+    let dmac = info
+        .tables
+        .iter()
+        .find(|t| t.preamble.as_ref().unwrap().name.ends_with("dmac"))
+        .unwrap()
+        .preamble
+        .as_ref()
+        .unwrap()
+        .id;
+
+    // Bytes that are no protobuf message: gRPC's INTERNAL for a message that does not
+    // decode, on every RPC; unknown methods are UNIMPLEMENTED.
+    let garbage: Vec<u8> = (0..4096u32).map(|i| (i * 7919 % 251) as u8).collect();
+    for m in [
+        "Write",
+        "Read",
+        "SetForwardingPipelineConfig",
+        "Capabilities",
+    ] {
+        let e = raw_call(&url, m, garbage.clone()).await.unwrap_err();
+        assert_eq!(e.code(), Code::Internal, "{m}: {e:?}");
+    }
+    // A field tag with a wire type that cannot be: also a decode error.
+    let e = raw_call(&url, "Write", vec![0x0f, 0xff, 0xff])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::Internal);
+    let e = raw_call(&url, "NoSuchMethod", vec![]).await.unwrap_err();
+    assert_eq!(e.code(), Code::Unimplemented);
+
+    // Well-formed messages with absurd contents.
+    let write = |updates: Vec<Update>, atomicity: i32| WriteRequest {
+        device_id: DEVICE,
+        election_id: eid(1),
+        updates,
+        atomicity,
+        ..Default::default()
+    };
+    let upd = |t: i32, e: Entity| Update {
+        r#type: t,
+        entity: Some(e),
+    };
+    let insert = update::Type::Insert as i32;
+    let e = c
+        .write(write(vec![upd(insert, entry(dmac))], 99))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument, "unknown atomicity");
+    let e = c
+        .write(write(vec![upd(77, entry(dmac))], 0))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::Unknown, "a batch error: {e:?}");
+    let e = c
+        .write(write(vec![upd(insert, entry(u32::MAX))], 0))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::Unknown, "a batch error: {e:?}");
+    let e = c
+        .write(write(
+            vec![Update {
+                r#type: insert,
+                entity: None,
+            }],
+            0,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::Unknown, "a batch error: {e:?}");
+    // A batch of 1,000 updates that all fail: each gets its error (a client must allow
+    // metadata that large: P4Runtime spec, "gRPC Metadata Maximum Size"), nothing is written.
+    let mut big = koi_proto::p4runtime::p4_runtime_client::P4RuntimeClient::new(
+        tonic::transport::Channel::from_shared(url.clone())
+            .unwrap()
+            .http2_max_header_list_size(4 << 20)
+            .connect()
+            .await
+            .unwrap(),
+    );
+    let many: Vec<Update> = (0..1000).map(|_| upd(insert, entry(dmac))).collect();
+    let e = big.write(write(many, 0)).await.unwrap_err();
+    assert_eq!(e.code(), Code::Unknown, "{e:?}");
+    let errors = details(&e);
+    assert_eq!(errors.len(), 1000);
+    assert!(
+        errors
+            .iter()
+            .all(|x| x.canonical_code == Code::InvalidArgument as i32),
+        "{:?}",
+        &errors[..2]
+    );
+    // 100,000 such updates: the errors exceed what the client takes as metadata, so it
+    // reports RESOURCE_EXHAUSTED as the spec says a gRPC client does (tonic's client also
+    // drops the connection, so this one has its own); the server goes on.
+    let mut small = rig.client().await;
+    let many: Vec<Update> = (0..100_000).map(|_| upd(insert, entry(dmac))).collect();
+    let e = small.write(write(many, 0)).await.unwrap_err();
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    let e = c
+        .read(ReadRequest {
+            device_id: DEVICE,
+            entities: vec![entry(u32::MAX)],
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    // Read errors as batch errors (spec "Batch Processing" of Read): UNKNOWN, one p4.Error
+    // per entity.
+    assert_eq!(e.code(), Code::Unknown);
+    assert_eq!(details(&e)[0].canonical_code, Code::NotFound as i32);
+    let e = c
+        .read(ReadRequest {
+            device_id: DEVICE,
+            entities: vec![Entity { entity: None }],
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::Unknown);
+    assert_eq!(details(&e)[0].canonical_code, Code::InvalidArgument as i32);
+
+    // A stream whose first message has no update, and 200 streams that open and say
+    // nothing: each is answered or left alone; none takes the primary's place.
+    let bad = Stream::open(&mut c).await;
+    bad.tx
+        .send(koi_proto::p4runtime::StreamMessageRequest { update: None })
+        .await
+        .unwrap();
+    let mut idle = Vec::new();
+    for _ in 0..200 {
+        idle.push(Stream::open(&mut c).await);
+    }
+
+    // Through all of it: the primary still writes and reads, the data plane still runs.
+    c.capabilities(CapabilitiesRequest { device_id: DEVICE })
+        .await
+        .unwrap();
+    let entries = read_table(&mut c, dmac).await.unwrap();
+    assert!(entries.is_empty(), "{entries:?}");
+    assert_eq!(rig.switch.pipeline(None).unwrap().name(), "default");
+    let out = rig.switch.command(None, "table_dump dmac").unwrap();
+    assert!(out.contains("Dumping default entry"), "{out}");
+    drop(idle);
+    drop(bad);
+    // The primary's stream is still open and primary.
+    primary.arbitrate(DEVICE, Some(1)).await;
+    assert_eq!(primary.arbitration_code().await, Code::Ok as i32);
+}
