@@ -2,8 +2,9 @@
 # koi's main job on its built-in example: builds koi, wires two hosts (network namespaces) to a
 # koi switch running examples/l2l3_acl.p4 (the six-table L2L3-ACL pipeline of the Open vSwitch
 # baseline) with its entries, pings and transfers data between the hosts through it (routed:
-# VLAN pushed and popped, MACs rewritten, TTL decremented), changes a table with `koi ctl`,
-# prints the counters and cleans up. Needs root (network namespaces); without it, it traces
+# VLAN pushed and popped, MACs rewritten, TTL decremented), replaces the program while a ping
+# runs (`koi ctl load`, state carried over), changes a table with `koi ctl`, prints the
+# counters and cleans up. Needs root (network namespaces); without it, it traces
 # packets through the program instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -103,6 +104,16 @@ echo
 echo "== koi ctl: the routing table's entries and the ports' counters"
 "$koi" ctl --ctl "$tmp/koi.sock" table_num_entries routing
 "$koi" ctl --ctl "$tmp/koi.sock" port_show
+
+echo
+echo "== koi ctl load: the program replaced while A pings B every 10 ms (tables and counters carried over)"
+ip netns exec $a ping -c 150 -i 0.01 -q 198.19.16.5 > "$tmp/ping.swap" &
+pinger=$!
+sleep 0.5
+"$koi" ctl --ctl "$tmp/koi.sock" load "$PWD/examples/l2l3_acl.p4"
+wait $pinger || true
+grep -E "packets transmitted" "$tmp/ping.swap"
+"$koi" ctl --ctl "$tmp/koi.sock" table_num_entries routing
 
 echo
 echo "== koi ctl: an ACL entry that drops ICMP from A to B, then ping again (expect loss)"

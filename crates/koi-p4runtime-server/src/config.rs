@@ -10,9 +10,12 @@
 //!
 //! Actions: VERIFY checks; VERIFY_AND_SAVE checks and saves (Read and Write then act on the
 //! saved config's own fresh state, and COMMIT loads that state); VERIFY_AND_COMMIT loads the
-//! program with a fresh state; COMMIT loads the saved config; RECONCILE_AND_COMMIT is not
-//! supported yet (UNIMPLEMENTED). A load swaps the pipeline's image while the ports, the
-//! poll threads and this server keep running.
+//! program with a fresh state; COMMIT loads the saved config; RECONCILE_AND_COMMIT loads it
+//! with the forwarding state carried over ([`koi_runtime::Pipeline::swap`]: entries,
+//! profiles, registers, counters, meters, groups and sessions whose names and types still
+//! fit, and the controller's own records with them), or fails with INVALID_ARGUMENT listing
+//! what cannot be carried, changing nothing. A load swaps the pipeline's image while the
+//! ports, the poll threads and this server keep running.
 
 use crate::device::{Device, Saved};
 use crate::status::status;
@@ -222,10 +225,20 @@ pub fn set(d: &Device, req: &SetForwardingPipelineConfigRequest) -> Result<(), S
             d.bind_loaded(&mut v, &image, config);
             Ok(())
         }
-        Action::ReconcileAndCommit => Err(status(
-            Code::Unimplemented,
-            "RECONCILE_AND_COMMIT (keeping the forwarding state) is not supported yet: use VERIFY_AND_COMMIT",
-        )),
+        Action::ReconcileAndCommit => {
+            // The forwarding state carried over to the new program (koi_state::carry's
+            // rules); what cannot be is INVALID_ARGUMENT, listed, and nothing changes.
+            let config = need()?;
+            let program = check(config)?;
+            let mut v = d.view();
+            let report = d
+                .pipeline
+                .swap(program, false)
+                .map_err(|e| status(Code::InvalidArgument, e))?;
+            tracing::info!(device = d.id, "{}", report.to_string().trim_end());
+            d.bind_loaded(&mut v, &report.image, config.clone());
+            Ok(())
+        }
     }
 }
 

@@ -275,16 +275,28 @@ impl Device {
         if let Some(image) = self.pipeline.image()
             && v.bound.as_ref().map(|b| b.generation) != Some(image.generation())
         {
-            v.bound = bind(&image, None);
+            // A program loaded by `koi ctl load`: with its state carried over, the
+            // controller's records follow.
+            let old = v.bound.take();
+            let carried = old.filter(|b| image.carried_from() == Some(b.generation));
+            if carried.is_none() {
+                lock(&self.digests).clear();
+            }
+            v.bound = bind(&image, None, carried.as_ref());
         }
         v
     }
 
-    /// Binds a newly loaded `image` (after `SetForwardingPipelineConfig`), reporting `config`.
+    /// Binds a newly loaded `image` (after `SetForwardingPipelineConfig`), reporting `config`;
+    /// with its state carried over (`RECONCILE_AND_COMMIT`), the controller's records follow.
     pub fn bind_loaded(&self, view: &mut View, image: &Image, config: ForwardingPipelineConfig) {
-        view.bound = bind(image, Some(config));
+        let old = view.bound.take();
+        let carried = old.filter(|b| image.carried_from() == Some(b.generation));
+        if carried.is_none() {
+            lock(&self.digests).clear();
+        }
+        view.bound = bind(image, Some(config), carried.as_ref());
         view.saved = None;
-        lock(&self.digests).clear();
     }
 
     // ---- events from the data plane ----
@@ -393,7 +405,10 @@ impl Device {
             else {
                 return;
             };
-            image.update(|s, _| codec::idle_notifications(&mut b.target, s, now_ns))
+            // A retired image: the next scan looks at the new one.
+            image
+                .update(|s, _| codec::idle_notifications(&mut b.target, s, now_ns))
+                .unwrap_or_default()
         };
         if entries.is_empty() {
             return;
@@ -408,8 +423,13 @@ impl Device {
     }
 }
 
-/// The target of `image`, reporting `config` (or koi's own for the program).
-fn bind(image: &Image, config: Option<ForwardingPipelineConfig>) -> Option<Bound> {
+/// The target of `image`, reporting `config` (or koi's own for the program); `carried`: the
+/// bound image whose state `image`'s was carried over from.
+fn bind(
+    image: &Image,
+    config: Option<ForwardingPipelineConfig>,
+    carried: Option<&Bound>,
+) -> Option<Bound> {
     let program = image.program();
     let p4info = match &program.p4info {
         Ok(p) => p.clone(),
@@ -418,7 +438,10 @@ fn bind(image: &Image, config: Option<ForwardingPipelineConfig>) -> Option<Bound
             return None;
         }
     };
-    let target = match image.read(|s| Target::new(p4info, s)) {
+    let target = match image.read(|s| match carried {
+        Some(old) => Target::carried(&old.target, p4info, s),
+        None => Target::new(p4info, s),
+    }) {
         Ok(t) => t,
         Err(e) => {
             tracing::warn!(program = program.name, error = %e.message, "P4Runtime cannot use this program");

@@ -120,7 +120,9 @@ pub fn write(d: &Device, req: &WriteRequest) -> Result<(), Status> {
                 "the program changed during the request: try again",
             ));
         }
-        image.update(|s, ch| apply(&mut bound.target, s, &req.updates, atomic, Some(ch)))
+        image
+            .update(|s, ch| apply(&mut bound.target, s, &req.updates, atomic, Some(ch)))
+            .map_err(|e| status(Code::Unavailable, e.to_string()))?
     };
     match errors {
         None => Ok(()),
@@ -158,10 +160,13 @@ pub fn read(d: &Device, req: &ReadRequest) -> (Vec<Entity>, Option<Status>) {
             (Some(image), Some(b)) if b.generation == image.generation() => {
                 // `time_since_last_hit` counts up to the state's clock.
                 let now = koi_state::Clock::now_ns(d.switch.clock());
-                image.update(|s, _| {
+                let done = image.update(|s, _| {
                     s.set_now_ns(now.max(s.now_ns()));
                     query(&b.target, s)
-                })
+                });
+                if let Err(e) = done {
+                    return (Vec::new(), Some(status(Code::Unavailable, e.to_string())));
+                }
             }
             _ => return (Vec::new(), Some(no_pipeline(d))),
         }

@@ -6,9 +6,8 @@ mod support;
 
 use koi_proto::p4runtime::set_forwarding_pipeline_config_request::Action;
 use koi_proto::p4runtime::{
-    CapabilitiesRequest, Entity, FieldMatch, GetForwardingPipelineConfigRequest, PacketMetadata,
-    PacketOut, TableAction, TableEntry, Update, WriteRequest, entity, field_match,
-    get_forwarding_pipeline_config_request::ResponseType, stream_message_request,
+    CapabilitiesRequest, GetForwardingPipelineConfigRequest, PacketMetadata, PacketOut,
+    field_match, get_forwarding_pipeline_config_request::ResponseType, stream_message_request,
     stream_message_response, table_action, update, write_request::Atomicity,
 };
 use support::*;
@@ -16,48 +15,6 @@ use tonic::Code;
 
 const MAC_A: [u8; 6] = [0x02, 0, 0, 0, 0, 0x0a];
 const MAC_B: [u8; 6] = [0x02, 0, 0, 0, 0, 0x0b];
-
-/// A `dmac` entry sending `mac` to `port`.
-fn dmac(info: &koi_proto::p4info::P4Info, mac: [u8; 6], port: u16) -> TableEntry {
-    TableEntry {
-        table_id: id(info, "dmac"),
-        r#match: vec![FieldMatch {
-            field_id: 1,
-            field_match_type: Some(field_match::FieldMatchType::Exact(field_match::Exact {
-                value: mac.to_vec(),
-            })),
-        }],
-        action: Some(TableAction {
-            r#type: Some(table_action::Type::Action(koi_proto::p4runtime::Action {
-                action_id: id(info, "forward"),
-                params: vec![koi_proto::p4runtime::action::Param {
-                    param_id: 1,
-                    value: port.to_be_bytes().to_vec(),
-                }],
-            })),
-        }),
-        ..Default::default()
-    }
-}
-
-fn upd(kind: update::Type, e: TableEntry) -> Update {
-    Update {
-        r#type: kind as i32,
-        entity: Some(Entity {
-            entity: Some(entity::Entity::TableEntry(e)),
-        }),
-    }
-}
-
-fn write(updates: Vec<Update>, election: u64, atomicity: Atomicity) -> WriteRequest {
-    WriteRequest {
-        device_id: DEVICE,
-        election_id: eid(election),
-        updates,
-        atomicity: atomicity as i32,
-        ..Default::default()
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn capabilities_and_unknown_devices() {
@@ -251,12 +208,14 @@ async fn a_config_must_compile_and_its_p4info_agree_with_the_program() {
         .config
         .unwrap();
     assert!(dc.p4info.is_none() && !dc.p4_device_config.is_empty());
-    // RECONCILE_AND_COMMIT is refused as not (yet) supported; COMMIT needs a saved config.
+    // RECONCILE_AND_COMMIT needs a config; COMMIT needs a saved config.
+    let mut reconcile = set_config(&prog, Action::ReconcileAndCommit, 1);
+    reconcile.config = None;
     let e = c
-        .set_forwarding_pipeline_config(set_config(&prog, Action::ReconcileAndCommit, 1))
+        .set_forwarding_pipeline_config(reconcile)
         .await
         .unwrap_err();
-    assert_eq!(e.code(), Code::Unimplemented);
+    assert_eq!(e.code(), Code::InvalidArgument);
     let mut commit = set_config(&prog, Action::Commit, 1);
     commit.config = None;
     let e = c.set_forwarding_pipeline_config(commit).await.unwrap_err();

@@ -51,6 +51,58 @@ impl Target {
     pub fn p4info(&self) -> &P4Info {
         &self.p4info
     }
+
+    /// The target of a new program (its own `p4info`) whose `state` was carried over from
+    /// `old`'s by `koi_state::carry`, which keeps entry, member and group handles: the
+    /// controller's records that koi-state does not hold follow by name. Member and group ids
+    /// of profiles that still exist, one-shot action sets, default-entry cookies of tables
+    /// that still exist, digest configs of digests that still exist, multicast and clone
+    /// records, and the `@p4runtime_translation` strings given out so far.
+    pub fn carried(old: &Target, p4info: P4Info, state: &State) -> Result<Target> {
+        let mut t = Target::new(p4info, state)?;
+        t.strings = old.strings.clone();
+        t.data.mc = old.data.mc.clone();
+        t.data.clones = old.data.clones.clone();
+        let table_by_name: HashMap<&str, TableId> = t
+            .schema
+            .tables
+            .iter()
+            .map(|i| (i.name.as_str(), i.table))
+            .collect();
+        for (tid, cookie) in &old.data.default_cookies {
+            let name = old
+                .schema
+                .table_of
+                .get(tid)
+                .and_then(|id| old.schema.tables.get(*id));
+            if let Some(new) = name.and_then(|i| table_by_name.get(i.name.as_str())) {
+                t.data.default_cookies.insert(*new, cookie.clone());
+            }
+        }
+        let profile_by_name: HashMap<&str, ExternId> = t
+            .schema
+            .profiles
+            .iter()
+            .map(|p| (p.name.as_str(), p.ext))
+            .collect();
+        for (ext, data) in &old.data.profiles {
+            let name = old
+                .schema
+                .profile_of
+                .get(ext)
+                .and_then(|id| old.schema.profiles.get(*id));
+            if let Some(new) = name.and_then(|p| profile_by_name.get(p.name.as_str())) {
+                t.data.profiles.insert(*new, data.clone());
+            }
+        }
+        for (id, cfg) in &old.data.digests {
+            let name = old.schema.digests.get(*id).map(|d| d.name.as_str());
+            if let Some(new) = name.and_then(|n| t.schema.digest_by_name.get(n)) {
+                t.data.digests.insert(*new, *cfg);
+            }
+        }
+        Ok(t)
+    }
 }
 
 /// A group of an action selector written with `ActionProfileGroup`.

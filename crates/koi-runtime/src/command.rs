@@ -2,8 +2,9 @@
 //! [`koi_control::command`] (run on the pipeline's current image through [`Image::update`], so
 //! a write lands between two batches and every thread's caches drop what it invalidates before
 //! their next packet), and koi's own: `help`, `port_show`, `stats`, `trace <port> <hex>`,
-//! `cache_show`, `dump_flows [N]` and the internal `koi_names` (table, action and extern names
-//! for `koi ctl`'s completion).
+//! `cache_show`, `dump_flows [N]`, `load PROG.p4 [-I DIR]... [-D NAME[=VAL]]... [--reset]`
+//! (replace the program while forwarding: see [`Pipeline::swap`]) and the internal
+//! `koi_names` (table, action and extern names for `koi ctl`'s completion).
 //!
 //! [`Switch::command`] answers one line: `Ok` with the output text, `Err` with why it was
 //! refused (and then nothing changed).
@@ -42,6 +43,10 @@ pub const KOI_COMMANDS: &[(&str, &str)] = &[
     (
         "dump_flows",
         "dump_flows [N]: per poll thread, up to N (default 50) megaflows with their hits, the key bits they match and their compiled action programs",
+    ),
+    (
+        "load",
+        "load PROG.p4 [-I DIR]... [-D NAME[=VAL]]... [--reset]: replace the program while forwarding, keeping the tables, profiles, registers, counters, meters, groups and sessions that still fit (--reset: start afresh)",
     ),
 ];
 
@@ -88,17 +93,18 @@ impl Switch {
                 })
             }
             "dump_flows" => dump_flows(pl, args),
+            "load" => load(pl, args),
             "koi_names" => no_args().map(|_| pl.image().map(|i| names(&i)).unwrap_or_default()),
             _ => {
                 let Some(cmd) = koi_control::command::parse(line).map_err(|e| e.to_string())?
                 else {
                     return Ok(String::new());
                 };
-                image()?.update(|state, changes| {
+                pl.update(|state, changes| {
                     let out = koi_state::cli::execute(state, &cmd).map_err(|e| e.to_string())?;
                     change_of(state, &cmd, changes);
                     Ok(out)
-                })
+                })?
             }
         }
     }
@@ -218,6 +224,40 @@ fn help() -> String {
         out.push('\n');
     }
     out
+}
+
+/// `load PROG.p4 [-I DIR]... [-D NAME[=VAL]]... [--reset]`: compiles the program (on the
+/// calling thread, away from the poll threads) and swaps it in with the state carried over
+/// (or afresh with `--reset`). Paths are the switch process's: `koi ctl` sends absolute ones.
+fn load(pl: &Pipeline, args: &[&str]) -> Result<String, String> {
+    let mut flags = crate::Flags::default();
+    let mut file = None;
+    let mut reset = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match *a {
+            "--reset" => reset = true,
+            "-I" | "-D" => {
+                let v = it
+                    .next()
+                    .ok_or_else(|| format!("load: {a} needs a value"))?;
+                if *a == "-I" {
+                    flags.include.push(v.into());
+                } else {
+                    flags.define.push(v.to_string());
+                }
+            }
+            _ if a.starts_with("-I") && a.len() > 2 => flags.include.push(a[2..].into()),
+            _ if a.starts_with("-D") && a.len() > 2 => flags.define.push(a[2..].to_string()),
+            _ if a.starts_with('-') => return Err(format!("load: unknown option {a}")),
+            _ if file.is_none() => file = Some(*a),
+            _ => return Err(format!("load: one program only (got {a} too)")),
+        }
+    }
+    let file = file.ok_or("usage: load PROG.p4 [-I DIR]... [-D NAME[=VAL]]... [--reset]")?;
+    let program = crate::Program::compile_file(std::path::Path::new(file), &flags)?;
+    let report = pl.swap(Arc::new(program), reset)?;
+    Ok(report.to_string())
 }
 
 /// `dump_flows [N]`: each poll thread's megaflows (at most N, default 50).

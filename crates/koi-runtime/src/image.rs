@@ -13,6 +13,12 @@
 //! write: `koi ctl` commands, P4Runtime `Write` batches) or [`Image::read`]. So a request lands
 //! between two batches, never inside one, and what `update` reports as changed reaches every
 //! thread's caches before that thread's next packet (see [`crate::cache`]).
+//!
+//! **Retired images.** A swap that carries the state over ([`crate::Pipeline::reload`]) copies
+//! it under the old image's state lock and marks the old image retired before it releases the
+//! lock. Whoever takes the lock of a retired image afterwards (a poll thread with a batch, a
+//! control-plane request) finds it retired and goes to the new image instead: nothing lands on
+//! a state that has already been copied, so counts carried over are exact.
 
 use crate::cache::{CacheBoard, Change, InvalidationLog};
 use crate::lock;
@@ -21,6 +27,7 @@ use koi_datapath::DatapathConfig;
 use koi_interp::Interpreter;
 use koi_ir::TableId;
 use koi_state::{Clock, State};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -44,7 +51,24 @@ pub struct Image {
     pub(crate) caches: CacheBoard,
     injector: Mutex<Option<Injector>>,
     loaded: Instant,
+    /// Set (under the state lock) when a newer image took over this one's state.
+    retired: AtomicBool,
+    /// The generation whose state this image's was carried over from, if it was.
+    carried_from: Option<u64>,
 }
+
+/// The image was retired: its state went to a newer image of the pipeline; the request
+/// should go there ([`crate::Pipeline::image`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retired;
+
+impl std::fmt::Display for Retired {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the program was replaced during the request: try again")
+    }
+}
+
+impl std::error::Error for Retired {}
 
 /// What an [`Image::update`] changed, for the flow caches; the changes are recorded when the
 /// update ends, before the state lock is released.
@@ -143,6 +167,7 @@ impl Image {
         state: State,
         cache: Option<DatapathConfig>,
         threads: usize,
+        carried_from: Option<u64>,
     ) -> Image {
         Image {
             program,
@@ -152,6 +177,8 @@ impl Image {
             caches: CacheBoard::new(cache, threads),
             injector: Mutex::new(None),
             loaded: Instant::now(),
+            retired: AtomicBool::new(false),
+            carried_from,
         }
     }
 
@@ -164,6 +191,12 @@ impl Image {
         self.generation
     }
 
+    /// The generation of the image whose state was carried over to this one
+    /// ([`crate::Pipeline::reload`]); `None` when it started afresh.
+    pub fn carried_from(&self) -> Option<u64> {
+        self.carried_from
+    }
+
     /// When the image was loaded.
     pub fn loaded_at(&self) -> Instant {
         self.loaded
@@ -172,25 +205,46 @@ impl Image {
     /// Runs `f` on the state under the state lock, between two batches of every poll thread.
     /// `f` says what it changed through its [`Changes`]; every poll thread's caches drop
     /// what they computed from the old state before their next packet. A change `f` does not
-    /// report is a bug: report [`Changes::all`] when unsure.
-    pub fn update<R>(&self, f: impl FnOnce(&mut State, &mut Changes) -> R) -> R {
-        let mut state = lock(&self.state);
+    /// report is a bug: report [`Changes::all`] when unsure. A retired image runs nothing
+    /// ([`Retired`]): the caller takes the pipeline's current image and tries again.
+    pub fn update<R>(&self, f: impl FnOnce(&mut State, &mut Changes) -> R) -> Result<R, Retired> {
+        let mut state = self.lock_state()?;
         let mut changes = Changes::default();
         let r = f(&mut state, &mut changes);
         for c in changes.finish() {
             self.invalidations.record(c);
         }
-        r
+        Ok(r)
     }
 
-    /// Runs `f` on the state under the state lock, for reading.
+    /// Runs `f` on the state under the state lock, for reading. A retired image's state is
+    /// what was carried over, as it was then.
     pub fn read<R>(&self, f: impl FnOnce(&State) -> R) -> R {
         f(&lock(&self.state))
     }
 
-    /// The state lock, for the poll threads.
-    pub(crate) fn lock_state(&self) -> std::sync::MutexGuard<'_, State> {
+    /// The state lock, unless the image is retired.
+    pub(crate) fn lock_state(&self) -> Result<std::sync::MutexGuard<'_, State>, Retired> {
+        let state = lock(&self.state);
+        if self.retired.load(Ordering::Acquire) {
+            return Err(Retired);
+        }
+        Ok(state)
+    }
+
+    /// The state lock even when retired, for the swap that carries the state over.
+    pub(crate) fn lock_for_swap(&self) -> std::sync::MutexGuard<'_, State> {
         lock(&self.state)
+    }
+
+    /// Marks the image retired; call with its state lock held (from [`Image::lock_for_swap`]).
+    pub(crate) fn retire(&self) {
+        self.retired.store(true, Ordering::Release);
+    }
+
+    /// Whether a newer image took this one's state over.
+    pub fn is_retired(&self) -> bool {
+        self.retired.load(Ordering::Acquire)
     }
 
     /// The poll threads' cache snapshots and configuration for this image.
@@ -224,7 +278,7 @@ impl Image {
             return Err("no interpreter".into());
         };
         inj.with_dependent_mut(|_, interp| {
-            let mut state = lock(&self.state);
+            let mut state = self.lock_state().map_err(|e| e.to_string())?;
             let out = interp
                 .process(&mut state, bytes, port, clock)
                 .map_err(|e| e.to_string())?;

@@ -15,8 +15,10 @@
 //! ```
 //!
 //! **One control API.** Every client goes through the same calls: [`Switch::command`] (the
-//! simple_switch_CLI-style command language of `koi ctl`, [`command`]), [`Pipeline::load`]
-//! (replace the program; state starts fresh), [`Image::update`] / [`Image::read`] (any change
+//! simple_switch_CLI-style command language of `koi ctl`, [`command`]), [`Pipeline::swap`]
+//! (replace the program while forwarding, its state carried over or fresh: [`swap`]),
+//! [`Pipeline::load`] (a fresh state, with an initialiser), [`Pipeline::update`] /
+//! [`Image::update`] / [`Image::read`] (any change
 //! or read of the runtime state, under the state lock, with the changes reported for the
 //! caches), [`Switch::packet_out`] and [`Pipeline::set_events`] (a controller's packets and
 //! digests). The control socket ([`ctl_socket`]), the metrics endpoint ([`metrics`]) and the
@@ -28,6 +30,8 @@
 //!   lock before each batch ([`cache`]).
 //! - A packet is processed wholly by one image: threads move to a newly loaded image between
 //!   two batches ([`poll`]); the old image is freed when no thread uses it.
+//! - Nothing lands on a state after it was carried over: the swap retires the old image under
+//!   its state lock, and whoever takes that lock afterwards goes to the new image.
 //! - The state lock is never held while a port lock is taken: outputs are copied out first.
 
 pub mod cache;
@@ -38,11 +42,13 @@ pub mod metrics;
 pub mod pipeline;
 mod poll;
 pub mod program;
+pub mod swap;
 pub mod switch;
 
 pub use image::{Changes, Image};
 pub use pipeline::{Events, Pipeline, PipelineConfig};
 pub use program::{Flags, Program};
+pub use swap::SwapReport;
 pub use switch::{PipelineSetup, PortSlot, StateInit, Switch, SwitchConfig};
 
 use std::sync::{Mutex, MutexGuard};

@@ -144,7 +144,50 @@ impl Pipeline {
         init: impl FnOnce(&mut State) -> Result<(), String>,
     ) -> Result<Arc<Image>, String> {
         let state = self.verify(&program, init)?;
-        let mut loads = lock(&self.loads);
+        let loads = lock(&self.loads);
+        let old = self.image();
+        // Retiring the old image sends requests that race the swap to the new one.
+        let guard = old.as_ref().map(|o| o.lock_for_swap());
+        let image = self.publish(loads, program, state, old.as_deref(), false);
+        drop(guard);
+        Ok(image)
+    }
+
+    /// Loads `program` and carries the running image's state over to it: `carry(old state,
+    /// old program, new state)` runs under the old image's state lock, between two batches of
+    /// every poll thread, and the new image takes over before the lock is released, so no
+    /// packet or control-plane change lands in between (the old image is retired: see
+    /// [`Image`]). Returns the new image and what `carry` returned (`None` when there was no
+    /// image to carry from). When `carry` fails nothing changes and its error is returned.
+    pub fn reload<R>(
+        &self,
+        program: Arc<Program>,
+        carry: impl FnOnce(&State, &Program, &mut State) -> Result<R, String>,
+    ) -> Result<(Arc<Image>, Option<R>), String> {
+        let mut state = self.verify(&program, |_| Ok(()))?;
+        let loads = lock(&self.loads);
+        let old = self.image();
+        let Some(old) = old else {
+            return Ok((self.publish(loads, program, state, None, false), None));
+        };
+        let guard = old.lock_for_swap();
+        let report = carry(&guard, old.program(), &mut state)?;
+        let image = self.publish(loads, program, state, Some(&old), true);
+        drop(guard);
+        Ok((image, Some(report)))
+    }
+
+    /// Swaps in a new image of `program` with `state` as generation `loads + 1` and retires
+    /// `old` (whose state lock the caller holds); `carried`: `state` was carried over from
+    /// `old`'s.
+    fn publish(
+        &self,
+        mut loads: std::sync::MutexGuard<'_, u64>,
+        program: Arc<Program>,
+        state: State,
+        old: Option<&Image>,
+        carried: bool,
+    ) -> Arc<Image> {
         *loads += 1;
         let image = Arc::new(Image::new(
             program,
@@ -152,16 +195,39 @@ impl Pipeline {
             state,
             self.cache.clone(),
             self.threads,
+            old.filter(|_| carried).map(Image::generation),
         ));
         *self.image.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::clone(&image));
         self.generation.store(*loads, Ordering::Release);
+        if let Some(old) = old {
+            old.retire();
+        }
         tracing::info!(
             pipeline = self.name(),
             program = image.program().name,
             generation = *loads,
             "program loaded"
         );
-        Ok(image)
+        image
+    }
+
+    /// Runs `f` on the current image's state ([`Image::update`]), following the pipeline to
+    /// a newer image if a swap retires the one it found first.
+    pub fn update<R>(
+        &self,
+        mut f: impl FnMut(&mut State, &mut crate::Changes) -> R,
+    ) -> Result<R, String> {
+        loop {
+            let image = self.image().ok_or_else(|| {
+                format!(
+                    "pipeline {} has no program yet (a P4Runtime controller loads one)",
+                    self.name()
+                )
+            })?;
+            if let Ok(r) = image.update(&mut f) {
+                return Ok(r);
+            }
+        }
     }
 
     /// Sets (or with `None` removes) the controller that takes packet-ins and digests.

@@ -227,18 +227,27 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize, mine: &[usize]) {
             }
             let pipeline = &sw.pipelines()[slot.pipeline];
             let engine = &mut slots[slot.pipeline];
-            // A program loaded since the poll: these packets are the new image's.
-            engine.refresh(pipeline, t);
-            match &mut engine.engine {
-                Some(e) => forward(sw, pipeline, e, &mut work, batch.packets(), slot.num),
-                None => {
-                    sw.counters
-                        .no_program
-                        .fetch_add(batch.packets().len() as u64, Ordering::Relaxed);
-                    pipeline
-                        .counters
-                        .no_program
-                        .fetch_add(batch.packets().len() as u64, Ordering::Relaxed);
+            loop {
+                // A program loaded since the poll: these packets are the new image's.
+                engine.refresh(pipeline, t);
+                match &mut engine.engine {
+                    Some(e) => {
+                        if forward(sw, pipeline, e, &mut work, batch.packets(), slot.num) {
+                            break;
+                        }
+                        // Retired while we waited for its lock: the batch goes to the new
+                        // image, untouched.
+                    }
+                    None => {
+                        sw.counters
+                            .no_program
+                            .fetch_add(batch.packets().len() as u64, Ordering::Relaxed);
+                        pipeline
+                            .counters
+                            .no_program
+                            .fetch_add(batch.packets().len() as u64, Ordering::Relaxed);
+                        break;
+                    }
                 }
             }
         }
@@ -251,7 +260,8 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize, mine: &[usize]) {
 }
 
 /// Runs the packets received on `port` through `engine` (the cached datapath takes them as
-/// one batch) and sends what comes out, in order.
+/// one batch) and sends what comes out, in order. Returns false, having done nothing, when
+/// the engine's image was retired (its state carried over to a newer image).
 fn forward(
     sw: &Switch,
     pipeline: &Pipeline,
@@ -259,7 +269,7 @@ fn forward(
     work: &mut Work,
     packets: &[Vec<u8>],
     port: u64,
-) {
+) -> bool {
     let Work {
         outputs,
         fates,
@@ -267,9 +277,11 @@ fn forward(
     } = work;
     outputs.clear();
     fates.clear();
-    engine.with_dependent_mut(|image, engine| {
+    let done = engine.with_dependent_mut(|image, engine| {
         {
-            let mut state = image.lock_state();
+            let Ok(mut state) = image.lock_state() else {
+                return false;
+            };
             match &mut engine.kind {
                 Kind::Interpreter(interp) => {
                     for (k, pkt) in packets.iter().enumerate() {
@@ -331,6 +343,8 @@ fn forward(
                 sw.counters.program_drops.fetch_add(1, Ordering::Relaxed);
             }
         }
+        true
     });
     sw.flush(touched);
+    done
 }

@@ -280,7 +280,8 @@ impl Switch {
             self.send(pipeline, &image, *port, b, &mut touched);
         }
         self.flush(&mut touched);
-        image.update(|s, _| pipeline.deliver_digests(&image, s));
+        // A retired image's digests were delivered before it retired.
+        let _ = image.update(|s, _| pipeline.deliver_digests(&image, s));
         Ok(())
     }
 

@@ -102,6 +102,59 @@ impl<T: Clone + PartialEq> Cells<T> {
     }
 }
 
+impl<T: Clone + PartialEq> Cells<T> {
+    /// How many cells are not `zero`.
+    pub(crate) fn count_not(&self, zero: &T) -> u64 {
+        let diff = self.differing();
+        if self.init == *zero {
+            diff.len() as u64
+        } else {
+            let zeros = diff.iter().filter(|(_, c)| *c == zero).count() as u64;
+            self.size - zeros
+        }
+    }
+
+    /// A copy of `size` cells (larger or smaller than `self`): cell `i` below both sizes keeps
+    /// its value, cells beyond `self`'s size are `zero`. Also returns how many cells at or
+    /// above `size` were not `zero` (dropped). Costs the cells written, plus when every cell
+    /// was set to a value other than `zero` ([`Cells::reset_to`]) and the array grows, the
+    /// smaller of the old size and the growth.
+    pub(crate) fn resized(&self, size: u64, zero: &T) -> (Cells<T>, u64) {
+        let diff = self.differing();
+        let beyond = diff.iter().filter(|(i, _)| *i >= size);
+        let lost = if self.init == *zero {
+            beyond.count() as u64
+        } else {
+            let zeros = beyond.filter(|(_, c)| *c == zero).count() as u64;
+            self.size.saturating_sub(size) - zeros
+        };
+        let mut out;
+        if self.init == *zero || size <= self.size {
+            out = Cells::new(size, self.init.clone());
+        } else if size - self.size <= self.size {
+            out = Cells::new(size, self.init.clone());
+            for i in self.size..size {
+                if let Some(c) = out.get_mut(i) {
+                    *c = zero.clone();
+                }
+            }
+        } else {
+            out = Cells::new(size, zero.clone());
+            for i in 0..self.size {
+                if let Some(c) = out.get_mut(i) {
+                    *c = self.init.clone();
+                }
+            }
+        }
+        for (i, c) in diff.into_iter().filter(|(i, _)| *i < size) {
+            if let Some(slot) = out.get_mut(i) {
+                *slot = c.clone();
+            }
+        }
+        (out, lost)
+    }
+}
+
 /// Equal when of the same size with the same value in every cell (however stored).
 impl<T: Clone + PartialEq> PartialEq for Cells<T> {
     fn eq(&self, other: &Self) -> bool {
@@ -169,6 +222,24 @@ impl RegisterArray {
         self.cells.reset_to(Bits::zero(self.width));
     }
 
+    /// How many values are not 0.
+    pub fn count_nonzero(&self) -> u64 {
+        self.cells.count_not(&Bits::zero(self.width))
+    }
+
+    /// A copy with `size` cells: values below both sizes kept, new cells 0; and how many
+    /// non-zero values at or above `size` were dropped.
+    pub fn resized(&self, size: u64) -> (RegisterArray, u64) {
+        let (cells, lost) = self.cells.resized(size, &Bits::zero(self.width));
+        (
+            RegisterArray {
+                width: self.width,
+                cells,
+            },
+            lost,
+        )
+    }
+
     /// Every value set to `v` (resized to the element width), at any size.
     pub fn fill(&mut self, v: &Bits) {
         self.cells.reset_to(v.resize(self.width));
@@ -226,6 +297,24 @@ impl CounterArray {
         self.cells.reset_to(CounterValue::default());
     }
 
+    /// How many cells are not 0 (packets or bytes).
+    pub fn count_nonzero(&self) -> u64 {
+        self.cells.count_not(&CounterValue::default())
+    }
+
+    /// A copy with `size` cells: values below both sizes kept, new cells 0; and how many
+    /// non-zero cells at or above `size` were dropped.
+    pub fn resized(&self, size: u64) -> (CounterArray, u64) {
+        let (cells, lost) = self.cells.resized(size, &CounterValue::default());
+        (
+            CounterArray {
+                unit: self.unit,
+                cells,
+            },
+            lost,
+        )
+    }
+
     /// Every cell set to `v`, at any size.
     pub fn fill(&mut self, v: CounterValue) {
         self.cells.reset_to(v);
@@ -245,6 +334,25 @@ impl MeterArray {
             unit,
             cells: Cells::new(size, Meter::default()),
         }
+    }
+
+    /// How many meters are configured.
+    pub fn count_configured(&self) -> u64 {
+        self.cells.count_not(&Meter::default())
+    }
+
+    /// A copy with `size` meters: meters below both sizes kept (configuration and buckets),
+    /// new ones unconfigured; and how many configured meters at or above `size` were
+    /// dropped.
+    pub fn resized(&self, size: u64) -> (MeterArray, u64) {
+        let (cells, lost) = self.cells.resized(size, &Meter::default());
+        (
+            MeterArray {
+                unit: self.unit,
+                cells,
+            },
+            lost,
+        )
     }
 }
 
@@ -284,7 +392,44 @@ mod tests {
         c.fill(v);
         assert_eq!((c.get(0), c.get(1), c.get(2)), (Some(v), Some(v), None));
         let mut big = RegisterArray::new(u64::MAX, 8);
+        assert_eq!(big.resized(3).1, 0);
         big.fill(&Bits::from_u64(8, 7));
         assert_eq!(big.get(u64::MAX - 1), Some(&Bits::from_u64(8, 7)));
+    }
+
+    #[test]
+    fn resizing_keeps_the_first_cells_and_counts_the_dropped_ones() {
+        let b = |v| Bits::from_u64(8, v);
+        let mut r = RegisterArray::new(4, 8);
+        r.set(1, &b(5));
+        r.set(3, &b(6));
+        let (small, lost) = r.resized(2);
+        assert_eq!((small.values(9), lost), (vec![b(0), b(5)], 1));
+        let (big, lost) = r.resized(6);
+        assert_eq!(big.values(9), [0, 5, 0, 6, 0, 0].map(b));
+        assert_eq!((lost, big.count_nonzero()), (0, 2));
+        // Every cell set at once, then one back to 0: growing by more and by less than the
+        // old size, shrinking, dense and sparse.
+        r.fill(&b(7));
+        r.set(2, &b(0));
+        assert_eq!(r.count_nonzero(), 3);
+        assert_eq!(
+            r.resized(10).0.values(10),
+            [7, 7, 0, 7, 0, 0, 0, 0, 0, 0].map(b)
+        );
+        assert_eq!(r.resized(6).0.values(10), [7, 7, 0, 7, 0, 0].map(b));
+        assert_eq!(r.resized(1).1, 2);
+        let mut huge = RegisterArray::new(DENSE_MAX * 4, 8);
+        huge.fill(&b(1));
+        huge.set(DENSE_MAX * 3, &b(0));
+        assert_eq!(huge.count_nonzero(), DENSE_MAX * 4 - 1);
+        let (h, lost) = huge.resized(DENSE_MAX * 5);
+        assert_eq!(lost, 0);
+        assert_eq!(h.count_nonzero(), DENSE_MAX * 4 - 1);
+        assert_eq!(h.get(DENSE_MAX * 4 + 1), Some(&b(0)));
+        assert_eq!(huge.resized(DENSE_MAX).1, DENSE_MAX * 3 - 1);
+        let mut c = CounterArray::new(3, CounterUnit::Packets);
+        c.get_mut(2).unwrap().count(10);
+        assert_eq!((c.count_nonzero(), c.resized(2).1), (1, 1));
     }
 }

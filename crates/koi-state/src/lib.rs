@@ -12,7 +12,8 @@
 //!   simple_switch_CLI command and returns what simple_switch_CLI would print. Every refused
 //!   operation returns a [`StateError`] and changes nothing. [`restore`] adds what a
 //!   P4Runtime server needs besides: entries found by match key, their cookies, and exact
-//!   undos of its own operations (for rolling back a refused batch).
+//!   undos of its own operations (for rolling back a refused batch). [`carry`] carries a
+//!   running program's state over to a new program's (pipeline swap), or says why not.
 //! - The **data plane** uses it by ids ([`dataplane`]): lookups ([`State::lookup`]) with the
 //!   key bits each result depended on (for megaflow masks), hits, meters by an injectable
 //!   [`clock::Clock`], registers, counters, replication, clone sessions, digests.
@@ -25,6 +26,7 @@
 pub mod api;
 pub mod api_externs;
 pub mod arrays;
+pub mod carry;
 pub mod cli;
 mod cli_externs;
 pub mod cli_format;
@@ -45,6 +47,7 @@ pub mod value_set;
 
 pub use api::{ActionSpec, EntrySpec};
 pub use arrays::{CounterValue, RegisterArray};
+pub use carry::{CarryProblem, CarryReport, carry_over};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use dataplane::Lookup;
 pub use error::StateError;

@@ -169,6 +169,16 @@ impl Pre {
         self.nodes.get(node)
     }
 
+    /// How many groups exist.
+    pub fn group_count(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// How many nodes exist (associated with a group or not).
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
     /// Removes every group and node.
     pub fn clear(&mut self) {
         self.groups.clear();
@@ -270,6 +280,15 @@ impl Mirroring {
     /// Every session in id order.
     pub fn iter(&self) -> impl Iterator<Item = (u32, MirrorTarget)> + '_ {
         self.sessions.iter().map(|(s, t)| (*s, *t))
+    }
+
+    /// How many sessions are configured.
+    pub fn len(&self) -> usize {
+        self.sessions.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sessions.is_empty()
     }
 
     pub fn get(&self, session: u64) -> Option<MirrorTarget> {

@@ -243,6 +243,51 @@ impl TableState {
         Ok(e)
     }
 
+    /// Removes every entry, const ones included, and forgets the slots' versions (so the
+    /// table is as [`TableState::new`] made it, default action aside); returns the entries
+    /// in handle order. For [`crate::carry`], which rebuilds a table entry by entry.
+    pub(crate) fn take_all(&mut self) -> Vec<Entry> {
+        let entries: Vec<Entry> = self.entries().cloned().collect();
+        let default = self.default.clone();
+        *self = TableState::new(self.schema.clone());
+        self.default = default;
+        entries
+    }
+
+    /// The version of each slot (the bits above [`crate::handles::INDEX_BITS`] of the handle
+    /// the next entry at that index gets).
+    pub(crate) fn versions(&self) -> &[u8] {
+        &self.versions
+    }
+
+    /// Sets the slots' versions (of an empty table: [`TableState::take_all`] first).
+    pub(crate) fn set_versions(&mut self, versions: Vec<u8>) {
+        self.versions = versions;
+    }
+
+    /// Stores `e` (canonical keys, checked by the caller) at the lowest free index with that
+    /// slot's handle, whatever `e.handle` was; returns the handle. Refused if its match key is
+    /// taken. No size check.
+    pub(crate) fn insert_entry(&mut self, mut e: Entry) -> Result<u32> {
+        let prio = e.priority.unwrap_or(0);
+        let entries = &self.entries;
+        if let Some(i) = self
+            .matcher
+            .find_duplicate(&e.keys, prio, |i| entries.get(i).map(|x| &x.keys[..]))
+        {
+            return Err(StateError::DuplicateEntry {
+                table: self.schema.name.clone(),
+                handle: self.handle_of(i),
+            });
+        }
+        let index = self.entries.next_index();
+        e.handle = self.handle_of(index);
+        let handle = e.handle;
+        self.matcher.insert(&e.keys, prio, index);
+        self.entries.insert(e);
+        Ok(handle)
+    }
+
     fn handle_of(&self, index: u32) -> u32 {
         make_handle(
             index,

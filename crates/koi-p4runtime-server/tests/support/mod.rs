@@ -7,9 +7,10 @@ use koi_p4runtime_server::{Server, ServerConfig};
 use koi_proto::p4info::P4Info;
 use koi_proto::p4runtime::p4_runtime_client::P4RuntimeClient;
 use koi_proto::p4runtime::{
-    Entity, ForwardingPipelineConfig, MasterArbitrationUpdate, ReadRequest,
-    SetForwardingPipelineConfigRequest, StreamMessageRequest, StreamMessageResponse, TableEntry,
-    Uint128, entity, stream_message_request, stream_message_response,
+    Entity, FieldMatch, ForwardingPipelineConfig, MasterArbitrationUpdate, ReadRequest,
+    SetForwardingPipelineConfigRequest, StreamMessageRequest, StreamMessageResponse, TableAction,
+    TableEntry, Uint128, Update, WriteRequest, entity, field_match, stream_message_request,
+    stream_message_response, table_action, update, write_request::Atomicity,
 };
 use koi_runtime::{PipelineConfig, PipelineSetup, Program, Switch, SwitchConfig};
 use std::path::PathBuf;
@@ -258,4 +259,46 @@ pub async fn read_table(
         }
     }
     Ok(out)
+}
+
+/// A `dmac` entry sending `mac` to `port`.
+pub fn dmac(info: &koi_proto::p4info::P4Info, mac: [u8; 6], port: u16) -> TableEntry {
+    TableEntry {
+        table_id: id(info, "dmac"),
+        r#match: vec![FieldMatch {
+            field_id: 1,
+            field_match_type: Some(field_match::FieldMatchType::Exact(field_match::Exact {
+                value: mac.to_vec(),
+            })),
+        }],
+        action: Some(TableAction {
+            r#type: Some(table_action::Type::Action(koi_proto::p4runtime::Action {
+                action_id: id(info, "forward"),
+                params: vec![koi_proto::p4runtime::action::Param {
+                    param_id: 1,
+                    value: port.to_be_bytes().to_vec(),
+                }],
+            })),
+        }),
+        ..Default::default()
+    }
+}
+
+pub fn upd(kind: update::Type, e: TableEntry) -> Update {
+    Update {
+        r#type: kind as i32,
+        entity: Some(Entity {
+            entity: Some(entity::Entity::TableEntry(e)),
+        }),
+    }
+}
+
+pub fn write(updates: Vec<Update>, election: u64, atomicity: Atomicity) -> WriteRequest {
+    WriteRequest {
+        device_id: DEVICE,
+        election_id: eid(election),
+        updates,
+        atomicity: atomicity as i32,
+        ..Default::default()
+    }
 }

@@ -125,9 +125,49 @@ pub fn run(a: &CtlArgs) -> ExitCode {
     interactive(&mut conn)
 }
 
+/// `load`'s file arguments (the program, `-I` directories) made absolute from this process's
+/// directory, since the switch resolves them from its own; other lines unchanged.
+pub fn absolute_paths(line: &str) -> String {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    if words.first() != Some(&"load") {
+        return line.to_string();
+    }
+    let abs = |p: &str| -> String {
+        let path = std::path::Path::new(p);
+        if path.is_absolute() {
+            return p.to_string();
+        }
+        std::env::current_dir()
+            .map(|d| d.join(path).display().to_string())
+            .unwrap_or_else(|_| p.to_string())
+    };
+    let mut out = vec!["load".to_string()];
+    let mut it = words[1..].iter();
+    while let Some(w) = it.next() {
+        match *w {
+            "-I" => {
+                out.push("-I".into());
+                if let Some(d) = it.next() {
+                    out.push(abs(d));
+                }
+            }
+            "-D" => {
+                out.push("-D".into());
+                if let Some(d) = it.next() {
+                    out.push(d.to_string());
+                }
+            }
+            w if w.starts_with("-I") && w.len() > 2 => out.push(format!("-I{}", abs(&w[2..]))),
+            w if w.starts_with('-') => out.push(w.to_string()),
+            w => out.push(abs(w)),
+        }
+    }
+    out.join(" ")
+}
+
 /// Runs one command and prints its reply: `Some(ok)`, or `None` when the connection failed.
 fn one(conn: &mut Conn, line: &str) -> Option<bool> {
-    match conn.request(line) {
+    match conn.request(&absolute_paths(line)) {
         Ok(Ok(out)) => {
             print!("{out}");
             let _ = std::io::stdout().flush();
@@ -291,6 +331,23 @@ impl Helper for CtlHelper {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn load_paths_become_absolute() {
+        let cwd = std::env::current_dir().unwrap();
+        let p = |x: &str| cwd.join(x).display().to_string();
+        assert_eq!(
+            absolute_paths("load prog.p4 -I inc -Iother -D X=1 --reset"),
+            format!(
+                "load {} -I {} -I{} -D X=1 --reset",
+                p("prog.p4"),
+                p("inc"),
+                p("other")
+            )
+        );
+        assert_eq!(absolute_paths("load /a/b.p4"), "load /a/b.p4");
+        assert_eq!(absolute_paths("table_dump t"), "table_dump t");
+    }
 
     #[test]
     fn completes_commands_first_then_names() {
