@@ -236,7 +236,10 @@ pub fn set(d: &Device, req: &SetForwardingPipelineConfigRequest) -> Result<(), S
                 .swap(program, false)
                 .map_err(|e| status(Code::InvalidArgument, e))?;
             tracing::info!(device = d.id, "{}", report.to_string().trim_end());
-            d.bind_loaded(&mut v, &report.image, config.clone());
+            // Swapped again since (koi ctl load): the view binds the newest when next used.
+            if let Some(image) = report.image.upgrade() {
+                d.bind_loaded(&mut v, &image, config.clone());
+            }
             Ok(())
         }
     }

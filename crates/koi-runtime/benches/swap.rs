@@ -143,6 +143,9 @@ fn main() {
         if let Some((t, pv)) = prev {
             let gap = p.timestamp.saturating_sub(t);
             if v != pv {
+                if std::env::var_os("KOI_SWAP_BENCH_DEBUG").is_some() {
+                    eprintln!("frame {seq}: version {pv} -> {v}");
+                }
                 swap_gaps.push(gap);
             } else {
                 other_gap = other_gap.max(gap);

@@ -29,8 +29,8 @@ pub struct SwapReport {
     pub program: String,
     /// The new image's generation.
     pub generation: u64,
-    /// The new image.
-    pub image: Arc<Image>,
+    /// The new image (unless it is gone already: another swap came after).
+    pub image: std::sync::Weak<Image>,
     /// What was carried over (one line per kind of object), or `None` for a fresh state.
     pub carried: Option<Vec<String>>,
     /// What was allowed to be lost, one line each (a register shrunk, a direct counter gone).
@@ -121,7 +121,7 @@ impl Pipeline {
             pipeline: self.name().to_string(),
             program: name,
             generation: image.generation(),
-            image,
+            image: Arc::downgrade(&image),
             carried,
             losses,
             swapped_in,
