@@ -79,6 +79,7 @@ fn switch(ports: Vec<(u64, PortSpec, usize)>, program: Option<Arc<Program>>) -> 
             init,
         }],
         ports,
+        patches: vec![],
         threads: 1,
         cache: Some(Default::default()),
     })

@@ -44,6 +44,7 @@ fn switch() -> Arc<Switch> {
             init: None,
         }],
         ports: vec![],
+        patches: vec![],
         threads: 1,
         cache: Some(Default::default()),
     })

@@ -94,6 +94,7 @@ fn main() {
                 0,
             ),
         ],
+        patches: vec![],
         threads: 1,
         cache: Some(Default::default()),
     })

@@ -12,7 +12,8 @@
 //! output lines, then a line holding only `.`. An output line starting with `.` or `error:` is
 //! sent with one more `.` in front (dot-stuffing), which the client takes off. A refused
 //! command is answered with the single line `error: <why>` and the terminator, and changed
-//! nothing. A connection may carry any number of requests.
+//! nothing. A connection may carry any number of requests. A line `@NAME COMMAND` runs the
+//! command on pipeline NAME (without it: the first pipeline).
 //!
 //! A client never holds the state lock while reading or writing the socket, every client has
 //! its own thread with read and write timeouts, at most [`MAX_CLIENTS`] are served at once,
@@ -240,7 +241,15 @@ fn answer_bytes(sh: &Switch, line: &[u8]) -> Result<String, String> {
         return Err("the command line is not UTF-8".into());
     };
     let line = line.strip_suffix('\r').unwrap_or(line);
-    let run = std::panic::AssertUnwindSafe(|| sh.command(None, line));
+    // `@NAME COMMAND`: the command for pipeline NAME (`koi ctl --pipeline NAME`).
+    let (pipeline, line) = match line.strip_prefix('@') {
+        Some(rest) => match rest.split_once(char::is_whitespace) {
+            Some((name, cmd)) => (Some(name), cmd),
+            None => (Some(rest), ""),
+        },
+        None => (None, line),
+    };
+    let run = std::panic::AssertUnwindSafe(|| sh.command(pipeline, line));
     std::panic::catch_unwind(run)
         .unwrap_or_else(|_| Err("internal error while running the command".into()))
 }

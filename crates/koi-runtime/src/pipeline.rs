@@ -57,6 +57,8 @@ pub struct PipelineCounters {
 /// A pipeline of the switch.
 pub struct Pipeline {
     config: PipelineConfig,
+    /// Its index among the switch's pipelines.
+    index: usize,
     cache: Option<DatapathConfig>,
     threads: usize,
     image: RwLock<Option<Arc<Image>>>,
@@ -71,11 +73,13 @@ pub struct Pipeline {
 impl Pipeline {
     pub(crate) fn new(
         config: PipelineConfig,
+        index: usize,
         cache: Option<DatapathConfig>,
         threads: usize,
     ) -> Pipeline {
         Pipeline {
             config,
+            index,
             cache,
             threads,
             image: RwLock::new(None),
@@ -88,6 +92,11 @@ impl Pipeline {
 
     pub fn name(&self) -> &str {
         &self.config.name
+    }
+
+    /// Its index among the switch's pipelines ([`crate::Switch::pipelines`]).
+    pub fn index(&self) -> usize {
+        self.index
     }
 
     pub fn device_id(&self) -> u64 {

@@ -20,7 +20,7 @@ use crate::cache::Publisher;
 use crate::image::Image;
 use crate::lock;
 use crate::pipeline::Pipeline;
-use crate::switch::Switch;
+use crate::switch::{Patched, Switch};
 use koi_datapath::{Datapath, PathTaken};
 use koi_interp::Interpreter;
 use koi_ports::{Batch, Poller, Readiness, Wake};
@@ -165,6 +165,8 @@ struct Work {
     outputs: Outputs,
     fates: Vec<Fate>,
     touched: Vec<bool>,
+    /// Packets sent to patch ports, to run through the next pipeline after this batch.
+    patched: Vec<Patched>,
 }
 
 /// Forwards packets received on the ports `mine` (indices into the switch's ports) until the
@@ -180,6 +182,8 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize, mine: &[usize]) {
         .collect();
     let used: Vec<usize> = {
         let mut u: Vec<usize> = mine.iter().map(|&i| sw.ports[i].pipeline).collect();
+        // Pipelines behind patch ports take this thread's packets too.
+        u.extend(sw.patch_pipelines());
         u.sort_unstable();
         u.dedup();
         u
@@ -225,36 +229,66 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize, mine: &[usize]) {
             if batch.packets().is_empty() {
                 continue;
             }
-            let pipeline = &sw.pipelines()[slot.pipeline];
-            let engine = &mut slots[slot.pipeline];
-            loop {
-                // A program loaded since the poll: these packets are the new image's.
-                engine.refresh(pipeline, t);
-                match &mut engine.engine {
-                    Some(e) => {
-                        if forward(sw, pipeline, e, &mut work, batch.packets(), slot.num) {
-                            break;
-                        }
-                        // Retired while we waited for its lock: the batch goes to the new
-                        // image, untouched.
-                    }
-                    None => {
-                        sw.counters
-                            .no_program
-                            .fetch_add(batch.packets().len() as u64, Ordering::Relaxed);
-                        pipeline
-                            .counters
-                            .no_program
-                            .fetch_add(batch.packets().len() as u64, Ordering::Relaxed);
-                        break;
+            let into = (slot.pipeline, slot.num, 1);
+            run_batch(sw, &mut slots, t, into, batch.packets(), &mut work);
+            // What the batch sent over patch ports, pipeline after pipeline, in order; each
+            // hop counts towards MAX_PASSES, so this ends.
+            let mut pending = std::mem::take(&mut work.patched);
+            while !pending.is_empty() {
+                let mut rest = pending.drain(..).peekable();
+                let mut packets = Vec::new();
+                while let Some((p, n, passes, bytes)) = rest.next() {
+                    packets.push(bytes);
+                    if rest
+                        .peek()
+                        .is_none_or(|x| (x.0, x.1, x.2) != (p, n, passes))
+                    {
+                        run_batch(sw, &mut slots, t, (p, n, passes), &packets, &mut work);
+                        packets.clear();
                     }
                 }
+                drop(rest);
+                pending = std::mem::take(&mut work.patched);
             }
         }
     }
     for slot in &mut slots {
         if let Some(e) = &mut slot.engine {
             e.with_dependent_mut(|image, e| e.idle(image, true));
+        }
+    }
+}
+
+/// Runs `packets`, received on port `into.1` of pipeline `into.0` having passed through
+/// `into.2` pipelines (this one included), through this thread's engine for that pipeline.
+fn run_batch(
+    sw: &Switch,
+    slots: &mut [Slot],
+    t: usize,
+    into: (usize, u64, u8),
+    packets: &[Vec<u8>],
+    work: &mut Work,
+) {
+    let (p, port, passes) = into;
+    let pipeline = &sw.pipelines()[p];
+    let engine = &mut slots[p];
+    loop {
+        // A program loaded since the poll: these packets are the new image's.
+        engine.refresh(pipeline, t);
+        match &mut engine.engine {
+            Some(e) => {
+                if forward(sw, pipeline, e, work, packets, port, passes) {
+                    break;
+                }
+                // Retired while we waited for its lock: the batch goes to the new image,
+                // untouched.
+            }
+            None => {
+                let n = packets.len() as u64;
+                sw.counters.no_program.fetch_add(n, Ordering::Relaxed);
+                pipeline.counters.no_program.fetch_add(n, Ordering::Relaxed);
+                break;
+            }
         }
     }
 }
@@ -269,11 +303,13 @@ fn forward(
     work: &mut Work,
     packets: &[Vec<u8>],
     port: u64,
+    passes: u8,
 ) -> bool {
     let Work {
         outputs,
         fates,
         touched,
+        patched,
     } = work;
     outputs.clear();
     fates.clear();
@@ -337,7 +373,7 @@ fn forward(
             let mut any = false;
             for (_, out_port, bytes) in mine {
                 any = true;
-                sw.send(pipeline, image, out_port, bytes, touched);
+                sw.send(pipeline, image, out_port, bytes, touched, passes, patched);
             }
             if !any {
                 sw.counters.program_drops.fetch_add(1, Ordering::Relaxed);

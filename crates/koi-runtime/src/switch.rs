@@ -10,10 +10,17 @@
 //!                Pipeline::{load, image, set_events}   Image::{update, read}
 //! ```
 //!
-//! Each port is bound to one pipeline; each poll thread owns a share of the ports' receive
-//! sides and, for each pipeline its ports feed, an engine over that pipeline's current image
-//! (see [`crate::poll`]). Sending goes through each port's own mutex, so any thread can send to
-//! any port. [`Switch::start`] opens everything and starts the threads; [`Switch::stop`] asks
+//! Each port is bound to one pipeline, and port numbers are the pipeline's own: a program
+//! sends only to its pipeline's ports (and its CPU port). A **patch port** (P4rt-OVS's) joins
+//! port `a` of one pipeline to port `b` of another inside the process: what the first sends to
+//! `a` enters the second as if received on `b`, and the reverse, so that pipelines can be
+//! chained (a firewall in front of a router). A packet crosses at most [`MAX_PASSES`]
+//! pipelines; beyond that it is dropped and counted (`patch_loop`), so a loop of patch ports
+//! cannot spin. Each poll thread owns a share of the ports' receive sides and, for each
+//! pipeline its ports feed, an engine over that pipeline's current image (see
+//! [`crate::poll`]); packets handed over a patch port are processed by the same thread, after
+//! the batch that sent them. Sending goes through each port's own mutex, so any thread can
+//! send to any port. [`Switch::start`] opens everything and starts the threads; [`Switch::stop`] asks
 //! them to finish and [`Switch::join`] waits for them.
 
 use crate::lock;
@@ -27,6 +34,16 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
+
+/// The most pipelines a packet passes through over patch ports (the first included).
+pub const MAX_PASSES: u8 = 8;
+
+/// One end of a patch port: (pipeline index, port number).
+pub type PatchEnd = (usize, u64);
+
+/// A packet handed over a patch port: the pipeline (index) and port it enters on, how many
+/// pipelines it has passed through, its bytes.
+pub(crate) type Patched = (usize, u64, u8, Vec<u8>);
 
 /// One numbered port, bound to a pipeline.
 pub struct PortSlot {
@@ -47,11 +64,13 @@ pub struct Counters {
     pub upcall_limit: AtomicU64,
     /// Packets that arrived while their pipeline had no program.
     pub no_program: AtomicU64,
+    /// Packets dropped after passing through [`MAX_PASSES`] pipelines over patch ports.
+    pub patch_loop: AtomicU64,
 }
 
 impl Counters {
     /// The drops by reason, as `stats`, the metrics and the exit summary name them.
-    pub fn by_reason(&self) -> [(&'static str, u64); 5] {
+    pub fn by_reason(&self) -> [(&'static str, u64); 6] {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         [
             ("program", get(&self.program_drops)),
@@ -59,6 +78,7 @@ impl Counters {
             ("pipeline_error", get(&self.pipeline_errors)),
             ("upcall_limit", get(&self.upcall_limit)),
             ("no_program", get(&self.no_program)),
+            ("patch_loop", get(&self.patch_loop)),
         ]
     }
 }
@@ -77,8 +97,11 @@ pub struct PipelineSetup {
 /// How to start a switch.
 pub struct SwitchConfig {
     pub pipelines: Vec<PipelineSetup>,
-    /// The ports: number, how to open it, and the index of its pipeline in `pipelines`.
+    /// The ports: number (the pipeline's own), how to open it, and the index of its pipeline
+    /// in `pipelines`.
     pub ports: Vec<(u64, PortSpec, usize)>,
+    /// Patch ports: (pipeline index, port number) pairs joined inside the process.
+    pub patches: Vec<(PatchEnd, PatchEnd)>,
     /// Poll threads (at most one per port is used).
     pub threads: usize,
     /// The flow caches' configuration; `None`: every packet through the interpreter.
@@ -88,7 +111,10 @@ pub struct SwitchConfig {
 /// A running switch. Shared (`Arc`) by its poll threads and its control clients.
 pub struct Switch {
     pub(crate) ports: Vec<PortSlot>,
-    by_num: HashMap<u64, usize>,
+    /// (pipeline index, port number) to index in `ports`.
+    by_num: HashMap<(usize, u64), usize>,
+    /// (pipeline index, port number) of one end of a patch to the other end.
+    patches: HashMap<(usize, u64), (usize, u64)>,
     pipelines: Vec<Arc<Pipeline>>,
     pub counters: Counters,
     clock: SystemClock,
@@ -114,24 +140,47 @@ impl Switch {
             seen_ids.push(p.config.device_id);
             pipelines.push(Arc::new(Pipeline::new(
                 p.config.clone(),
+                pipelines.len(),
                 cfg.cache.clone(),
                 threads,
             )));
         }
         let mut by_num = HashMap::new();
         for (i, (n, _, p)) in cfg.ports.iter().enumerate() {
-            if by_num.insert(*n, i).is_some() {
-                return Err(format!("port {n} given twice"));
-            }
             let Some(pl) = pipelines.get(*p) else {
                 return Err(format!("port {n}: no pipeline {p}"));
             };
+            if by_num.insert((*p, *n), i).is_some() {
+                return Err(format!("port {n} of pipeline {} given twice", pl.name()));
+            }
             if pl.cpu_port() == Some(*n) {
                 return Err(format!(
                     "port {n} is the CPU port of pipeline {}: it cannot be a port too",
                     pl.name()
                 ));
             }
+        }
+        let mut patches = HashMap::new();
+        for &(a, b) in &cfg.patches {
+            for (p, n) in [a, b] {
+                let Some(pl) = pipelines.get(p) else {
+                    return Err(format!("patch port {n}: no pipeline {p}"));
+                };
+                if by_num.contains_key(&(p, n))
+                    || patches.contains_key(&(p, n))
+                    || pl.cpu_port() == Some(n)
+                {
+                    return Err(format!(
+                        "patch port {n} of pipeline {}: the number is taken",
+                        pl.name()
+                    ));
+                }
+            }
+            if a == b {
+                return Err(format!("patch port {}: joined to itself", a.1));
+            }
+            patches.insert(a, b);
+            patches.insert(b, a);
         }
         for (setup, pl) in cfg.pipelines.into_iter().zip(&pipelines) {
             if let Some(program) = setup.program {
@@ -152,6 +201,7 @@ impl Switch {
         let sw = Arc::new(Switch {
             ports,
             by_num,
+            patches,
             pipelines,
             counters: Counters::default(),
             clock: SystemClock::new(),
@@ -242,6 +292,23 @@ impl Switch {
         self.pipelines.iter().find(|p| p.device_id() == id)
     }
 
+    /// The pipelines (indices) with a patch port.
+    pub(crate) fn patch_pipelines(&self) -> impl Iterator<Item = usize> + '_ {
+        self.patches.keys().map(|&(p, _)| p)
+    }
+
+    /// The patch ports: each pair once, as ((pipeline index, port), (pipeline index, port)).
+    pub fn patches(&self) -> Vec<(PatchEnd, PatchEnd)> {
+        let mut v: Vec<_> = self
+            .patches
+            .iter()
+            .filter(|(a, b)| a < b)
+            .map(|(a, b)| (*a, *b))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
     /// The ports.
     pub fn ports(&self) -> &[PortSlot] {
         &self.ports
@@ -276,18 +343,35 @@ impl Switch {
             self.counters.program_drops.fetch_add(1, Ordering::Relaxed);
         }
         let mut touched = vec![false; self.ports.len()];
+        let mut patched = Vec::new();
         for (port, b) in &outs {
-            self.send(pipeline, &image, *port, b, &mut touched);
+            self.send(pipeline, &image, *port, b, &mut touched, 1, &mut patched);
         }
-        self.flush(&mut touched);
         // A retired image's digests were delivered before it retired.
         let _ = image.update(|s, _| pipeline.deliver_digests(&image, s));
+        // What went over patch ports, through the next pipelines' interpreters.
+        while let Some((p, port, passes, bytes)) = patched.pop() {
+            let next = &self.pipelines[p];
+            let Some(img) = next.image() else {
+                self.counters.no_program.fetch_add(1, Ordering::Relaxed);
+                next.counters.no_program.fetch_add(1, Ordering::Relaxed);
+                continue;
+            };
+            let outs = img.inject(port, &bytes, &self.clock)?;
+            for (out, b) in &outs {
+                self.send(next, &img, *out, b, &mut touched, passes, &mut patched);
+            }
+            let _ = img.update(|s, _| next.deliver_digests(&img, s));
+        }
+        self.flush(&mut touched);
         Ok(())
     }
 
     /// Sends one output of `pipeline`'s `image` to `port`: the controller for the CPU port,
-    /// else the port of that number (an unknown number is counted). Marks the port in
-    /// `touched` for [`Switch::flush`].
+    /// else the pipeline's port of that number (an unknown number is counted). Marks the port
+    /// in `touched` for [`Switch::flush`]. A patch port's output goes to `patched` (with `passes`, the pipelines the packet has
+    /// passed through, this one included), unless it has passed through [`MAX_PASSES`].
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn send(
         &self,
         pipeline: &Pipeline,
@@ -295,12 +379,22 @@ impl Switch {
         port: u64,
         bytes: &[u8],
         touched: &mut [bool],
+        passes: u8,
+        patched: &mut Vec<Patched>,
     ) {
         if pipeline.cpu_port() == Some(port) {
             pipeline.packet_in(image, bytes);
             return;
         }
-        let Some(&j) = self.by_num.get(&port) else {
+        if let Some(&(p, n)) = self.patches.get(&(pipeline.index(), port)) {
+            if passes >= MAX_PASSES {
+                self.counters.patch_loop.fetch_add(1, Ordering::Relaxed);
+            } else {
+                patched.push((p, n, passes + 1, bytes.to_vec()));
+            }
+            return;
+        }
+        let Some(&j) = self.by_num.get(&(pipeline.index(), port)) else {
             self.counters.unknown_port.fetch_add(1, Ordering::Relaxed);
             return;
         };

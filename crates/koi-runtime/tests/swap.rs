@@ -87,6 +87,7 @@ fn swaps_under_traffic_lose_nothing_and_carry_the_counts_exactly() {
                 0,
             ),
         ],
+        patches: vec![],
         threads: 1,
         cache: Some(Default::default()),
     })
@@ -164,6 +165,7 @@ fn a_swap_that_cannot_carry_the_state_changes_nothing() {
             init: None,
         }],
         ports: vec![],
+        patches: vec![],
         threads: 1,
         cache: Some(Default::default()),
     })

@@ -61,6 +61,7 @@ impl Rig {
                 init: None,
             }],
             ports,
+            patches: vec![],
             threads: 1,
             cache: Some(Default::default()),
         })

@@ -28,6 +28,9 @@ pub struct CtlArgs {
     /// The switch's control socket (default: as `koi run` chooses it).
     #[arg(long, value_name = "PATH")]
     pub ctl: Option<PathBuf>,
+    /// The pipeline the commands are for (`koi run --pipeline NAME=...`); default: the first.
+    #[arg(long, value_name = "NAME")]
+    pub pipeline: Option<String>,
     /// A command and its arguments (`table_add fwd set_port 1 => 2`, `port_show`, `help`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<String>,
@@ -37,6 +40,8 @@ pub struct CtlArgs {
 pub struct Conn {
     reader: BufReader<UnixStream>,
     writer: UnixStream,
+    /// `@NAME ` when the commands are for pipeline NAME, else empty.
+    prefix: String,
 }
 
 /// Why a request got no reply.
@@ -52,7 +57,16 @@ impl Conn {
     pub fn connect(path: &Path) -> std::io::Result<Conn> {
         let writer = UnixStream::connect(path)?;
         let reader = BufReader::new(writer.try_clone()?);
-        Ok(Conn { reader, writer })
+        Ok(Conn {
+            reader,
+            writer,
+            prefix: String::new(),
+        })
+    }
+
+    /// Sends every later command to pipeline `name`.
+    pub fn for_pipeline(&mut self, name: &str) {
+        self.prefix = format!("@{name} ");
     }
 
     /// Sends one command line; returns its output or the switch's refusal.
@@ -68,7 +82,7 @@ impl Conn {
         }
         let io = |e: std::io::Error| ConnError::Io(e.to_string());
         self.writer
-            .write_all(format!("{line}\n").as_bytes())
+            .write_all(format!("{}{line}\n", self.prefix).as_bytes())
             .map_err(io)?;
         let mut out = String::new();
         let mut error = None;
@@ -112,6 +126,9 @@ pub fn run(a: &CtlArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(p) = &a.pipeline {
+        conn.for_pipeline(p);
+    }
     if !a.command.is_empty() {
         return match one(&mut conn, &a.command.join(" ")) {
             Some(true) => ExitCode::SUCCESS,

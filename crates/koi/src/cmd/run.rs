@@ -12,6 +12,7 @@ use clap::Args;
 use koi_datapath::DatapathConfig;
 use koi_ports::PortSpec;
 use koi_runtime::ctl_socket::{self, CtlSocket};
+use koi_runtime::switch::PatchEnd;
 use koi_runtime::{Flags, PipelineConfig, PipelineSetup, Program, StateInit, Switch, SwitchConfig};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,12 +28,24 @@ pub struct RunArgs {
     #[arg(short = 'D', value_name = "NAME[=VAL]")]
     pub define: Vec<String>,
     /// A port: `N=IFNAME` (AF_PACKET), `N=xdp:IFNAME[@QUEUE]` (AF_XDP, generic mode),
-    /// `N=pcap:IN,OUT`, `N=tap:NAME`. Repeat for each port.
-    #[arg(long = "port", value_name = "N=SPEC", required = true)]
+    /// `N=pcap:IN,OUT`, `N=tap:NAME`; `@PIPELINE` at the end binds it to that pipeline
+    /// (default: the first). Port numbers are each pipeline's own. Repeat for each port.
+    #[arg(long = "port", value_name = "N=SPEC[@PIPELINE]", required = true)]
     pub ports: Vec<String>,
-    /// simple_switch_CLI commands to run before forwarding (table_add, mc_*, ...).
-    #[arg(long, value_name = "FILE", requires = "program")]
-    pub entries: Option<PathBuf>,
+    /// simple_switch_CLI commands to run before forwarding (table_add, mc_*, ...), for the
+    /// first pipeline or, with `PIPELINE=`, for that one. Repeatable.
+    #[arg(long, value_name = "[PIPELINE=]FILE")]
+    pub entries: Vec<String>,
+    /// Another pipeline, with its program (none after `=`: it waits for a controller), its
+    /// P4Runtime device id after `:` (default: `--device-id` plus its place among the
+    /// pipelines). The positional program, if given, is pipeline `default`, the first.
+    #[arg(long = "pipeline", value_name = "NAME[:DEVICE_ID]=[PROG.p4]")]
+    pub pipelines: Vec<String>,
+    /// A patch port: port N of pipeline A joined to port M of pipeline B inside the switch
+    /// (what A sends to N enters B on M, and the reverse). A packet passes through at most 8
+    /// pipelines; beyond that it is dropped (`patch_loop`).
+    #[arg(long = "patch", value_name = "A:N=B:M")]
+    pub patches: Vec<String>,
     /// Control socket for `koi ctl` (mode 0600). Default: `/run/koi/koi.sock` if `/run/koi` is
     /// writable, else `$XDG_RUNTIME_DIR/koi.sock`, else `/tmp/koi-$UID.sock`.
     #[arg(long, value_name = "PATH")]
@@ -56,7 +69,7 @@ pub struct RunArgs {
     /// Do without the microflow (exact-match) cache tier: every lookup goes to the megaflows.
     #[arg(long)]
     pub no_microflow: bool,
-    /// The P4Runtime device id of the switch's pipeline.
+    /// The P4Runtime device id of the first pipeline (the others follow it, unless given).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub device_id: u64,
     /// The CPU port (v1model, as BMv2's `--cpu-port`): what the program sends there goes to
@@ -129,7 +142,12 @@ pub fn run(a: &RunArgs) -> ExitCode {
     }
 }
 
-fn parse_port(s: &str) -> Result<(u64, PortSpec), String> {
+/// `N=SPEC[@PIPELINE]`: the port number, its spec and its pipeline's name if given (a final
+/// `@WORD` that names a pipeline; AF_XDP's `@QUEUE` is a number).
+fn parse_port<'a>(
+    s: &'a str,
+    names: &[String],
+) -> Result<(u64, PortSpec, Option<&'a str>), String> {
     let (n, spec) = s
         .split_once('=')
         .ok_or_else(|| format!("--port {s}: expected N=SPEC"))?;
@@ -137,7 +155,77 @@ fn parse_port(s: &str) -> Result<(u64, PortSpec), String> {
         .trim()
         .parse()
         .map_err(|_| format!("--port {s}: `{n}` is not a port number"))?;
-    Ok((n, PortSpec::parse(spec).map_err(|e| e.to_string())?))
+    let (spec, pipeline) = match spec.rsplit_once('@') {
+        Some((sp, name)) if names.iter().any(|x| x == name) => (sp, Some(name)),
+        Some((_, name)) if name.parse::<u32>().is_err() => {
+            return Err(format!("--port {s}: no pipeline `{name}`"));
+        }
+        _ => (spec, None),
+    };
+    Ok((
+        n,
+        PortSpec::parse(spec).map_err(|e| e.to_string())?,
+        pipeline,
+    ))
+}
+
+/// A pipeline of the command line: name, device id, program file.
+struct PipelineArg {
+    name: String,
+    device_id: Option<u64>,
+    program: Option<PathBuf>,
+}
+
+/// `--pipeline NAME[:DEVICE_ID]=[PROG.p4]`.
+fn parse_pipeline(s: &str) -> Result<PipelineArg, String> {
+    let (head, prog) = s
+        .split_once('=')
+        .ok_or_else(|| format!("--pipeline {s}: expected NAME=PROG.p4 (or NAME= for none)"))?;
+    let (name, id) = match head.split_once(':') {
+        Some((n, id)) => (
+            n,
+            Some(
+                id.parse::<u64>()
+                    .map_err(|_| format!("--pipeline {s}: `{id}` is not a device id"))?,
+            ),
+        ),
+        None => (head, None),
+    };
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic())
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(format!(
+            "--pipeline {s}: a pipeline name is a letter then letters, digits, `_` or `-`"
+        ));
+    }
+    Ok(PipelineArg {
+        name: name.to_string(),
+        device_id: id,
+        program: (!prog.is_empty()).then(|| PathBuf::from(prog)),
+    })
+}
+
+/// `A:N=B:M`.
+fn parse_patch(s: &str, names: &[String]) -> Result<(PatchEnd, PatchEnd), String> {
+    let end = |e: &str| -> Result<PatchEnd, String> {
+        let (name, n) = e
+            .rsplit_once(':')
+            .ok_or_else(|| format!("--patch {s}: expected PIPELINE:PORT=PIPELINE:PORT"))?;
+        let p = names
+            .iter()
+            .position(|x| x == name)
+            .ok_or_else(|| format!("--patch {s}: no pipeline `{name}`"))?;
+        let n = n
+            .parse()
+            .map_err(|_| format!("--patch {s}: `{n}` is not a port number"))?;
+        Ok((p, n))
+    };
+    let (a, b) = s
+        .split_once('=')
+        .ok_or_else(|| format!("--patch {s}: expected PIPELINE:PORT=PIPELINE:PORT"))?;
+    Ok((end(a)?, end(b)?))
 }
 
 /// The datapath configuration of the cache flags; `None` with `--no-cache`.
@@ -157,44 +245,88 @@ fn cache_config(a: &RunArgs) -> Result<Option<DatapathConfig>, String> {
     }))
 }
 
-/// The switch's configuration from the command line; compiles the program.
+/// The switch's configuration from the command line; compiles the programs.
 fn config(a: &RunArgs) -> Result<SwitchConfig, (u8, String)> {
+    let usage = |e: String| (2, format!("koi: {e}"));
+    let mut args = Vec::new();
+    if a.program.is_some() || a.pipelines.is_empty() {
+        args.push(PipelineArg {
+            name: "default".into(),
+            device_id: None,
+            program: a.program.clone(),
+        });
+    }
+    for p in &a.pipelines {
+        args.push(parse_pipeline(p).map_err(usage)?);
+    }
+    let names: Vec<String> = args.iter().map(|p| p.name.clone()).collect();
+    for (i, n) in names.iter().enumerate() {
+        if names[..i].contains(n) {
+            return Err(usage(format!("--pipeline {n}: two pipelines of that name")));
+        }
+    }
     let mut ports = Vec::new();
     for s in &a.ports {
-        let (n, spec) = parse_port(s).map_err(|e| (2, format!("koi: {e}")))?;
-        ports.push((n, spec, 0));
+        let (n, spec, pipeline) = parse_port(s, &names).map_err(usage)?;
+        let p = pipeline.map_or(0, |name| names.iter().position(|x| x == name).unwrap_or(0));
+        ports.push((n, spec, p));
+    }
+    let mut patches = Vec::new();
+    for s in &a.patches {
+        patches.push(parse_patch(s, &names).map_err(usage)?);
+    }
+    let mut entries: Vec<Vec<PathBuf>> = vec![Vec::new(); args.len()];
+    for e in &a.entries {
+        let (p, file) = match e.split_once('=') {
+            Some((name, f)) if names.iter().any(|x| x == name) => {
+                (names.iter().position(|x| x == name).unwrap_or(0), f)
+            }
+            _ => (0, e.as_str()),
+        };
+        if args[p].program.is_none() {
+            return Err(usage(format!(
+                "--entries {e}: pipeline {} has no program to load them into",
+                names[p]
+            )));
+        }
+        entries[p].push(PathBuf::from(file));
     }
     let cache = cache_config(a).map_err(|e| (2, e))?;
-    let program = match &a.program {
-        Some(path) => {
-            let flags = Flags {
-                include: a.include.clone(),
-                define: a.define.clone(),
-            };
-            Some(Arc::new(
-                Program::compile_file(path, &flags).map_err(|e| (1, e))?,
-            ))
-        }
-        None => None,
+    let flags = Flags {
+        include: a.include.clone(),
+        define: a.define.clone(),
     };
-    let init: Option<StateInit> = a.entries.clone().map(|f| {
-        Box::new(move |state: &mut koi_state::State| {
-            let n = super::entries::load(state, &f)?;
-            tracing::info!(commands = n, file = %f.display(), "entries loaded");
-            Ok(())
-        }) as Box<_>
-    });
-    Ok(SwitchConfig {
-        pipelines: vec![PipelineSetup {
+    let mut pipelines = Vec::new();
+    for (k, (p, files)) in args.into_iter().zip(entries).enumerate() {
+        let program = match &p.program {
+            Some(path) => Some(Arc::new(
+                Program::compile_file(path, &flags).map_err(|e| (1, e))?,
+            )),
+            None => None,
+        };
+        let init: Option<StateInit> = (!files.is_empty()).then(|| {
+            Box::new(move |state: &mut koi_state::State| {
+                for f in &files {
+                    let n = super::entries::load(state, f)?;
+                    tracing::info!(commands = n, file = %f.display(), "entries loaded");
+                }
+                Ok(())
+            }) as Box<_>
+        });
+        pipelines.push(PipelineSetup {
             config: PipelineConfig {
-                name: "default".into(),
-                device_id: a.device_id,
+                name: p.name,
+                device_id: p.device_id.unwrap_or(a.device_id + k as u64),
                 cpu_port: a.cpu_port,
             },
             program,
             init,
-        }],
+        });
+    }
+    Ok(SwitchConfig {
+        pipelines,
         ports,
+        patches,
         threads: a.threads,
         cache,
     })

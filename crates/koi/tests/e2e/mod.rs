@@ -481,19 +481,26 @@ impl Lab {
             .map(|(k, h)| format!("{}={}{}", k + 1, self.port_kind, h.sw_if))
             .collect();
         ports.extend(extra_ports.iter().cloned());
+        let mut args = vec![program.display().to_string()];
+        for p in &ports {
+            args.extend(["--port".to_string(), p.clone()]);
+        }
+        args.extend(["--entries".to_string(), entries.display().to_string()]);
+        self.start_koi_args(&args, ports.len());
+    }
+
+    /// Starts `koi run ARGS... --ctl SOCK` in the switch namespace and waits until it forwards
+    /// (`koi ctl port_show` lists ports 1 to `ports`).
+    pub fn start_koi_args(&mut self, args: &[String], ports: usize) {
         let mut c = Command::new("ip");
         c.args(["netns", "exec", &self.sw])
             .arg(env!("CARGO_BIN_EXE_koi"))
             .arg("run")
-            .arg(program);
-        for p in &ports {
-            c.args(["--port", p]);
-        }
+            .args(args);
+        let ports: Vec<String> = (1..=ports).map(|n| n.to_string()).collect();
         let out = std::fs::File::create(self.dir.join("koi.out")).expect("koi.out");
         let err = std::fs::File::create(self.dir.join("koi.err")).expect("koi.err");
-        c.arg("--entries")
-            .arg(entries)
-            .arg("--ctl")
+        c.arg("--ctl")
             .arg(self.sock())
             .stdin(Stdio::null())
             .stdout(out)

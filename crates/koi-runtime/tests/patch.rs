@@ -1,0 +1,191 @@
+//! Several pipelines in one switch, chained by patch ports: pipeline `a` takes numbered frames
+//! from a pcap port and hands them over a patch port to pipeline `b`, which sends them out to a
+//! pcap file; every frame arrives once, in order, counted by both programs. Then a loop of
+//! patch ports (each pipeline sends back where the frame came from): every frame is dropped
+//! after MAX_PASSES pipelines and counted as `patch_loop`, and nothing spins. Port numbers are
+//! each pipeline's own.
+
+use koi_ports::PortSpec;
+use koi_runtime::switch::MAX_PASSES;
+use koi_runtime::{Flags, PipelineConfig, PipelineSetup, Program, Switch, SwitchConfig};
+use pcap_file::pcap::{PcapPacket, PcapReader, PcapWriter};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn program() -> Arc<Program> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/swap_count.p4");
+    Arc::new(Program::compile_file(&path, &Flags::default()).expect("compiles"))
+}
+
+fn traffic(path: &Path, n: u32) {
+    let f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut w = PcapWriter::new(f).unwrap();
+    let mut frame = vec![0u8; 60];
+    frame[..6].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
+    frame[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
+    frame[12..14].copy_from_slice(&[0x88, 0xb5]);
+    for i in 0..n {
+        frame[14..18].copy_from_slice(&i.to_be_bytes());
+        w.write_packet(&PcapPacket::new(Duration::ZERO, 60, &frame))
+            .unwrap();
+    }
+}
+
+/// A pipeline running the counting program that sends frames to 02:..:02 to port `to`.
+fn pipeline(name: &str, device_id: u64, to: u64) -> PipelineSetup {
+    let cmd = format!("table_add route fwd 0x020000000002 => {to}");
+    PipelineSetup {
+        config: PipelineConfig {
+            name: name.into(),
+            device_id,
+            cpu_port: None,
+        },
+        program: Some(program()),
+        init: Some(Box::new(move |s: &mut koi_state::State| {
+            let c = koi_control::command::parse(&cmd)
+                .map_err(|e| e.to_string())?
+                .ok_or("empty")?;
+            koi_state::cli::execute(s, &c).map_err(|e| e.to_string())?;
+            Ok(())
+        })),
+    }
+}
+
+fn count(sw: &Switch, pipeline: &str) -> String {
+    sw.command(Some(pipeline), "register_read count 0").unwrap()
+}
+
+#[test]
+fn a_chain_of_pipelines_over_patch_ports_forwards_every_frame_once_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, output) = (dir.path().join("in.pcap"), dir.path().join("out.pcap"));
+    let n = 5_000u32;
+    traffic(&input, n);
+    // a: port 1 (pcap in) -> port 2 = patch to b's port 1; b: -> port 2 (pcap out). Both
+    // pipelines have a port 2, each its own.
+    let sw = Switch::start(SwitchConfig {
+        pipelines: vec![pipeline("a", 1, 2), pipeline("b", 2, 2)],
+        ports: vec![
+            (
+                1,
+                PortSpec::parse(&format!("pcap:{},", input.display())).unwrap(),
+                0,
+            ),
+            (
+                2,
+                PortSpec::parse(&format!("pcap:,{}", output.display())).unwrap(),
+                1,
+            ),
+        ],
+        patches: vec![((0, 2), (1, 1))],
+        threads: 1,
+        cache: Some(Default::default()),
+    })
+    .expect("switch");
+    let start = Instant::now();
+    let out = || {
+        sw.ports()[1]
+            .port
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .stats()
+            .tx_packets
+    };
+    while out() < u64::from(n) && start.elapsed() < PATIENCE {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let (ca, cb) = (count(&sw, "a"), count(&sw, "b"));
+    assert_eq!(sw.patches(), vec![((0, 2), (1, 1))]);
+    sw.stop();
+    sw.join();
+    assert!(
+        ca.trim_end().ends_with(&format!("= {n}")),
+        "a counted: {ca}"
+    );
+    assert!(
+        cb.trim_end().ends_with(&format!("= {n}")),
+        "b counted: {cb}"
+    );
+    let mut r = PcapReader::new(std::fs::File::open(&output).unwrap()).unwrap();
+    let mut next = 0u32;
+    while let Some(p) = r.next_packet() {
+        let p = p.unwrap();
+        let seq = u32::from_be_bytes(p.data[14..18].try_into().unwrap());
+        assert_eq!(seq, next, "frame {next} lost or out of order");
+        next += 1;
+    }
+    assert_eq!(next, n);
+    assert_eq!(sw.counters.patch_loop.load(Ordering::Relaxed), 0);
+}
+
+#[test]
+fn a_loop_of_patch_ports_drops_each_frame_after_max_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.pcap");
+    let n = 300u32;
+    traffic(&input, n);
+    // a: everything to port 2 = b's port 1; b: everything to port 1, back to a's port 2,
+    // which a sends to port 2 again...
+    let sw = Switch::start(SwitchConfig {
+        pipelines: vec![pipeline("a", 1, 2), pipeline("b", 2, 1)],
+        ports: vec![(
+            1,
+            PortSpec::parse(&format!("pcap:{},", input.display())).unwrap(),
+            0,
+        )],
+        patches: vec![((0, 2), (1, 1))],
+        threads: 1,
+        cache: Some(Default::default()),
+    })
+    .expect("switch");
+    let start = Instant::now();
+    while sw.counters.patch_loop.load(Ordering::Relaxed) < u64::from(n)
+        && start.elapsed() < PATIENCE
+    {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(sw.counters.patch_loop.load(Ordering::Relaxed), u64::from(n));
+    // Each frame went through a, b, a, b, ...: MAX_PASSES pipelines, half of them each.
+    let per = u64::from(MAX_PASSES) / 2 * u64::from(n);
+    for p in ["a", "b"] {
+        let c = count(&sw, p);
+        assert!(c.trim_end().ends_with(&format!("= {per}")), "{p}: {c}");
+    }
+    let stats = sw.command(None, "stats").unwrap();
+    assert!(stats.contains("patch_loop"), "{stats}");
+    sw.stop();
+    sw.join();
+}
+
+#[test]
+fn patch_ports_and_port_numbers_are_checked() {
+    let start = |ports: Vec<(u64, PortSpec, usize)>, patches| {
+        Switch::start(SwitchConfig {
+            pipelines: vec![pipeline("a", 1, 2), pipeline("b", 2, 2)],
+            ports,
+            patches,
+            threads: 1,
+            cache: None,
+        })
+        .map(|sw| {
+            sw.stop();
+            sw.join();
+        })
+    };
+    let pcap = || PortSpec::parse("pcap:,/dev/null").unwrap();
+    // The same number in two pipelines: two ports.
+    assert!(start(vec![(1, pcap(), 0), (1, pcap(), 1)], vec![]).is_ok());
+    let e = start(vec![(1, pcap(), 0), (1, pcap(), 0)], vec![]).unwrap_err();
+    assert!(e.contains("given twice"), "{e}");
+    let e = start(vec![(1, pcap(), 0)], vec![((0, 1), (1, 1))]).unwrap_err();
+    assert!(e.contains("taken"), "{e}");
+    let e = start(vec![], vec![((0, 1), (0, 1))]).unwrap_err();
+    assert!(e.contains("itself"), "{e}");
+    let e = start(vec![], vec![((0, 1), (5, 1))]).unwrap_err();
+    assert!(e.contains("no pipeline"), "{e}");
+}
