@@ -73,10 +73,16 @@ impl Devices {
     /// The device with P4Runtime id `id`.
     pub fn get(&self, id: u64) -> Option<Arc<Device>> {
         let mut map = lock(&self.map);
-        if let Some(d) = map.get(&id) {
+        let Some(pipeline) = self.switch.pipeline_by_device(id) else {
+            // A removed pipeline's device goes with it.
+            map.remove(&id);
+            return None;
+        };
+        if let Some(d) = map.get(&id)
+            && Arc::ptr_eq(&d.pipeline, &pipeline)
+        {
             return Some(Arc::clone(d));
         }
-        let pipeline = Arc::clone(self.switch.pipeline_by_device(id)?);
         let (d, rx) = Device::new(Arc::clone(&self.switch), pipeline);
         self.handle
             .spawn(device_task(Arc::clone(&d), rx, self.stop.clone()));
@@ -172,7 +178,7 @@ impl Server {
         });
         // Devices exist from the start, so that packet-ins and digests are counted even
         // before a controller connects.
-        for p in switch.pipelines() {
+        for p in switch.live_pipelines() {
             devices.get(p.device_id());
         }
         let listener = {

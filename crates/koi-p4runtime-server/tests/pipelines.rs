@@ -1,6 +1,6 @@
 //! Several pipelines in one switch are several P4Runtime devices on the one server: each has
 //! its own device id, arbitration, program and state; a Write to one is not seen by the
-//! other.
+//! other. Pipelines added and removed at run time come and go as devices.
 
 mod support;
 
@@ -99,6 +99,20 @@ async fn each_pipeline_is_a_device_of_its_own() {
     c.write(wb).await.unwrap();
     let out = sw.command(Some("b"), "table_num_entries dmac").unwrap();
     assert_eq!(out.trim(), "1", "{out}");
+    // A pipeline added while the server runs is a device at once; removed, it is gone.
+    sw.command(None, "pipeline_add c --device-id 20").unwrap();
+    c.capabilities(CapabilitiesRequest { device_id: 20 })
+        .await
+        .unwrap();
+    let mut sc = Stream::open(&mut c).await;
+    sc.arbitrate(20, Some(5)).await;
+    assert_eq!(sc.arbitration_code().await, Code::Ok as i32);
+    sw.command(None, "pipeline_remove c").unwrap();
+    let e = c
+        .capabilities(CapabilitiesRequest { device_id: 20 })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::NotFound);
     server.shutdown();
     sw.stop();
     sw.join();

@@ -317,7 +317,7 @@ async fn a_saved_config_takes_the_writes_until_commit_loads_it() {
     c.set_forwarding_pipeline_config(set_config(&prog, Action::VerifyAndCommit, 1))
         .await
         .unwrap();
-    let pl = std::sync::Arc::clone(rig.switch.pipeline(None).unwrap());
+    let pl = rig.switch.pipeline(None).unwrap();
     assert_eq!(pl.generation(), 1);
     c.set_forwarding_pipeline_config(set_config(&prog, Action::VerifyAndSave, 1))
         .await

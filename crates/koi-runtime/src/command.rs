@@ -2,7 +2,7 @@
 //! [`koi_control::command`] (run on the pipeline's current image through [`Image::update`], so
 //! a write lands between two batches and every thread's caches drop what it invalidates before
 //! their next packet), and koi's own: `help`, `port_show`, `stats`, `trace <port> <hex>`,
-//! `cache_show`, `dump_flows [N]`, `load PROG.p4 [-I DIR]... [-D NAME[=VAL]]... [--reset]`
+//! `cache_show`, `dump_flows [N]`, `port_add N SPEC`, `port_remove N`, `load PROG.p4 [-I DIR]... [-D NAME[=VAL]]... [--reset]`
 //! (replace the program while forwarding: see [`Pipeline::swap`]) and the internal
 //! `koi_names` (table, action and extern names for `koi ctl`'s completion).
 //!
@@ -45,6 +45,26 @@ pub const KOI_COMMANDS: &[(&str, &str)] = &[
         "dump_flows [N]: per poll thread, up to N (default 50) megaflows with their hits, the key bits they match and their compiled action programs",
     ),
     (
+        "pipeline_show",
+        "the pipelines: name, P4Runtime device id, program, ports, patch ports",
+    ),
+    (
+        "pipeline_add",
+        "pipeline_add NAME [PROG.p4] [--device-id N]: a new pipeline (its ports with koi ctl --pipeline NAME port_add)",
+    ),
+    (
+        "pipeline_remove",
+        "pipeline_remove NAME: remove a pipeline without ports",
+    ),
+    (
+        "port_add",
+        "port_add N SPEC: open a port (an interface, xdp:IF, pcap:IN,OUT, tap:NAME) as the pipeline's port N and forward from it",
+    ),
+    (
+        "port_remove",
+        "port_remove N: stop forwarding from and to the pipeline's port N and close it",
+    ),
+    (
         "load",
         "load PROG.p4 [-I DIR]... [-D NAME[=VAL]]... [--reset]: replace the program while forwarding, keeping the tables, profiles, registers, counters, meters, groups and sessions that still fit (--reset: start afresh)",
     ),
@@ -54,14 +74,29 @@ impl Switch {
     /// Runs one command line on pipeline `pipeline` (`None`: the first); `Ok` holds its
     /// output, `Err` the reason it was refused. A `#` starts a comment.
     pub fn command(&self, pipeline: Option<&str>, line: &str) -> Result<String, String> {
-        let pl = self
-            .pipeline(pipeline)
-            .ok_or_else(|| format!("no pipeline {}", pipeline.unwrap_or("")))?;
         let code = line.find('#').map_or(line, |i| &line[..i]);
         let words: Vec<&str> = code.split_whitespace().collect();
         let Some((&cmd, args)) = words.split_first() else {
             return Ok(String::new());
         };
+        // The switch's own commands, for any pipeline.
+        match cmd {
+            "pipeline_add" => return self.pipeline_add(args),
+            "pipeline_remove" => {
+                return match args {
+                    [name] => self
+                        .remove_pipeline(name)
+                        .map(|()| format!("pipeline {name} removed\n")),
+                    _ => Err("usage: pipeline_remove NAME".into()),
+                };
+            }
+            "pipeline_show" => return Ok(self.pipeline_show()),
+            _ => {}
+        }
+        let pl = self
+            .pipeline(pipeline)
+            .ok_or_else(|| format!("no pipeline {}", pipeline.unwrap_or("")))?;
+        let pl = &*pl;
         let no_args = || {
             if args.is_empty() {
                 Ok(())
@@ -94,6 +129,23 @@ impl Switch {
             }
             "dump_flows" => dump_flows(pl, args),
             "load" => load(pl, args),
+            "port_add" => match args {
+                [n, spec] => {
+                    let n = port_number(n)?;
+                    let spec = koi_ports::PortSpec::parse(spec).map_err(|e| e.to_string())?;
+                    self.add_port(pl, n, &spec)?;
+                    Ok(format!("pipeline {}: port {n} added\n", pl.name()))
+                }
+                _ => Err("usage: port_add N SPEC".into()),
+            },
+            "port_remove" => match args {
+                [n] => {
+                    let n = port_number(n)?;
+                    self.remove_port(pl, n)?;
+                    Ok(format!("pipeline {}: port {n} removed\n", pl.name()))
+                }
+                _ => Err("usage: port_remove N".into()),
+            },
             "koi_names" => no_args().map(|_| pl.image().map(|i| names(&i)).unwrap_or_default()),
             _ => {
                 let Some(cmd) = koi_control::command::parse(line).map_err(|e| e.to_string())?
@@ -111,7 +163,7 @@ impl Switch {
 
     fn port_show(&self) -> String {
         let mut out = String::new();
-        for slot in &self.ports {
+        for slot in self.ports().iter() {
             let port = lock(&slot.port);
             out.push_str(&format!(
                 "port {} ({}): {}\n",
@@ -145,7 +197,7 @@ impl Switch {
             total.drop_ring_full,
             self.started().elapsed().as_secs()
         );
-        for pl in self.pipelines() {
+        for pl in self.live_pipelines() {
             let program = match pl.image() {
                 Some(i) => format!(
                     "{} (generation {}, loaded {} s ago)",
@@ -224,6 +276,99 @@ fn help() -> String {
         out.push('\n');
     }
     out
+}
+
+impl Switch {
+    /// `pipeline_add NAME [PROG.p4] [--device-id N]` (the device id: by default one more than
+    /// the largest in use; the CPU port: the first pipeline's).
+    fn pipeline_add(&self, args: &[&str]) -> Result<String, String> {
+        let usage = "usage: pipeline_add NAME [PROG.p4] [--device-id N]";
+        let (mut name, mut file, mut device_id) = (None, None, None);
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            match *a {
+                "--device-id" => {
+                    let v = it.next().ok_or(usage)?;
+                    device_id = Some(
+                        v.parse::<u64>()
+                            .map_err(|_| format!("`{v}` is not a device id"))?,
+                    );
+                }
+                _ if name.is_none() => name = Some(*a),
+                _ if file.is_none() => file = Some(*a),
+                _ => return Err(usage.into()),
+            }
+        }
+        let name = name.ok_or(usage)?;
+        if !name.starts_with(|c: char| c.is_ascii_alphabetic())
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(format!(
+                "`{name}`: a pipeline name is a letter then letters, digits, `_` or `-`"
+            ));
+        }
+        let live = self.live_pipelines();
+        let device_id =
+            device_id.unwrap_or_else(|| live.iter().map(|p| p.device_id()).max().unwrap_or(0) + 1);
+        let cpu_port = live.first().and_then(|p| p.cpu_port());
+        let program = match file {
+            Some(f) => Some(Arc::new(crate::Program::compile_file(
+                std::path::Path::new(f),
+                &crate::Flags::default(),
+            )?)),
+            None => None,
+        };
+        let pl = self.add_pipeline(
+            crate::PipelineConfig {
+                name: name.to_string(),
+                device_id,
+                cpu_port,
+            },
+            program,
+        )?;
+        Ok(format!(
+            "pipeline {} added (P4Runtime device {})\n",
+            pl.name(),
+            pl.device_id()
+        ))
+    }
+
+    /// `pipeline_show`.
+    fn pipeline_show(&self) -> String {
+        let table = self.ports();
+        let all = self.pipelines();
+        let mut out = String::new();
+        for pl in all.iter().filter(|p| !p.is_removed()) {
+            let program = pl
+                .image()
+                .map_or("no program".to_string(), |i| i.program().name.clone());
+            let ports: Vec<String> = table
+                .iter()
+                .filter(|s| s.pipeline == pl.index())
+                .map(|s| format!("{} ({})", s.num, lock(&s.port).name()))
+                .collect();
+            out.push_str(&format!(
+                "pipeline {}: device {}, {program}, ports [{}]\n",
+                pl.name(),
+                pl.device_id(),
+                ports.join(", ")
+            ));
+        }
+        for ((pa, na), (pb, nb)) in self.patches() {
+            out.push_str(&format!(
+                "patch {}:{na} = {}:{nb}\n",
+                all[pa].name(),
+                all[pb].name()
+            ));
+        }
+        out
+    }
+}
+
+fn port_number(s: &str) -> Result<u64, String> {
+    s.parse().map_err(|_| format!("`{s}` is not a port number"))
 }
 
 /// `load PROG.p4 [-I DIR]... [-D NAME[=VAL]]... [--reset]`: compiles the program (on the

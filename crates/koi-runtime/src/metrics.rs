@@ -209,7 +209,7 @@ fn pipelines(m: &mut String, shared: &Switch) {
     ];
     for (name, help, f) in counts {
         let _ = writeln!(m, "# HELP {name} {help}\n# TYPE {name} counter");
-        for pl in shared.pipelines() {
+        for pl in shared.live_pipelines() {
             let v = f(&pl.counters).load(Ordering::Relaxed);
             let _ = writeln!(m, "{name}{{pipeline=\"{}\"}} {v}", escape(pl.name()));
         }
@@ -218,7 +218,7 @@ fn pipelines(m: &mut String, shared: &Switch) {
         m,
         "# HELP koi_table_entries Entries installed in the table.\n# TYPE koi_table_entries gauge"
     );
-    for pl in shared.pipelines() {
+    for pl in shared.live_pipelines() {
         let Some(image) = pl.image() else {
             continue;
         };

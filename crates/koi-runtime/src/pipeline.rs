@@ -68,6 +68,8 @@ pub struct Pipeline {
     loads: Mutex<u64>,
     events: RwLock<Option<Arc<dyn Events>>>,
     pub counters: PipelineCounters,
+    /// Set when the pipeline is removed from the switch.
+    removed: std::sync::atomic::AtomicBool,
 }
 
 impl Pipeline {
@@ -87,11 +89,27 @@ impl Pipeline {
             loads: Mutex::new(0),
             events: RwLock::new(None),
             counters: PipelineCounters::default(),
+            removed: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
     pub fn name(&self) -> &str {
         &self.config.name
+    }
+
+    /// Whether it was removed from the switch ([`crate::Switch::remove_pipeline`]).
+    pub fn is_removed(&self) -> bool {
+        self.removed.load(Ordering::Acquire)
+    }
+
+    /// Marks it removed and drops its image (the poll threads let go of it when they next
+    /// look at the generation).
+    pub(crate) fn remove(&self) {
+        let mut loads = lock(&self.loads);
+        self.removed.store(true, Ordering::Release);
+        *loads += 1;
+        *self.image.write().unwrap_or_else(|p| p.into_inner()) = None;
+        self.generation.store(*loads, Ordering::Release);
     }
 
     /// Its index among the switch's pipelines ([`crate::Switch::pipelines`]).

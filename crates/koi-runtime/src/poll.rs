@@ -20,7 +20,7 @@ use crate::cache::Publisher;
 use crate::image::Image;
 use crate::lock;
 use crate::pipeline::Pipeline;
-use crate::switch::{Patched, Switch};
+use crate::switch::{Patched, PortTable, Switch};
 use koi_datapath::{Datapath, PathTaken};
 use koi_interp::Interpreter;
 use koi_ports::{Batch, Poller, Readiness, Wake};
@@ -169,9 +169,9 @@ struct Work {
     patched: Vec<Patched>,
 }
 
-/// Forwards packets received on the ports `mine` (indices into the switch's ports) until the
-/// switch stops; `t` numbers the thread.
-pub(crate) fn poll_loop(sw: &Switch, t: usize, mine: &[usize]) {
+/// Forwards packets received on the ports given to thread `t` until the switch stops; the
+/// ports are those of the switch's current port table, looked at again when it changes.
+pub(crate) fn poll_loop(sw: &Switch, t: usize) {
     let mut slots: Vec<Slot> = sw
         .pipelines()
         .iter()
@@ -180,22 +180,39 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize, mine: &[usize]) {
             engine: None,
         })
         .collect();
-    let used: Vec<usize> = {
-        let mut u: Vec<usize> = mine.iter().map(|&i| sw.ports[i].pipeline).collect();
-        // Pipelines behind patch ports take this thread's packets too.
-        u.extend(sw.patch_pipelines());
-        u.sort_unstable();
-        u.dedup();
-        u
-    };
-    let mut work = Work {
-        touched: vec![false; sw.ports.len()],
-        ..Work::default()
-    };
+    let mut work = Work::default();
     let mut batch = Batch::new(koi_ports::DEFAULT_SNAPLEN);
     let mut poller = Poller::new();
-    let mut ready: Vec<Readiness> = Vec::with_capacity(mine.len());
+    let mut ready: Vec<Readiness> = Vec::new();
+    let (mut version, mut table) = (0, sw.ports());
+    let mut mine: Vec<usize> = Vec::new();
+    let mut used: Vec<usize> = Vec::new();
     while !sw.stopping() {
+        if sw.ports_version() != version {
+            version = sw.ports_version();
+            table = sw.ports();
+            mine = (0..table.len()).filter(|&i| table[i].thread == t).collect();
+            used = mine.iter().map(|&i| table[i].pipeline).collect();
+            // Pipelines behind patch ports take this thread's packets too.
+            used.extend(sw.patch_pipelines());
+            used.sort_unstable();
+            used.dedup();
+            work.touched = vec![false; table.len()];
+            // Pipelines added since: a slot each. Pipelines this thread no longer serves:
+            // their engines (and images) go.
+            slots.resize_with(sw.pipelines().len(), || Slot {
+                generation: 0,
+                engine: None,
+            });
+            for (p, slot) in slots.iter_mut().enumerate() {
+                if !used.contains(&p)
+                    && let Some(mut e) = slot.engine.take()
+                {
+                    e.with_dependent_mut(|image, e| e.idle(image, true));
+                    slot.generation = 0;
+                }
+            }
+        }
         for &p in &used {
             let slot = &mut slots[p];
             slot.refresh(&sw.pipelines()[p], t);
@@ -205,14 +222,14 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize, mine: &[usize]) {
             }
         }
         ready.clear();
-        ready.extend(mine.iter().map(|&i| lock(&sw.ports[i].port).readiness()));
+        ready.extend(mine.iter().map(|&i| lock(&table[i].port).readiness()));
         if let Err(e) = poller.wait(&ready, POLL_MS) {
             tracing::error!(error = %e, "poll failed");
             sw.stop();
             break;
         }
         for (k, &i) in mine.iter().enumerate() {
-            let slot = &sw.ports[i];
+            let slot = &table[i];
             let wake = poller.wake(k);
             if wake == Wake::Nothing && ready[k] != Readiness::Idle {
                 continue;
@@ -230,7 +247,7 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize, mine: &[usize]) {
                 continue;
             }
             let into = (slot.pipeline, slot.num, 1);
-            run_batch(sw, &mut slots, t, into, batch.packets(), &mut work);
+            run_batch(sw, &table, &mut slots, t, into, batch.packets(), &mut work);
             // What the batch sent over patch ports, pipeline after pipeline, in order; each
             // hop counts towards MAX_PASSES, so this ends.
             let mut pending = std::mem::take(&mut work.patched);
@@ -243,7 +260,8 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize, mine: &[usize]) {
                         .peek()
                         .is_none_or(|x| (x.0, x.1, x.2) != (p, n, passes))
                     {
-                        run_batch(sw, &mut slots, t, (p, n, passes), &packets, &mut work);
+                        let into = (p, n, passes);
+                        run_batch(sw, &table, &mut slots, t, into, &packets, &mut work);
                         packets.clear();
                     }
                 }
@@ -263,6 +281,7 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize, mine: &[usize]) {
 /// `into.2` pipelines (this one included), through this thread's engine for that pipeline.
 fn run_batch(
     sw: &Switch,
+    table: &PortTable,
     slots: &mut [Slot],
     t: usize,
     into: (usize, u64, u8),
@@ -277,7 +296,7 @@ fn run_batch(
         engine.refresh(pipeline, t);
         match &mut engine.engine {
             Some(e) => {
-                if forward(sw, pipeline, e, work, packets, port, passes) {
+                if forward(sw, table, pipeline, e, work, packets, port, passes) {
                     break;
                 }
                 // Retired while we waited for its lock: the batch goes to the new image,
@@ -296,8 +315,10 @@ fn run_batch(
 /// Runs the packets received on `port` through `engine` (the cached datapath takes them as
 /// one batch) and sends what comes out, in order. Returns false, having done nothing, when
 /// the engine's image was retired (its state carried over to a newer image).
+#[allow(clippy::too_many_arguments)]
 fn forward(
     sw: &Switch,
+    table: &PortTable,
     pipeline: &Pipeline,
     engine: &mut EngineCell,
     work: &mut Work,
@@ -373,7 +394,9 @@ fn forward(
             let mut any = false;
             for (_, out_port, bytes) in mine {
                 any = true;
-                sw.send(pipeline, image, out_port, bytes, touched, passes, patched);
+                sw.send(
+                    table, pipeline, image, out_port, bytes, touched, passes, patched,
+                );
             }
             if !any {
                 sw.counters.program_drops.fetch_add(1, Ordering::Relaxed);
@@ -381,6 +404,6 @@ fn forward(
         }
         true
     });
-    sw.flush(touched);
+    sw.flush(table, touched);
     done
 }

@@ -31,7 +31,7 @@ use koi_ports::{Port, PortSpec};
 use koi_state::{State, SystemClock};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -50,7 +50,48 @@ pub struct PortSlot {
     pub num: u64,
     /// Index of its pipeline in [`Switch::pipelines`].
     pub pipeline: usize,
+    /// The poll thread that receives from it (for as long as it exists).
+    pub thread: usize,
     pub port: Mutex<Box<dyn Port>>,
+}
+
+/// The switch's ports at one moment, replaced whole when a port is added or removed
+/// ([`Switch::add_port`], [`Switch::remove_port`]); a poll thread takes the current table
+/// before each round of polling and keeps it for that round, so a port removed meanwhile is
+/// closed once no thread uses it. Indexes as a slice of its ports.
+pub struct PortTable {
+    slots: Vec<Arc<PortSlot>>,
+    /// (pipeline index, port number) to index in `slots`.
+    by_num: HashMap<PatchEnd, usize>,
+    /// One end of a patch port to the other end.
+    patches: HashMap<PatchEnd, PatchEnd>,
+}
+
+impl std::ops::Deref for PortTable {
+    type Target = [Arc<PortSlot>];
+    fn deref(&self) -> &[Arc<PortSlot>] {
+        &self.slots
+    }
+}
+
+impl PortTable {
+    fn new(slots: Vec<Arc<PortSlot>>, patches: HashMap<PatchEnd, PatchEnd>) -> PortTable {
+        let by_num = slots
+            .iter()
+            .enumerate()
+            .map(|(i, s)| ((s.pipeline, s.num), i))
+            .collect();
+        PortTable {
+            slots,
+            by_num,
+            patches,
+        }
+    }
+
+    /// Whether port `num` of pipeline `pipeline` exists (a port or a patch port).
+    fn taken(&self, end: PatchEnd) -> bool {
+        self.by_num.contains_key(&end) || self.patches.contains_key(&end)
+    }
 }
 
 /// Drops that belong to no port.
@@ -102,7 +143,7 @@ pub struct SwitchConfig {
     pub ports: Vec<(u64, PortSpec, usize)>,
     /// Patch ports: (pipeline index, port number) pairs joined inside the process.
     pub patches: Vec<(PatchEnd, PatchEnd)>,
-    /// Poll threads (at most one per port is used).
+    /// Poll threads (ports added later are dealt out among them too).
     pub threads: usize,
     /// The flow caches' configuration; `None`: every packet through the interpreter.
     pub cache: Option<DatapathConfig>,
@@ -110,12 +151,17 @@ pub struct SwitchConfig {
 
 /// A running switch. Shared (`Arc`) by its poll threads and its control clients.
 pub struct Switch {
-    pub(crate) ports: Vec<PortSlot>,
-    /// (pipeline index, port number) to index in `ports`.
-    by_num: HashMap<(usize, u64), usize>,
-    /// (pipeline index, port number) of one end of a patch to the other end.
-    patches: HashMap<(usize, u64), (usize, u64)>,
-    pipelines: Vec<Arc<Pipeline>>,
+    ports: RwLock<Arc<PortTable>>,
+    /// Bumped each time the port table is replaced.
+    ports_version: AtomicU64,
+    /// Serialises port additions and removals.
+    port_changes: Mutex<()>,
+    poll_threads: usize,
+    /// Every pipeline ever added, by index (a removed one stays, marked, so that indices
+    /// hold); replaced whole when one is added.
+    pipelines: RwLock<Arc<Vec<Arc<Pipeline>>>>,
+    /// The flow cache configuration new pipelines get.
+    cache: Option<DatapathConfig>,
     pub counters: Counters,
     clock: SystemClock,
     stop: AtomicBool,
@@ -127,7 +173,7 @@ impl Switch {
     /// Opens the ports, loads the pipelines' programs and starts the poll threads. Fails (and
     /// opens nothing that stays open) if a port cannot be opened or a program not loaded.
     pub fn start(cfg: SwitchConfig) -> Result<Arc<Switch>, String> {
-        let threads = cfg.threads.clamp(1, cfg.ports.len().max(1));
+        let threads = cfg.threads.max(1);
         let mut pipelines = Vec::new();
         let mut seen_ids = Vec::new();
         for p in &cfg.pipelines {
@@ -189,20 +235,24 @@ impl Switch {
             }
         }
         let mut ports = Vec::new();
-        for (n, spec, p) in &cfg.ports {
+        for (i, (n, spec, p)) in cfg.ports.iter().enumerate() {
             let port = koi_ports::open(spec).map_err(|e| format!("port {n}: {e}"))?;
             tracing::info!(port = n, name = port.name(), "port open");
-            ports.push(PortSlot {
+            ports.push(Arc::new(PortSlot {
                 num: *n,
                 pipeline: *p,
+                thread: i % threads,
                 port: Mutex::new(port),
-            });
+            }));
         }
+        drop(by_num);
         let sw = Arc::new(Switch {
-            ports,
-            by_num,
-            patches,
-            pipelines,
+            ports: RwLock::new(Arc::new(PortTable::new(ports, patches))),
+            ports_version: AtomicU64::new(1),
+            port_changes: Mutex::new(()),
+            poll_threads: threads,
+            pipelines: RwLock::new(Arc::new(pipelines)),
+            cache: cfg.cache.clone(),
             counters: Counters::default(),
             clock: SystemClock::new(),
             stop: AtomicBool::new(false),
@@ -210,11 +260,10 @@ impl Switch {
             threads: Mutex::new(Vec::new()),
         });
         for t in 0..threads {
-            let mine: Vec<usize> = (t..sw.ports.len()).step_by(threads).collect();
             let s = Arc::clone(&sw);
             let spawned = std::thread::Builder::new()
                 .name(format!("koi-poll-{t}"))
-                .spawn(move || crate::poll::poll_loop(&s, t, &mine));
+                .spawn(move || crate::poll::poll_loop(&s, t));
             match spawned {
                 Ok(h) => lock(&sw.threads).push(h),
                 Err(e) => {
@@ -225,9 +274,9 @@ impl Switch {
             }
         }
         tracing::info!(
-            ports = sw.ports.len(),
+            ports = sw.ports().len(),
             threads,
-            pipelines = sw.pipelines.len(),
+            pipelines = sw.pipelines().len(),
             "forwarding"
         );
         Ok(sw)
@@ -269,37 +318,128 @@ impl Switch {
             };
             let _ = h.join();
         }
-        for slot in &self.ports {
+        for slot in self.ports().iter() {
             let _ = lock(&slot.port).flush();
         }
     }
 
-    /// The pipelines, in the order they were configured.
-    pub fn pipelines(&self) -> &[Arc<Pipeline>] {
-        &self.pipelines
+    /// Every pipeline by index, in the order they were added, removed ones included (see
+    /// [`Pipeline::is_removed`]).
+    pub fn pipelines(&self) -> Arc<Vec<Arc<Pipeline>>> {
+        self.pipelines
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
-    /// The pipeline named `name`, or with `None` the first one.
-    pub fn pipeline(&self, name: Option<&str>) -> Option<&Arc<Pipeline>> {
+    /// The pipelines in use, in the order they were added.
+    pub fn live_pipelines(&self) -> Vec<Arc<Pipeline>> {
+        self.pipelines()
+            .iter()
+            .filter(|p| !p.is_removed())
+            .cloned()
+            .collect()
+    }
+
+    /// The pipeline named `name`, or with `None` the first one (in use).
+    pub fn pipeline(&self, name: Option<&str>) -> Option<Arc<Pipeline>> {
+        let all = self.pipelines();
+        let mut live = all.iter().filter(|p| !p.is_removed());
         match name {
-            None => self.pipelines.first(),
-            Some(n) => self.pipelines.iter().find(|p| p.name() == n),
+            None => live.next().cloned(),
+            Some(n) => live.find(|p| p.name() == n).cloned(),
         }
     }
 
-    /// The pipeline with P4Runtime device id `id`.
-    pub fn pipeline_by_device(&self, id: u64) -> Option<&Arc<Pipeline>> {
-        self.pipelines.iter().find(|p| p.device_id() == id)
+    /// The pipeline (in use) with P4Runtime device id `id`.
+    pub fn pipeline_by_device(&self, id: u64) -> Option<Arc<Pipeline>> {
+        self.pipelines()
+            .iter()
+            .find(|p| !p.is_removed() && p.device_id() == id)
+            .cloned()
+    }
+
+    /// Adds a pipeline (P4rt-OVS's pipeline ids: its own ports, program, state and P4Runtime
+    /// device), with `program` loaded if given; ports are added to it with
+    /// [`Switch::add_port`].
+    pub fn add_pipeline(
+        &self,
+        config: PipelineConfig,
+        program: Option<Arc<Program>>,
+    ) -> Result<Arc<Pipeline>, String> {
+        let _changes = lock(&self.port_changes);
+        let all = self.pipelines();
+        if config.name.is_empty() || config.name.starts_with('@') {
+            return Err(format!("`{}` is not a pipeline name", config.name));
+        }
+        for p in all.iter().filter(|p| !p.is_removed()) {
+            if p.name() == config.name {
+                return Err(format!("there is a pipeline {} already", config.name));
+            }
+            if p.device_id() == config.device_id {
+                return Err(format!(
+                    "pipeline {} has device id {} already",
+                    p.name(),
+                    config.device_id
+                ));
+            }
+        }
+        let pl = Arc::new(Pipeline::new(
+            config,
+            all.len(),
+            self.cache.clone(),
+            self.poll_threads,
+        ));
+        if let Some(program) = program {
+            pl.load(program, |_| Ok(()))?;
+        }
+        let mut next = (*all).clone();
+        next.push(Arc::clone(&pl));
+        *self.pipelines.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(next);
+        tracing::info!(
+            pipeline = pl.name(),
+            device_id = pl.device_id(),
+            "pipeline added"
+        );
+        Ok(pl)
+    }
+
+    /// Removes pipeline `name`, which must have no ports and no patch ports left: its program
+    /// and state are dropped once no poll thread uses them, its P4Runtime device is gone.
+    pub fn remove_pipeline(&self, name: &str) -> Result<(), String> {
+        let _changes = lock(&self.port_changes);
+        let pl = self
+            .pipeline(Some(name))
+            .ok_or_else(|| format!("no pipeline {name}"))?;
+        let table = self.ports();
+        let ports: Vec<String> = table
+            .iter()
+            .filter(|s| s.pipeline == pl.index())
+            .map(|s| s.num.to_string())
+            .collect();
+        if !ports.is_empty() {
+            return Err(format!(
+                "pipeline {name} still has ports {}: port_remove them first",
+                ports.join(", ")
+            ));
+        }
+        if table.patches.keys().any(|&(p, _)| p == pl.index()) {
+            return Err(format!("pipeline {name} has patch ports"));
+        }
+        pl.remove();
+        tracing::info!(pipeline = name, "pipeline removed");
+        Ok(())
     }
 
     /// The pipelines (indices) with a patch port.
-    pub(crate) fn patch_pipelines(&self) -> impl Iterator<Item = usize> + '_ {
-        self.patches.keys().map(|&(p, _)| p)
+    pub(crate) fn patch_pipelines(&self) -> Vec<usize> {
+        self.ports().patches.keys().map(|&(p, _)| p).collect()
     }
 
     /// The patch ports: each pair once, as ((pipeline index, port), (pipeline index, port)).
     pub fn patches(&self) -> Vec<(PatchEnd, PatchEnd)> {
-        let mut v: Vec<_> = self
+        let table = self.ports();
+        let mut v: Vec<_> = table
             .patches
             .iter()
             .filter(|(a, b)| a < b)
@@ -309,9 +449,81 @@ impl Switch {
         v
     }
 
-    /// The ports.
-    pub fn ports(&self) -> &[PortSlot] {
-        &self.ports
+    /// The ports, as they are now (a snapshot: see [`PortTable`]).
+    pub fn ports(&self) -> Arc<PortTable> {
+        self.ports.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Bumped each time a port is added or removed.
+    pub(crate) fn ports_version(&self) -> u64 {
+        self.ports_version.load(Ordering::Acquire)
+    }
+
+    /// The number of poll threads.
+    pub fn poll_threads(&self) -> usize {
+        self.poll_threads
+    }
+
+    /// Opens `spec` as port `num` of `pipeline` and starts forwarding from it (on the poll
+    /// thread with the fewest ports, within one polling round, at most 100 ms).
+    pub fn add_port(&self, pipeline: &Pipeline, num: u64, spec: &PortSpec) -> Result<(), String> {
+        let _changes = lock(&self.port_changes);
+        let table = self.ports();
+        let end = (pipeline.index(), num);
+        if table.taken(end) || pipeline.cpu_port() == Some(num) {
+            return Err(format!(
+                "pipeline {} already has a port {num}",
+                pipeline.name()
+            ));
+        }
+        let port = koi_ports::open(spec).map_err(|e| format!("port {num}: {e}"))?;
+        let mut load = vec![0usize; self.poll_threads];
+        for s in table.iter() {
+            load[s.thread] += 1;
+        }
+        let thread = (0..self.poll_threads).min_by_key(|&t| load[t]).unwrap_or(0);
+        tracing::info!(
+            port = num,
+            name = port.name(),
+            pipeline = pipeline.name(),
+            thread,
+            "port added"
+        );
+        let mut slots = table.slots.clone();
+        slots.push(Arc::new(PortSlot {
+            num,
+            pipeline: pipeline.index(),
+            thread,
+            port: Mutex::new(port),
+        }));
+        self.publish_ports(PortTable::new(slots, table.patches.clone()));
+        Ok(())
+    }
+
+    /// Stops forwarding from and to port `num` of `pipeline` and closes it once no poll
+    /// thread uses it; what it had queued to send is flushed first.
+    pub fn remove_port(&self, pipeline: &Pipeline, num: u64) -> Result<(), String> {
+        let _changes = lock(&self.port_changes);
+        let table = self.ports();
+        let Some(&i) = table.by_num.get(&(pipeline.index(), num)) else {
+            return Err(format!("pipeline {} has no port {num}", pipeline.name()));
+        };
+        let _ = lock(&table.slots[i].port).flush();
+        let mut slots = table.slots.clone();
+        let gone = slots.remove(i);
+        tracing::info!(
+            port = num,
+            name = lock(&gone.port).name(),
+            pipeline = pipeline.name(),
+            "port removed"
+        );
+        self.publish_ports(PortTable::new(slots, table.patches.clone()));
+        Ok(())
+    }
+
+    fn publish_ports(&self, table: PortTable) {
+        *self.ports.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(table);
+        self.ports_version.fetch_add(1, Ordering::AcqRel);
     }
 
     /// The switch's clock (what the data plane's timestamps, meters and idle times use).
@@ -335,6 +547,7 @@ impl Switch {
             .cpu_port()
             .ok_or_else(|| format!("pipeline {} has no CPU port", pipeline.name()))?;
         let outs = image.inject(cpu, bytes, &self.clock)?;
+        let pipelines = self.pipelines();
         pipeline
             .counters
             .packet_outs
@@ -342,16 +555,26 @@ impl Switch {
         if outs.is_empty() {
             self.counters.program_drops.fetch_add(1, Ordering::Relaxed);
         }
-        let mut touched = vec![false; self.ports.len()];
+        let table = self.ports();
+        let mut touched = vec![false; table.len()];
         let mut patched = Vec::new();
         for (port, b) in &outs {
-            self.send(pipeline, &image, *port, b, &mut touched, 1, &mut patched);
+            self.send(
+                &table,
+                pipeline,
+                &image,
+                *port,
+                b,
+                &mut touched,
+                1,
+                &mut patched,
+            );
         }
         // A retired image's digests were delivered before it retired.
         let _ = image.update(|s, _| pipeline.deliver_digests(&image, s));
         // What went over patch ports, through the next pipelines' interpreters.
         while let Some((p, port, passes, bytes)) = patched.pop() {
-            let next = &self.pipelines[p];
+            let next = &pipelines[p];
             let Some(img) = next.image() else {
                 self.counters.no_program.fetch_add(1, Ordering::Relaxed);
                 next.counters.no_program.fetch_add(1, Ordering::Relaxed);
@@ -359,21 +582,32 @@ impl Switch {
             };
             let outs = img.inject(port, &bytes, &self.clock)?;
             for (out, b) in &outs {
-                self.send(next, &img, *out, b, &mut touched, passes, &mut patched);
+                self.send(
+                    &table,
+                    next,
+                    &img,
+                    *out,
+                    b,
+                    &mut touched,
+                    passes,
+                    &mut patched,
+                );
             }
             let _ = img.update(|s, _| next.deliver_digests(&img, s));
         }
-        self.flush(&mut touched);
+        self.flush(&table, &mut touched);
         Ok(())
     }
 
     /// Sends one output of `pipeline`'s `image` to `port`: the controller for the CPU port,
     /// else the pipeline's port of that number (an unknown number is counted). Marks the port
-    /// in `touched` for [`Switch::flush`]. A patch port's output goes to `patched` (with `passes`, the pipelines the packet has
-    /// passed through, this one included), unless it has passed through [`MAX_PASSES`].
+    /// in `touched` (indices into `table`) for [`Switch::flush`]. A patch port's output goes
+    /// to `patched` (with `passes`, the pipelines the packet has passed through, this one
+    /// included), unless it has passed through [`MAX_PASSES`].
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn send(
         &self,
+        table: &PortTable,
         pipeline: &Pipeline,
         image: &crate::Image,
         port: u64,
@@ -386,7 +620,7 @@ impl Switch {
             pipeline.packet_in(image, bytes);
             return;
         }
-        if let Some(&(p, n)) = self.patches.get(&(pipeline.index(), port)) {
+        if let Some(&(p, n)) = table.patches.get(&(pipeline.index(), port)) {
             if passes >= MAX_PASSES {
                 self.counters.patch_loop.fetch_add(1, Ordering::Relaxed);
             } else {
@@ -394,22 +628,22 @@ impl Switch {
             }
             return;
         }
-        let Some(&j) = self.by_num.get(&(pipeline.index(), port)) else {
+        let Some(&j) = table.by_num.get(&(pipeline.index(), port)) else {
             self.counters.unknown_port.fetch_add(1, Ordering::Relaxed);
             return;
         };
         // Failures are counted by the port itself.
-        if let Err(e) = lock(&self.ports[j].port).send(bytes) {
+        if let Err(e) = lock(&table.slots[j].port).send(bytes) {
             tracing::debug!(port, error = %e, "send failed");
         }
         touched[j] = true;
     }
 
     /// Flushes the ports marked in `touched` and clears the marks.
-    pub(crate) fn flush(&self, touched: &mut [bool]) {
+    pub(crate) fn flush(&self, table: &PortTable, touched: &mut [bool]) {
         for (j, t) in touched.iter_mut().enumerate() {
             if std::mem::take(t) {
-                let _ = lock(&self.ports[j].port).flush();
+                let _ = lock(&table.slots[j].port).flush();
             }
         }
     }
@@ -417,7 +651,7 @@ impl Switch {
     /// Every port's counters added up.
     pub fn port_totals(&self) -> koi_ports::Stats {
         let mut total = koi_ports::Stats::default();
-        for slot in &self.ports {
+        for slot in self.ports().iter() {
             let s = lock(&slot.port).stats();
             total.rx_packets += s.rx_packets;
             total.rx_bytes += s.rx_bytes;

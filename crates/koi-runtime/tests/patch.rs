@@ -3,7 +3,8 @@
 //! pcap file; every frame arrives once, in order, counted by both programs. Then a loop of
 //! patch ports (each pipeline sends back where the frame came from): every frame is dropped
 //! after MAX_PASSES pipelines and counted as `patch_loop`, and nothing spins. Port numbers are
-//! each pipeline's own.
+//! each pipeline's own. Pipelines and ports are added and removed while another pipeline
+//! forwards.
 
 use koi_ports::PortSpec;
 use koi_runtime::switch::MAX_PASSES;
@@ -188,4 +189,103 @@ fn patch_ports_and_port_numbers_are_checked() {
     assert!(e.contains("itself"), "{e}");
     let e = start(vec![], vec![((0, 1), (5, 1))]).unwrap_err();
     assert!(e.contains("no pipeline"), "{e}");
+}
+
+#[test]
+fn pipelines_and_ports_come_and_go_while_another_pipeline_forwards() {
+    let dir = tempfile::tempdir().unwrap();
+    let (in_a, out_a) = (dir.path().join("a_in.pcap"), dir.path().join("a_out.pcap"));
+    let (in_b, out_b) = (dir.path().join("b_in.pcap"), dir.path().join("b_out.pcap"));
+    let n_a = 200_000u32;
+    let n_b = 2_000u32;
+    traffic(&in_a, n_a);
+    traffic(&in_b, n_b);
+    let sw = Switch::start(SwitchConfig {
+        pipelines: vec![pipeline("a", 1, 2)],
+        ports: vec![
+            (
+                1,
+                PortSpec::parse(&format!("pcap:{},", in_a.display())).unwrap(),
+                0,
+            ),
+            (
+                2,
+                PortSpec::parse(&format!("pcap:,{}", out_a.display())).unwrap(),
+                0,
+            ),
+        ],
+        patches: vec![],
+        threads: 2,
+        cache: Some(Default::default()),
+    })
+    .expect("switch");
+    let tx = |sw: &Switch, pipeline: usize, num: u64| {
+        sw.ports()
+            .iter()
+            .find(|s| s.pipeline == pipeline && s.num == num)
+            .map_or(0, |s| s.port.lock().unwrap().stats().tx_packets)
+    };
+    // While a forwards: a second pipeline with the same program, its own ports (numbered 1
+    // and 2 as a's), fed and emptied, then taken away again.
+    let prog = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/swap_count.p4");
+    let out = sw
+        .command(
+            None,
+            &format!("pipeline_add b {} --device-id 9", prog.display()),
+        )
+        .unwrap();
+    assert!(out.contains("device 9"), "{out}");
+    sw.command(Some("b"), "table_add route fwd 0x020000000002 => 2")
+        .unwrap();
+    sw.command(Some("b"), &format!("port_add 2 pcap:,{}", out_b.display()))
+        .unwrap();
+    sw.command(Some("b"), &format!("port_add 1 pcap:{},", in_b.display()))
+        .unwrap();
+    let show = sw.command(None, "pipeline_show").unwrap();
+    assert!(show.contains("pipeline b: device 9"), "{show}");
+    assert_eq!(sw.pipeline_by_device(9).unwrap().name(), "b");
+    let start = Instant::now();
+    while tx(&sw, 1, 2) < u64::from(n_b) && start.elapsed() < PATIENCE {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert_eq!(tx(&sw, 1, 2), u64::from(n_b), "b forwarded its frames");
+    let e = sw.command(None, "pipeline_remove b").unwrap_err();
+    assert!(e.contains("port_remove them first"), "{e}");
+    for p in ["1", "2"] {
+        sw.command(Some("b"), &format!("port_remove {p}")).unwrap();
+    }
+    let e = sw.command(Some("b"), "port_remove 1").unwrap_err();
+    assert!(e.contains("no port 1"), "{e}");
+    sw.command(None, "pipeline_remove b").unwrap();
+    assert!(sw.pipeline(Some("b")).is_none());
+    assert!(sw.pipeline_by_device(9).is_none());
+    let e = sw.command(Some("b"), "stats").unwrap_err();
+    assert!(e.contains("no pipeline b"), "{e}");
+    // a's traffic went on throughout: every frame, in order.
+    while tx(&sw, 0, 2) < u64::from(n_a) && start.elapsed() < PATIENCE {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let ca = count(&sw, "a");
+    sw.stop();
+    sw.join();
+    assert!(
+        ca.trim_end().ends_with(&format!("= {n_a}")),
+        "a counted: {ca}"
+    );
+    for (path, n) in [(&out_a, n_a), (&out_b, n_b)] {
+        let mut r = PcapReader::new(std::fs::File::open(path).unwrap()).unwrap();
+        let mut next = 0u32;
+        while let Some(p) = r.next_packet() {
+            let p = p.unwrap();
+            let seq = u32::from_be_bytes(p.data[14..18].try_into().unwrap());
+            assert_eq!(
+                seq,
+                next,
+                "{}: frame {next} lost or out of order",
+                path.display()
+            );
+            next += 1;
+        }
+        assert_eq!(next, n, "{}", path.display());
+    }
 }

@@ -397,7 +397,7 @@ fn switch(a: &RunArgs) -> Result<(), (u8, String)> {
 
 /// Prints every port's counters, the drops without a port and each thread's cache counters.
 fn summary(sw: &Switch) {
-    for slot in sw.ports() {
+    for slot in sw.ports().iter() {
         let port = slot.port.lock().unwrap_or_else(|p| p.into_inner());
         println!("port {} ({}): {}", slot.num, port.name(), port.stats());
     }
@@ -408,7 +408,7 @@ fn summary(sw: &Switch) {
         .map(|(r, n)| format!("{r} {n}"))
         .collect();
     println!("drops without a port: {}", drops.join(" "));
-    for pl in sw.pipelines() {
+    for pl in sw.live_pipelines() {
         let Some(image) = pl.image() else {
             continue;
         };
