@@ -15,7 +15,8 @@
 # Datapaths: kernel-bridge (a Linux bridge over vethA and vethB), kernel-tc (tc ingress u32
 # match-all + mirred redirect vethA -> vethB: the cheapest kernel forward), koi-afpacket (`koi run
 # examples/l2_forward.p4 --port 1=vethA --port 2=vethB`), koi-afxdp (`--port 1=xdp:vethA
-# --port 2=xdp:vethB`), ovs-netdev (ovs-vswitchd, bridge datapath_type=netdev, vethA/vethB as
+# --port 2=xdp:vethB`: XDP in veth's driver, copy mode), koi-afxdp-generic (`xdp-generic:`,
+# generic XDP), ovs-netdev (ovs-vswitchd, bridge datapath_type=netdev, vethA/vethB as
 # system ports (AF_PACKET sockets), OpenFlow in_port=1,actions=output:2), ovs-afxdp (the same
 # with type=afxdp ports; one PMD thread).
 #
@@ -40,7 +41,7 @@
 # namespace's input) on its own core.
 #
 # Knobs (environment): PACKETS (default 1000000), RUNS (3), MAXSEC (12, per run), FLOWS (1:
-# distinct UDP source ports), DATAPATHS (all six), PIN (1), KOI (target/release/koi, built with
+# distinct UDP source ports), DATAPATHS (all seven), PIN (1), KOI (target/release/koi, built with
 # cargo build --release -p koi unless KOI is given), NICE (-10: the sender and the switch run
 # with this niceness, in sessions (autogroups) of their own, so that builds sharing the machine
 # disturb the measurement less; NICE=0 to compete with them as equals).
@@ -53,7 +54,7 @@ MAXSEC=${MAXSEC:-12}
 FLOWS=${FLOWS:-1}
 PIN=${PIN:-1}
 NICE=${NICE:--10}
-DATAPATHS=${DATAPATHS:-"kernel-bridge kernel-tc koi-afpacket koi-afxdp ovs-netdev ovs-afxdp"}
+DATAPATHS=${DATAPATHS:-"kernel-bridge kernel-tc koi-afpacket koi-afxdp koi-afxdp-generic ovs-netdev ovs-afxdp"}
 BATCH=64
 SIZE=60
 IDLE_MS=1000
@@ -313,6 +314,7 @@ for dp in $DATAPATHS; do
       ;;
     koi-afpacket) koi_dp "$dp" vethA vethB ;;
     koi-afxdp) koi_dp "$dp" xdp:vethA xdp:vethB ;;
+    koi-afxdp-generic) koi_dp "$dp" xdp-generic:vethA xdp-generic:vethB ;;
     ovs-netdev) ovs_dp "$dp" system ;;
     ovs-afxdp) ovs_dp "$dp" afxdp ;;
     *) echo "  unknown datapath $dp" ;;

@@ -5,7 +5,7 @@
 use crate::afpacket::{AfPacketConfig, AfPacketPort};
 use crate::pcap::PcapPort;
 use crate::tap::TapPort;
-use crate::xdp::{XdpConfig, XdpPort};
+use crate::xdp::{XdpConfig, XdpMode, XdpPort};
 use crate::{Port, PortError, Result};
 use std::path::PathBuf;
 
@@ -21,6 +21,7 @@ pub enum PortSpec {
     Xdp {
         ifname: String,
         queue: u32,
+        mode: XdpMode,
     },
 }
 
@@ -39,9 +40,17 @@ fn check_ifname(s: &str, name: &str) -> Result<()> {
 }
 
 impl PortSpec {
-    /// Parses `IFNAME`, `xdp:IFNAME[@QUEUE]`, `pcap:IN,OUT` or `tap:NAME`.
+    /// Parses `IFNAME`, `xdp:IFNAME[@QUEUE]` (also `xdp-native:` and `xdp-generic:`),
+    /// `pcap:IN,OUT` or `tap:NAME`.
     pub fn parse(s: &str) -> Result<PortSpec> {
-        if let Some(rest) = s.strip_prefix("xdp:") {
+        let xdp = [
+            ("xdp:", XdpMode::Auto),
+            ("xdp-native:", XdpMode::Native),
+            ("xdp-generic:", XdpMode::Generic),
+        ]
+        .into_iter()
+        .find_map(|(p, m)| s.strip_prefix(p).map(|r| (r, m)));
+        if let Some((rest, mode)) = xdp {
             let (name, queue) = match rest.rsplit_once('@') {
                 Some((n, q)) => {
                     let q = q
@@ -57,6 +66,7 @@ impl PortSpec {
             return Ok(PortSpec::Xdp {
                 ifname: name.to_string(),
                 queue,
+                mode,
             });
         }
         if let Some(rest) = s.strip_prefix("pcap:") {
@@ -85,10 +95,15 @@ pub fn open(spec: &PortSpec) -> Result<Box<dyn Port>> {
             Box::new(PcapPort::open(input.as_deref(), output.as_deref())?)
         }
         PortSpec::Tap(n) => Box::new(TapPort::open(n)?),
-        PortSpec::Xdp { ifname, queue } => Box::new(XdpPort::open(
+        PortSpec::Xdp {
+            ifname,
+            queue,
+            mode,
+        } => Box::new(XdpPort::open(
             ifname,
             XdpConfig {
                 queue: *queue,
+                mode: *mode,
                 ..XdpConfig::default()
             },
         )?),
@@ -127,14 +142,32 @@ mod tests {
             PortSpec::parse("xdp:veth0").ok(),
             Some(PortSpec::Xdp {
                 ifname: "veth0".into(),
-                queue: 0
+                queue: 0,
+                mode: XdpMode::Auto,
             })
         );
         assert_eq!(
             PortSpec::parse("xdp:eth1@3").ok(),
             Some(PortSpec::Xdp {
                 ifname: "eth1".into(),
-                queue: 3
+                queue: 3,
+                mode: XdpMode::Auto,
+            })
+        );
+        assert_eq!(
+            PortSpec::parse("xdp-native:eth1@2").ok(),
+            Some(PortSpec::Xdp {
+                ifname: "eth1".into(),
+                queue: 2,
+                mode: XdpMode::Native,
+            })
+        );
+        assert_eq!(
+            PortSpec::parse("xdp-generic:veth3").ok(),
+            Some(PortSpec::Xdp {
+                ifname: "veth3".into(),
+                queue: 0,
+                mode: XdpMode::Generic,
             })
         );
     }

@@ -7,7 +7,7 @@
 //! passes.
 
 use koi_ports::afpacket::{AfPacketConfig, AfPacketPort};
-use koi_ports::xdp::{AttachMode, XdpConfig, XdpPort};
+use koi_ports::xdp::{AttachMode, XdpConfig, XdpMode, XdpPort};
 use koi_ports::{Batch, Poller, Port, PortError, Readiness, Wake, netns};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -107,8 +107,21 @@ impl Ns {
     }
 
     /// Whether `dev` has a generic XDP program attached.
+    /// Whether `dev` has an XDP program, in either mode.
     fn has_xdp(&self, dev: &str) -> bool {
-        ip_out(&["-n", &self.name, "link", "show", dev]).contains("xdpgeneric")
+        self.xdp_mode(dev).is_some()
+    }
+
+    /// `dev`'s XDP mode as `ip link` shows it: "generic", "native", or none.
+    fn xdp_mode(&self, dev: &str) -> Option<&'static str> {
+        let out = ip_out(&["-n", &self.name, "link", "show", dev]);
+        if out.contains("xdpgeneric") {
+            Some("generic")
+        } else if out.contains("prog/xdp") {
+            Some("native")
+        } else {
+            None
+        }
     }
 }
 
@@ -154,21 +167,34 @@ fn receive(port: &mut dyn Port, n: usize) -> Vec<Vec<u8>> {
 
 #[test]
 fn frames_cross_both_ways_byte_identical() {
+    // veth has driver-mode XDP: by default the program goes there.
+    cross(XdpMode::Auto, "native");
+}
+
+#[test]
+fn frames_cross_both_ways_byte_identical_in_generic_mode() {
+    cross(XdpMode::Generic, "generic");
+}
+
+/// Frames of every size cross an XDP port attached in `mode` (which `ip link` must show as
+/// `shown`) and its AF_PACKET peer, both ways, byte for byte.
+fn cross(mode: XdpMode, shown: &str) {
     let Some(ns) = Ns::new(1) else { return };
     // Room for the largest frame a UMEM frame holds.
     for dev in ["va", "vb"] {
         assert!(ip(&["-n", &ns.name, "link", "set", dev, "mtu", "2000"]));
     }
-    let Some(mut xa) = ns.xdp("va", XdpConfig::default()) else {
+    let cfg = XdpConfig {
+        mode,
+        ..XdpConfig::default()
+    };
+    let Some(mut xa) = ns.xdp("va", cfg) else {
         return;
     };
     let mut pb = ns.afpacket("vb");
     assert!(matches!(xa.readiness(), Readiness::Fd(_)));
     assert_eq!(xa.name(), "xdp:va");
-    assert!(
-        ns.has_xdp("va"),
-        "the XDP program is attached in generic mode"
-    );
+    assert_eq!(ns.xdp_mode("va"), Some(shown), "the XDP mode");
 
     assert_eq!(xa.uses_bpf_link(), Some(true));
 

@@ -1,4 +1,4 @@
-//! `koi run` on AF_XDP ports (`--port N=xdp:IFNAME`, generic mode on veth): the three routed
+//! `koi run` on AF_XDP ports (`--port N=xdp:IFNAME`, driver-mode XDP on veth): the three routed
 //! hosts of `e2e_three_hosts.rs` with every host port opened as AF_XDP instead of AF_PACKET;
 //! ping and a TCP transfer between every pair, then `koi ctl cache_show` and the port counters
 //! must show the traffic. Needs root, ping and ethtool (see `e2e/mod.rs`).

@@ -1,6 +1,9 @@
 //! AF_XDP ports (`xdp:IFNAME[@QUEUE]`): an `AF_XDP` socket bound to one receive queue of an
-//! interface in copy mode, fed by a tiny XDP program in generic (SKB) mode, so that it works on
-//! every interface, veth included, with no BPF compiler: the program (`prog`) is five
+//! interface, fed by a tiny XDP program in the driver (native mode) where the driver has XDP
+//! and in generic (SKB) mode elsewhere, so that it works on every interface, veth included
+//! (`xdp-native:` insists on driver mode, `xdp-generic:` asks for generic mode). In driver
+//! mode the socket is bound in zero-copy mode where the driver supports it, else in copy
+//! mode; the mode chosen is logged. No BPF compiler is needed: the program (`prog`) is five
 //! hand-assembled eBPF instructions that redirect each frame to the socket of its queue through
 //! an XSKMAP, and pass it on to the kernel's stack when the queue has no socket.
 //!
@@ -48,6 +51,7 @@ use crate::retry::Retry;
 use crate::{Batch, DEFAULT_SNAPLEN, PortError, Readiness, Result, Stats};
 pub use prog::AttachMode;
 use prog::Attachment;
+pub use prog::XdpMode;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
@@ -71,6 +75,8 @@ pub struct XdpConfig {
     pub snaplen: usize,
     /// How the XDP program is attached, when this port is the first on its interface.
     pub attach: AttachMode,
+    /// Which XDP hook, when this port is the first on its interface.
+    pub mode: XdpMode,
 }
 
 impl XdpConfig {
@@ -89,6 +95,7 @@ impl Default for XdpConfig {
             map_entries: 64,
             snaplen: DEFAULT_SNAPLEN,
             attach: AttachMode::Auto,
+            mode: XdpMode::Auto,
         }
     }
 }
@@ -157,8 +164,19 @@ fn open_live(ifname: &str, cfg: &XdpConfig) -> io::Result<Live> {
     };
     let xsk = Xsk::new(fd, geo)?;
     let entries = cfg.map_entries.max(cfg.queue.saturating_add(1));
-    let attach = prog::attach(ifindex, entries, cfg.attach)?;
-    bind(&xsk, ifindex, cfg.queue)?;
+    let attach = prog::attach(ifindex, entries, cfg.attach, cfg.mode)?;
+    let zero_copy = bind(&xsk, ifindex, cfg.queue, attach.is_native())?;
+    tracing::info!(
+        interface = ifname,
+        queue = cfg.queue,
+        xdp = if attach.is_native() {
+            "driver"
+        } else {
+            "generic"
+        },
+        copy = if zero_copy { "zero-copy" } else { "copy" },
+        "AF_XDP socket bound"
+    );
     attach
         .insert(cfg.queue, xsk.fd())
         .map_err(|e| with_ctx("XSKMAP update", e))?;
@@ -178,10 +196,10 @@ fn open_live(ifname: &str, cfg: &XdpConfig) -> io::Result<Live> {
 
 /// Binds `xsk`. A queue that a socket closed moments ago is still busy until the kernel's
 /// deferred clean-up of that socket has run, so `EBUSY` is retried for a little while.
-fn bind(xsk: &Xsk, ifindex: u32, queue: u32) -> io::Result<()> {
+fn bind(xsk: &Xsk, ifindex: u32, queue: u32, zero_copy: bool) -> io::Result<bool> {
     let deadline = Instant::now() + BIND_PATIENCE;
     loop {
-        match xsk.bind(ifindex, queue) {
+        match xsk.bind(ifindex, queue, zero_copy) {
             Err(e) if e.raw_os_error() == Some(libc::EBUSY) && Instant::now() < deadline => {
                 std::thread::sleep(Duration::from_millis(5));
             }
@@ -197,7 +215,7 @@ fn bind(xsk: &Xsk, ifindex: u32, queue: u32) -> io::Result<()> {
                     e,
                 ));
             }
-            Ok(()) => return Ok(()),
+            Ok(zero) => return Ok(zero),
         }
     }
 }

@@ -11,8 +11,9 @@
 //! exit
 //! ```
 //!
-//! The program is attached in generic (SKB) mode, so that it works on any interface, veth
-//! included: through a BPF link (`BPF_LINK_CREATE`, Linux 5.9+), which the kernel detaches when
+//! The program is attached in driver (native) mode where the interface's driver has XDP
+//! (veth does, and most NICs), else in generic (SKB) mode, which works on any interface
+//! ([`XdpMode`]): through a BPF link (`BPF_LINK_CREATE`, Linux 5.9+), which the kernel detaches when
 //! the link's descriptor is closed, or else through routing netlink (`RTM_SETLINK` with
 //! `IFLA_XDP`, only if no program is attached yet), detached explicitly on drop through the
 //! netlink socket kept for it (so the detach reaches the right network namespace whichever
@@ -33,6 +34,20 @@ use std::sync::{Arc, Mutex, Weak};
 const XDP_FLAGS_UPDATE_IF_NOEXIST: u32 = 1 << 0;
 /// `XDP_FLAGS_SKB_MODE`: generic XDP.
 pub const XDP_FLAGS_SKB_MODE: u32 = 1 << 1;
+/// `XDP_FLAGS_DRV_MODE`: the driver's own (native) XDP.
+pub const XDP_FLAGS_DRV_MODE: u32 = 1 << 2;
+
+/// Which XDP hook the program goes to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum XdpMode {
+    /// Driver mode if the driver has it, else generic mode (with a log line saying so).
+    #[default]
+    Auto,
+    /// Driver mode, or fail.
+    Native,
+    /// Generic (SKB) mode: any interface, one copy more.
+    Generic,
+}
 /// `XDP_PASS`.
 const XDP_PASS: i32 = 2;
 /// `BPF_FUNC_redirect_map`.
@@ -92,6 +107,8 @@ enum How {
 #[derive(Debug)]
 pub struct Attachment {
     how: How,
+    /// The `XDP_FLAGS_*_MODE` it was attached with.
+    flags: u32,
     map: OwnedFd,
     /// Kept open for the life of the attachment (the map is referenced by the program).
     _prog: OwnedFd,
@@ -118,12 +135,17 @@ impl Attachment {
     pub fn is_link(&self) -> bool {
         matches!(self.how, How::Link { .. })
     }
+
+    /// Whether it runs in the driver (native mode), else generic mode.
+    pub fn is_native(&self) -> bool {
+        self.flags == XDP_FLAGS_DRV_MODE
+    }
 }
 
 impl Drop for Attachment {
     fn drop(&mut self) {
         if let How::Netlink(sock) = &self.how
-            && let Err(e) = netlink::set_xdp(sock, self.ifindex, -1, XDP_FLAGS_SKB_MODE)
+            && let Err(e) = netlink::set_xdp(sock, self.ifindex, -1, self.flags)
         {
             if e.raw_os_error() == Some(libc::ENODEV) {
                 // The interface is gone, and its program with it.
@@ -149,9 +171,14 @@ fn netns_id() -> u64 {
 }
 
 /// The attachment on interface `ifindex` of the calling thread's namespace: the live one if a
-/// port of this process already made it, else a new one, attached as `mode` says, with an
-/// XSKMAP of at least `min_entries` entries.
-pub fn attach(ifindex: u32, min_entries: u32, mode: AttachMode) -> io::Result<Arc<Attachment>> {
+/// port of this process already made it (in whichever mode), else a new one, attached as
+/// `how` and `mode` say, with an XSKMAP of at least `min_entries` entries.
+pub fn attach(
+    ifindex: u32,
+    min_entries: u32,
+    how: AttachMode,
+    mode: XdpMode,
+) -> io::Result<Arc<Attachment>> {
     let ns = netns_id();
     let mut reg = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
     reg.retain(|(_, _, w)| w.strong_count() > 0);
@@ -162,7 +189,7 @@ pub fn attach(ifindex: u32, min_entries: u32, mode: AttachMode) -> io::Result<Ar
     {
         return Ok(a);
     }
-    let a = Arc::new(attach_new(ifindex, min_entries, mode)?);
+    let a = Arc::new(attach_new(ifindex, min_entries, how, mode)?);
     reg.push((ns, ifindex, Arc::downgrade(&a)));
     Ok(a)
 }
@@ -178,13 +205,53 @@ fn busy(e: &io::Error) -> bool {
     )
 }
 
-fn attach_new(ifindex: u32, entries: u32, mode: AttachMode) -> io::Result<Attachment> {
+fn attach_new(
+    ifindex: u32,
+    entries: u32,
+    how: AttachMode,
+    mode: XdpMode,
+) -> io::Result<Attachment> {
     let err = |what: &str, e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
     let map = sys::map_create_xskmap(entries, "koi_xsks")
         .map_err(|e| err("cannot create the XSKMAP", e))?;
     let prog = load(&map)?;
-    let link = match mode {
-        AttachMode::Auto => sys::link_create_xdp(&prog, ifindex, XDP_FLAGS_SKB_MODE),
+    let attach = |flags| attach_prog(&prog, ifindex, how, flags);
+    let (how, flags) = match mode {
+        XdpMode::Generic => (attach(XDP_FLAGS_SKB_MODE)?, XDP_FLAGS_SKB_MODE),
+        XdpMode::Native => (
+            attach(XDP_FLAGS_DRV_MODE)
+                .map_err(|e| err("cannot attach the XDP program in driver mode", e))?,
+            XDP_FLAGS_DRV_MODE,
+        ),
+        XdpMode::Auto => match attach(XDP_FLAGS_DRV_MODE) {
+            Ok(h) => (h, XDP_FLAGS_DRV_MODE),
+            Err(e) if busy(&e) => return Err(e),
+            Err(native) => {
+                let h = attach(XDP_FLAGS_SKB_MODE)?;
+                tracing::info!(
+                    ifindex,
+                    reason = %native,
+                    "XDP in driver mode not available on this interface: generic mode"
+                );
+                (h, XDP_FLAGS_SKB_MODE)
+            }
+        },
+    };
+    Ok(Attachment {
+        how,
+        flags,
+        map,
+        _prog: prog,
+        ifindex,
+        entries,
+    })
+}
+
+/// Attaches `prog` to `ifindex` in the `XDP_FLAGS_*_MODE` `flags` as `how` says.
+fn attach_prog(prog: &OwnedFd, ifindex: u32, how: AttachMode, flags: u32) -> io::Result<How> {
+    let err = |what: &str, e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
+    let link = match how {
+        AttachMode::Auto => sys::link_create_xdp(prog, ifindex, flags),
         AttachMode::Netlink => Err(io::Error::other("not tried (netlink attach requested)")),
     };
     let how = match link {
@@ -192,7 +259,7 @@ fn attach_new(ifindex: u32, entries: u32, mode: AttachMode) -> io::Result<Attach
         Err(e) if busy(&e) => return Err(err(OCCUPIED, e)),
         Err(link_err) => {
             let sock = netlink::socket().map_err(|e| err("netlink", e))?;
-            let flags = XDP_FLAGS_SKB_MODE | XDP_FLAGS_UPDATE_IF_NOEXIST;
+            let flags = flags | XDP_FLAGS_UPDATE_IF_NOEXIST;
             netlink::set_xdp(&sock, ifindex, prog.as_raw_fd(), flags).map_err(|e| {
                 if busy(&e) {
                     err(OCCUPIED, e)
@@ -209,13 +276,7 @@ fn attach_new(ifindex: u32, entries: u32, mode: AttachMode) -> io::Result<Attach
             How::Netlink(sock)
         }
     };
-    Ok(Attachment {
-        how,
-        map,
-        _prog: prog,
-        ifindex,
-        entries,
-    })
+    Ok(how)
 }
 
 /// Loads the redirect program; on failure, loads it again with the verifier's log requested

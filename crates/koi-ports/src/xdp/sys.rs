@@ -795,11 +795,19 @@ impl Xsk {
         Ok(xsk)
     }
 
-    /// Binds the socket to queue `queue` of interface `ifindex` in copy mode (`XDP_COPY`), with
-    /// `XDP_USE_NEED_WAKEUP` if the kernel takes it.
-    pub fn bind(&self, ifindex: u32, queue: u32) -> io::Result<()> {
+    /// Binds the socket to queue `queue` of interface `ifindex`: in zero-copy mode
+    /// (`XDP_ZEROCOPY`) first when `zero_copy` and the driver takes it, else in copy mode
+    /// (`XDP_COPY`); with `XDP_USE_NEED_WAKEUP` if the kernel takes it. Returns whether the
+    /// socket is in zero-copy mode.
+    pub fn bind(&self, ifindex: u32, queue: u32, zero_copy: bool) -> io::Result<bool> {
         let mut last = io::Error::from_raw_os_error(libc::EINVAL);
-        for flags in [libc::XDP_COPY | libc::XDP_USE_NEED_WAKEUP, libc::XDP_COPY] {
+        let zc = [
+            libc::XDP_ZEROCOPY | libc::XDP_USE_NEED_WAKEUP,
+            libc::XDP_ZEROCOPY,
+        ];
+        let copy = [libc::XDP_COPY | libc::XDP_USE_NEED_WAKEUP, libc::XDP_COPY];
+        let tries = zc.iter().filter(|_| zero_copy).chain(copy.iter());
+        for &flags in tries {
             let sa = libc::sockaddr_xdp {
                 sxdp_family: libc::AF_XDP as u16,
                 sxdp_flags: flags,
@@ -815,9 +823,20 @@ impl Xsk {
                     size_of::<libc::sockaddr_xdp>() as libc::socklen_t,
                 )
             }));
+            let zero = flags & libc::XDP_ZEROCOPY != 0;
             match r {
-                Ok(_) => return Ok(()),
+                Ok(_) => return Ok(zero),
                 Err(e) if e.raw_os_error() == Some(libc::EINVAL) => last = e,
+                // A driver without zero-copy says so in several ways.
+                Err(e)
+                    if zero
+                        && matches!(
+                            e.raw_os_error(),
+                            Some(libc::EOPNOTSUPP | libc::EPROTONOSUPPORT)
+                        ) =>
+                {
+                    last = e
+                }
                 Err(e) => return Err(e),
             }
         }

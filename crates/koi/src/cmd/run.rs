@@ -27,7 +27,8 @@ pub struct RunArgs {
     /// Define a preprocessor macro (`NAME` or `NAME=VALUE`).
     #[arg(short = 'D', value_name = "NAME[=VAL]")]
     pub define: Vec<String>,
-    /// A port: `N=IFNAME` (AF_PACKET), `N=xdp:IFNAME[@QUEUE]` (AF_XDP, generic mode),
+    /// A port: `N=IFNAME` (AF_PACKET), `N=xdp:IFNAME[@QUEUE]` (AF_XDP: driver-mode XDP where the driver has it,
+    /// else generic; `xdp-native:`, `xdp-generic:` force one),
     /// `N=pcap:IN,OUT`, `N=tap:NAME`; `@PIPELINE` at the end binds it to that pipeline
     /// (default: the first). Port numbers are each pipeline's own. Repeat for each port.
     #[arg(long = "port", value_name = "N=SPEC[@PIPELINE]", required = true)]
