@@ -1,0 +1,143 @@
+//! How the switch runtime scales with poll threads today (issue 21's baseline): the L2L3-ACL
+//! pipeline (`examples/l2l3_acl.p4` and its entries, plus the same entries for port 3) with
+//! the Open vSwitch baseline's traffic at 10,000 flows (`koi bench --write-pcap`, made by the
+//! caller's koi binary or given as FILE), replayed from pcap ports as fast as the poll
+//! threads take it, to /dev/null:
+//!
+//! - `one pipeline`: ports 1 and 3 (the same traffic each) in one pipeline, with 1 and with 2
+//!   poll threads: the threads share one state lock;
+//! - `two pipelines`: the same program and entries loaded twice, one input port each, 2
+//!   threads: nothing shared but the process.
+//!
+//! `cargo bench -p koi-runtime --bench threads -- PCAP` (PCAP: the traffic file,
+//! `koi bench --write-pcap PCAP --flows 10000`). Benchmarks are never tests: nothing here
+//! asserts a speed.
+
+use koi_ports::PortSpec;
+use koi_runtime::{PipelineConfig, PipelineSetup, Program, Switch, SwitchConfig};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The L2L3-ACL entries, with port 3 configured as port 1 is (VLAN 100).
+fn entries() -> Vec<String> {
+    let text = std::fs::read_to_string(repo().join("examples/l2l3_acl.entries")).unwrap();
+    let mut lines: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(String::from)
+        .collect();
+    lines.push("table_add vlan_ingress push_vlan 3 0 0&&&0 => 100 10".into());
+    lines.push("table_add vlan_ingress tagged 3 1 100&&&0xfff => 10".into());
+    lines
+}
+
+fn setup(name: &str, device_id: u64, program: &Arc<Program>) -> PipelineSetup {
+    let lines = entries();
+    PipelineSetup {
+        config: PipelineConfig {
+            name: name.into(),
+            device_id,
+            cpu_port: None,
+        },
+        program: Some(Arc::clone(program)),
+        init: Some(Box::new(move |s: &mut koi_state::State| {
+            for l in &lines {
+                if let Some(c) = koi_control::command::parse(l).map_err(|e| e.to_string())? {
+                    koi_state::cli::execute(s, &c).map_err(|e| e.to_string())?;
+                }
+            }
+            Ok(())
+        })),
+    }
+}
+
+/// Forwards until the ports' output stops growing; Mpps over the run.
+fn run(cfg: SwitchConfig) -> f64 {
+    let sw = Switch::start(cfg).expect("switch");
+    let tx = |sw: &Switch| sw.port_totals().tx_packets;
+    let start = Instant::now();
+    let mut last = (start, 0);
+    loop {
+        std::thread::sleep(Duration::from_millis(50));
+        let now = tx(&sw);
+        if now == last.1 && now > 0 {
+            break;
+        }
+        if now != last.1 {
+            last = (Instant::now(), now);
+        }
+        if start.elapsed() > Duration::from_secs(300) {
+            break;
+        }
+    }
+    sw.stop();
+    sw.join();
+    last.1 as f64 / last.0.duration_since(start).as_secs_f64() / 1e6
+}
+
+fn main() {
+    let pcap = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with("--"))
+        .expect("usage: threads PCAP (koi bench --write-pcap PCAP --flows 10000)");
+    // The flows over and over: at least 2,000,000 frames per input port.
+    let dir = tempfile::tempdir().unwrap();
+    let long = dir.path().join("traffic.pcap");
+    {
+        use pcap_file::pcap::{PcapReader, PcapWriter};
+        let mut frames = Vec::new();
+        let mut r = PcapReader::new(std::fs::File::open(&pcap).expect("PCAP")).unwrap();
+        while let Some(p) = r.next_packet() {
+            frames.push(p.unwrap().into_owned());
+        }
+        let f = std::io::BufWriter::new(std::fs::File::create(&long).unwrap());
+        let mut w = PcapWriter::new(f).unwrap();
+        let mut n = 0;
+        while n < 2_000_000 && !frames.is_empty() {
+            for p in &frames {
+                w.write_packet(p).unwrap();
+                n += 1;
+            }
+        }
+    }
+    let pcap = long.display().to_string();
+    let program = Arc::new(
+        Program::compile_file(&repo().join("examples/l2l3_acl.p4"), &Default::default())
+            .expect("l2l3_acl"),
+    );
+    let input = || PortSpec::parse(&format!("pcap:{pcap},")).unwrap();
+    let sink = || PortSpec::parse("pcap:,/dev/null").unwrap();
+    for round in 1..=2 {
+        for threads in [1, 2] {
+            let rate = run(SwitchConfig {
+                pipelines: vec![setup("default", 1, &program)],
+                ports: vec![(1, input(), 0), (3, input(), 0), (2, sink(), 0)],
+                patches: vec![],
+                threads,
+                cache: Some(Default::default()),
+            });
+            println!(
+                "round {round}: one pipeline, two input ports, {threads} thread(s): {rate:.2} Mpps"
+            );
+        }
+        let rate = run(SwitchConfig {
+            pipelines: vec![setup("a", 1, &program), setup("b", 2, &program)],
+            ports: vec![
+                (1, input(), 0),
+                (1, input(), 1),
+                (2, sink(), 0),
+                (2, sink(), 1),
+            ],
+            patches: vec![],
+            threads: 2,
+            cache: Some(Default::default()),
+        });
+        println!("round {round}: two pipelines, one input port each, 2 threads: {rate:.2} Mpps");
+    }
+}
