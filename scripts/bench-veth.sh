@@ -16,7 +16,8 @@
 # match-all + mirred redirect vethA -> vethB: the cheapest kernel forward), koi-afpacket (`koi run
 # examples/l2_forward.p4 --port 1=vethA --port 2=vethB`), koi-afxdp (`--port 1=xdp:vethA
 # --port 2=xdp:vethB`: XDP in veth's driver, copy mode), koi-afxdp-generic (`xdp-generic:`,
-# generic XDP), ovs-netdev (ovs-vswitchd, bridge datapath_type=netdev, vethA/vethB as
+# generic XDP), koi-afpacket-swaps (koi-afpacket with `koi ctl load` swapping the program,
+# state carried over, every 100 ms during the runs; not in the default list), ovs-netdev (ovs-vswitchd, bridge datapath_type=netdev, vethA/vethB as
 # system ports (AF_PACKET sockets), OpenFlow in_port=1,actions=output:2), ovs-afxdp (the same
 # with type=afxdp ports; one PMD thread).
 #
@@ -231,9 +232,22 @@ koi_dp() {
     echo "$name skipped: koi run --port 1=$a --port 2=$b: $(tr '\n' ' ' < "$tmp/why")" >> "$tmp/skipped"
     return
   fi
-  local poll
+  local poll swapper=""
   poll=$(dirname "$(grep -l '^koi-poll' /proc/$koi_pid/task/*/comm | head -1)")
+  if [ "${name%-swaps}" != "$name" ]; then
+    # The program swapped (state carried over) every 100 ms while the traffic flows.
+    : > "$tmp/swapping"; : > "$tmp/swaps.log"
+    (while [ -e "$tmp/swapping" ]; do
+      "$KOI" ctl --ctl "$tmp/koi.sock" load "$PWD/examples/l2_forward.p4" >> "$tmp/swaps.log" 2>&1
+      sleep 0.1
+    done) &
+    swapper=$!
+  fi
   run_dp "$name" /proc/$koi_pid "$poll"
+  if [ -n "$swapper" ]; then
+    rm -f "$tmp/swapping"; wait "$swapper" || true
+    echo "  swaps: $(grep -c 'state carried over' "$tmp/swaps.log") done, $(grep -c '^error' "$tmp/swaps.log") refused; $(sed -n 's/.*) in \([0-9.]*\) ms.*/\1/p' "$tmp/swaps.log" | sort -n | awk '{a[NR]=$1} END {if (NR) printf "new program in place after %s ms (median), %s ms (max)", a[int((NR+1)/2)], a[NR]}')"
+  fi
   koi_stop
   echo "  koi's counters at exit (all runs and the warm-up):"
   sed 's/^/    /' "$tmp/koi.out"
@@ -315,6 +329,7 @@ for dp in $DATAPATHS; do
     koi-afpacket) koi_dp "$dp" vethA vethB ;;
     koi-afxdp) koi_dp "$dp" xdp:vethA xdp:vethB ;;
     koi-afxdp-generic) koi_dp "$dp" xdp-generic:vethA xdp-generic:vethB ;;
+    koi-afpacket-swaps) koi_dp "$dp" vethA vethB ;;
     ovs-netdev) ovs_dp "$dp" system ;;
     ovs-afxdp) ovs_dp "$dp" afxdp ;;
     *) echo "  unknown datapath $dp" ;;
