@@ -106,7 +106,7 @@ echo "== koi ctl: the routing table's entries and the ports' counters"
 "$koi" ctl --ctl "$tmp/koi.sock" port_show
 
 echo
-echo "== koi ctl load: the program replaced while A pings B every 10 ms (tables and counters carried over)"
+echo "== koi ctl load: the program replaced while A pings B every 10 ms (its tables carried over)"
 ip netns exec $a ping -c 150 -i 0.01 -q 198.19.16.5 > "$tmp/ping.swap" &
 pinger=$!
 sleep 0.5
