@@ -88,20 +88,20 @@
 //! miss.
 
 use crate::fastparse::{FastParser, Parsed, Templates};
-use crate::flowkey::{Coverage, FlowKeyLayout};
+use crate::flowkey::FlowKeyLayout;
 use crate::memo::{Recorder, Sites, TraceMemo};
-use crate::program::{Emitted, Jit, JitEvent, Known, Program, Scratch, Tracer, TracerSetup};
+use crate::program::{Emitted, Jit, JitEvent, Program, Scratch, TracerSetup};
 use crate::stages::stages;
 pub use koi_cache::Tier;
 use koi_cache::{ClassifierConfig, FlowCache, MegaflowId, MicroflowConfig};
-use koi_interp::{
-    DropReason, InterpError, Interpreter, Observer, Options, Outcome, Output, Replay, Step, TmEvent,
-};
-use koi_ir::{ExternKind, HashAlgo, Pipeline, SlotId, TableId, entity::EntityId};
+use koi_interp::{DropReason, InterpError, Interpreter, Options, Outcome, Output, Step, TmEvent};
+use koi_ir::{Pipeline, TableId, entity::EntityId};
 use koi_state::{Clock, State};
 use std::collections::{BTreeMap, HashSet};
 use std::ops::Range;
 use std::sync::Arc;
+
+use crate::observe::{DpObserver, Mode};
 
 /// What [`Datapath::process_batch`] hands each output packet: the packet's index in the
 /// batch, the port and the bytes.
@@ -117,7 +117,7 @@ impl<T: FnMut(usize, Result<&Summary, &InterpError>) + ?Sized> BatchDone for T {
 
 /// What a compiled program emits, as the caller wants it: packets to `sink`, drops into
 /// `drops` (digests are in the state already).
-fn emitter<'a>(
+pub(crate) fn emitter<'a>(
     drops: &'a mut Vec<DropReason>,
     mut sink: impl FnMut(u64, &[u8]) + 'a,
 ) -> impl FnMut(Emitted<'_>) + 'a {
@@ -130,7 +130,7 @@ fn emitter<'a>(
 
 /// A traffic-manager event as recorded (ports left out: they are computed on replay).
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum TmKind {
+pub(crate) enum TmKind {
     Unicast,
     Multicast(usize),
     Clone(usize),
@@ -141,7 +141,7 @@ enum TmKind {
 }
 
 impl TmKind {
-    fn of(ev: &TmEvent) -> TmKind {
+    pub(crate) fn of(ev: &TmEvent) -> TmKind {
         match ev {
             TmEvent::Unicast { .. } => TmKind::Unicast,
             TmEvent::Multicast { copies, .. } => TmKind::Multicast(*copies),
@@ -156,7 +156,7 @@ impl TmKind {
 
 /// One recorded event.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Rec {
+pub(crate) enum Rec {
     Step(Step),
     Tm(TmKind),
 }
@@ -165,37 +165,37 @@ enum Rec {
 /// packets it is valid for.
 #[derive(Debug)]
 pub struct Megaflow {
-    recording: Vec<Rec>,
+    pub(crate) recording: Vec<Rec>,
     /// The lengths (bytes) of the packets it is valid for: at least what its run's parse
     /// read; below what it needed when its run stopped on a packet too short for its parser
     /// (`PacketTooShort`), which a longer packet of the same parse would have passed (else
     /// no bound, `usize::MAX`).
-    lens: Range<usize>,
-    program: Option<Arc<Program>>,
+    pub(crate) lens: Range<usize>,
+    pub(crate) program: Option<Arc<Program>>,
     /// The key of the packet that made it (masked when shown).
-    key: Vec<u64>,
+    pub(crate) key: Vec<u64>,
     /// Whether `program` is guarded ([`Program::is_guarded`]): the megaflow is then never
     /// replayed, and a packet whose guards fail tries `arms`, then takes the slow path,
     /// which adds the arm it compiles.
-    guarded: bool,
+    pub(crate) guarded: bool,
     /// Programs for the other ways of the state-dependent decisions, tried in order.
-    arms: Vec<Arm>,
+    pub(crate) arms: Vec<Arm>,
     /// The program (0: `program`, `i`: arm `i - 1`) that applied last: tried first, as
     /// state-dependent decisions tend to go the same way for a while (a meter's colour, a
     /// register past a threshold).
-    last: std::sync::atomic::AtomicU8,
+    pub(crate) last: std::sync::atomic::AtomicU8,
 }
 
 /// Another compiled program of a guarded megaflow: the run of a packet of the megaflow whose
 /// state-dependent decisions went another way.
 #[derive(Clone, Debug)]
-struct Arm {
-    program: Arc<Program>,
+pub(crate) struct Arm {
+    pub(crate) program: Arc<Program>,
     /// As [`Megaflow`]'s, for this arm's run.
-    lens: Range<usize>,
+    pub(crate) lens: Range<usize>,
     /// The key bits the arm's run depended on beyond the megaflow's mask: (word, mask,
     /// value) for each word with some.
-    extra: Vec<(usize, u64, u64)>,
+    pub(crate) extra: Vec<(usize, u64, u64)>,
 }
 
 impl Arm {
@@ -528,7 +528,7 @@ pub struct Datapath<'p> {
 }
 
 /// The set of shared programs (hashed with foldhash: programs are compared whole).
-type Programs = HashSet<Arc<Program>, foldhash::fast::RandomState>;
+pub(crate) type Programs = HashSet<Arc<Program>, foldhash::fast::RandomState>;
 
 /// What the fast path did with a packet.
 enum Fast {
@@ -1359,626 +1359,5 @@ impl GuardedHit<'_> {
         }
         self.stats.compiled_hits += 1;
         Fast::Done(tier)
-    }
-}
-
-/// Where the observer is in the run.
-enum Mode {
-    /// Before the first parse ended: tracking influences.
-    Deciding,
-    /// A miss: recording the run for a megaflow.
-    Recording,
-    /// A hit: replaying `flow` from position `at`.
-    Replaying { flow: Arc<Megaflow>, at: usize },
-    /// Neither (a diverged replay): the interpreter evaluates everything.
-    Evaluating,
-}
-
-/// The observer of one packet's run: wildcard tracking and recording on a miss, replay on
-/// a hit.
-struct DpObserver<'a> {
-    pipeline: &'a Pipeline,
-    layout: &'a FlowKeyLayout,
-    cache: &'a mut FlowCache<Arc<Megaflow>>,
-    stats: &'a mut DatapathStats,
-    packet: &'a [u8],
-    port: u64,
-    fast: Option<&'a FastParser>,
-    parsed: &'a mut Parsed,
-    fast_key: &'a mut Vec<u64>,
-    phv0: Vec<u8>,
-    drop_port: u64,
-    setup: &'a Arc<TracerSetup>,
-    scratch: &'a mut Scratch,
-    reasons: &'a mut BTreeMap<&'static str, u64>,
-    programs: &'a mut Programs,
-    /// The fast path just looked this packet's key up and missed: the first parse need not
-    /// look it up again (same key, same caches).
-    known_miss: bool,
-    /// The guarded megaflow the packet fit none of the programs of: the run is added to it
-    /// as an arm.
-    extend: Option<MegaflowId>,
-    /// A state-dependent branch, `switch` or table key is being decided: the tracer guards
-    /// it when it is reported.
-    guard_pending: bool,
-    /// The run has state-dependent decisions: cached only with a compiled (guarded)
-    /// program, never as a replay.
-    guarded: bool,
-    mode: Mode,
-    key: Vec<u64>,
-    mask: Vec<u64>,
-    cacheable: bool,
-    min_len_bits: u64,
-    /// The packet was shorter than this for its parser (`u64::MAX`: it was long enough).
-    max_len_bits: u64,
-    /// The bits of packet the first parse needed when the packet was too short (0: it was
-    /// not), which the key holds ([`FlowKeyLayout::set_stop`]).
-    short_bits: u64,
-    parses: u32,
-    tags: Vec<u32>,
-    recording: Vec<Rec>,
-    /// The trace memo (`None`: not used), the pipeline's statements by address, and the
-    /// run's record for its tracer ([`crate::memo`]), kept while `recording_trace`.
-    memo: Option<&'a mut TraceMemo>,
-    sites: &'a Sites<'a>,
-    rec: &'a mut Recorder,
-    recording_trace: bool,
-}
-
-impl<'a> DpObserver<'a> {
-    fn tracking(&self) -> bool {
-        matches!(self.mode, Mode::Deciding | Mode::Recording)
-    }
-
-    fn diverge(&mut self) {
-        self.mode = Mode::Evaluating;
-        self.stats.diverged += 1;
-    }
-
-    /// Whether table `t` chooses actions at random (an action selector with `random`).
-    fn random_selector(&self, t: TableId) -> bool {
-        let imp = self.pipeline.tables.get(t).and_then(|x| x.implementation);
-        matches!(
-            imp.and_then(|e| self.pipeline.externs.get(e))
-                .map(|e| &e.kind),
-            Some(ExternKind::ActionSelector {
-                algo: HashAlgo::Random,
-                ..
-            })
-        )
-    }
-
-    /// The first parse ended: look the key up, then replay or record.
-    fn first_parse(&mut self, phv: &[u8]) {
-        self.layout.extract(phv, &mut self.key);
-        self.layout.set_stop(&mut self.key, self.short_bits);
-        let found = if self.known_miss {
-            None
-        } else {
-            self.cache
-                .lookup(&self.key)
-                .map(|(id, v, tier)| (id, Arc::clone(v), tier))
-        };
-        match found {
-            // Never replayed: its decisions on state are evaluated, and the run becomes an arm.
-            Some((id, flow, _)) if flow.guarded => {
-                self.extend = Some(id);
-                self.stats.misses += 1;
-                self.mode = Mode::Recording;
-                self.start_tracer(phv);
-            }
-            Some((_, flow, tier)) if flow.fits_len(self.packet.len()) => {
-                match tier {
-                    Tier::Microflow => self.stats.microflow_hits += 1,
-                    Tier::Megaflow => self.stats.megaflow_hits += 1,
-                }
-                self.mode = Mode::Replaying { flow, at: 0 };
-            }
-            found => {
-                if found.is_some() {
-                    self.stats.too_short += 1;
-                }
-                self.stats.misses += 1;
-                self.mode = Mode::Recording;
-                self.start_tracer(phv);
-            }
-        }
-    }
-
-    /// On a miss: runs the fast parser to check it agrees with the interpreter, and starts
-    /// recording what a tracer is to follow of the run to compile it ([`crate::memo`]).
-    fn start_tracer(&mut self, phv: &[u8]) {
-        let Some(fast) = self.fast else {
-            return;
-        };
-        self.parsed.record = true;
-        let ok = fast.parse(self.packet, self.port, self.parsed, self.fast_key);
-        self.parsed.record = false;
-        if !ok {
-            return;
-        }
-        if self.fast_key[..] != self.key[..] {
-            self.stats.fast_parse_mismatch += 1;
-            return;
-        }
-        self.phv0 = phv.to_vec();
-        self.rec.start(self.parsed, &self.mask);
-        self.recording_trace = true;
-    }
-
-    /// Runs `f` on the run's record for its tracer, if it is being compiled (which happens
-    /// only in [`Mode::Recording`], which the run then keeps).
-    #[inline]
-    fn record(&mut self, f: impl FnOnce(&mut Recorder)) {
-        if self.recording_trace {
-            f(self.rec);
-        }
-    }
-
-    /// The run ended: check a replay used its whole recording, install a recorded run with
-    /// its compiled program.
-    fn finish(self, outcome: &Outcome, digest: Option<&koi_state::DigestMessage>) {
-        let complete = outcome.report.aborted.is_none();
-        let DpObserver {
-            mode,
-            stats,
-            cache,
-            key,
-            mut mask,
-            cacheable,
-            min_len_bits,
-            max_len_bits,
-            parses,
-            mut tags,
-            recording,
-            packet,
-            port,
-            layout,
-            phv0,
-            scratch,
-            reasons,
-            programs,
-            extend,
-            guarded,
-            mut memo,
-            sites,
-            rec,
-            recording_trace,
-            pipeline,
-            setup,
-            drop_port,
-            fast,
-            parsed,
-            ..
-        } = self;
-        match mode {
-            Mode::Replaying { flow, at } if at != flow.recording.len() => stats.diverged += 1,
-            Mode::Recording if cacheable && complete => {
-                let mut min_len = usize::try_from(min_len_bits.div_ceil(8)).unwrap_or(usize::MAX);
-                if parses > 1 {
-                    min_len = min_len.max(packet.len());
-                }
-                // (A packet of `n` bytes is too short for `b` bits when `8n < b`, that is,
-                // when `n < ceil(b / 8)`.)
-                let max_len = match max_len_bits {
-                    u64::MAX => usize::MAX,
-                    b => usize::try_from(b.div_ceil(8)).unwrap_or(usize::MAX),
-                };
-                tags.sort_unstable();
-                tags.dedup();
-                // The memo's program for the same record, else a tracer's (which may widen
-                // the mask); either is checked on the packet.
-                let reusable = !guarded && extend.is_none() && parses == 1;
-                let found = memo
-                    .as_deref()
-                    .filter(|_| recording_trace && reusable)
-                    .and_then(|m| m.find(rec, &phv0));
-                let built = match found {
-                    Some((p, reads)) => Ok((Built::Memo(p), reads)),
-                    None => fast
-                        .filter(|_| recording_trace)
-                        .and_then(|f| Tracer::new(pipeline, setup, drop_port, f, parsed, &phv0))
-                        .ok_or("parse not specialised")
-                        .and_then(|mut t| {
-                            let fixed = std::cell::RefCell::new(Vec::new());
-                            let mut grown = rec.mask0.clone();
-                            let widened = crate::memo::replay(
-                                rec, sites, &mut t, pipeline, layout, &mut grown, &phv0, &fixed,
-                            )?;
-                            // (The run's influences again, and the inputs a traffic-manager
-                            // event added.)
-                            for (m, g) in mask.iter_mut().zip(&grown) {
-                                *m |= g;
-                            }
-                            // What the memo keeps of a run that can be reused.
-                            let keep = memo
-                                .is_some()
-                                .then(|| t.facts(rec.side.written.len()))
-                                .flatten()
-                                .filter(|_| reusable && !widened)
-                                .map(|facts| (facts, fixed.into_inner()));
-                            let k = Known {
-                                layout,
-                                mask: &mask,
-                                phv0: &phv0,
-                                fixed: None,
-                            };
-                            let (p, reads) = t.finish(&k)?;
-                            Ok((Built::Traced(Box::new(p), keep), reads))
-                        }),
-                };
-                let compiled = built.and_then(|(b, reads)| {
-                    scratch.preset_reads(reads);
-                    let p = match &b {
-                        Built::Memo(p) => &**p,
-                        Built::Traced(p, _) => p,
-                    };
-                    if !checks_out(p, packet, port, outcome, digest, scratch) {
-                        stats.compile_mismatch += 1;
-                        if let (Built::Memo(_), Some(m)) = (&b, memo.as_deref_mut()) {
-                            m.clear();
-                        }
-                        return Err(MISMATCH);
-                    }
-                    Ok(match b {
-                        Built::Memo(p) => {
-                            stats.memo_hits += 1;
-                            p
-                        }
-                        Built::Traced(p, keep) => {
-                            let p = intern(programs, *p);
-                            if let (Some(m), Some((facts, fixed))) = (memo, keep)
-                                && !p.is_guarded()
-                            {
-                                m.insert(rec, Arc::clone(&p), facts, &fixed, &phv0);
-                            }
-                            p
-                        }
-                    })
-                });
-                // A run with state-dependent decisions is cached only as a guarded program.
-                let program = match compiled {
-                    Ok(p) => {
-                        stats.compiled += 1;
-                        Some(p)
-                    }
-                    Err(_) if guarded => {
-                        stats.uncacheable += 1;
-                        return;
-                    }
-                    Err(why) => {
-                        if why != MISMATCH {
-                            stats.not_compiled += 1;
-                        }
-                        *reasons.entry(why).or_default() += 1;
-                        None
-                    }
-                };
-                if let Some(id) = extend {
-                    match program.and_then(|p| {
-                        extended(cache, id, &key, &mask, min_len..max_len, p, &mut tags)
-                    }) {
-                        Some((mask, flow)) => {
-                            let key = flow.key.clone();
-                            match cache.install(&mask, &key, Arc::new(flow), &tags) {
-                                Ok(_) => stats.installs += 1,
-                                Err(_) => stats.uncacheable += 1,
-                            }
-                        }
-                        None => stats.uncacheable += 1,
-                    }
-                    return;
-                }
-                let flow = Arc::new(Megaflow {
-                    recording,
-                    lens: min_len..max_len,
-                    guarded: program.as_ref().is_some_and(|p| p.is_guarded()),
-                    program,
-                    key: key.clone(),
-                    arms: Vec::new(),
-                    last: Default::default(),
-                });
-                match cache.install(&mask, &key, flow, &tags) {
-                    Ok(_) => stats.installs += 1,
-                    Err(_) => stats.uncacheable += 1,
-                }
-            }
-            Mode::Recording | Mode::Deciding => stats.uncacheable += 1,
-            _ => {}
-        }
-    }
-}
-
-/// Guarded megaflow `id` with one more arm: `program`, made by a run whose own mask is `mask`
-/// on a packet with key `key`, for packets of `lens` bytes (the arm applies to the key bits
-/// that run depended on beyond the megaflow's mask). Returns the megaflow's mask and the new
-/// megaflow (tried from the new arm on); `tags` gets the megaflow's. `None` if the megaflow
-/// is gone or has [`MAX_ARMS`] programs.
-fn extended(
-    cache: &FlowCache<Arc<Megaflow>>,
-    id: MegaflowId,
-    key: &[u64],
-    mask: &[u64],
-    lens: Range<usize>,
-    program: Arc<Program>,
-    tags: &mut Vec<u32>,
-) -> Option<(Vec<u64>, Megaflow)> {
-    let c = cache.classifier();
-    let flow = c.get(id)?;
-    if flow.arms.len() + 1 >= MAX_ARMS {
-        return None;
-    }
-    let old = c.mask(id)?.to_vec();
-    let extra = (0..)
-        .zip(mask.iter().zip(&old).zip(key))
-        .filter(|(_, ((m, o), _))| *m & !*o != 0)
-        .map(|(w, ((m, o), k))| (w, m & !o, k & m & !o))
-        .collect();
-    tags.extend(c.tags(id)?);
-    tags.sort_unstable();
-    tags.dedup();
-    let mut arms = flow.arms.clone();
-    arms.push(Arm {
-        program,
-        lens,
-        extra,
-    });
-    let last = std::sync::atomic::AtomicU8::new(arms.len() as u8);
-    let flow = Megaflow {
-        recording: flow.recording.clone(),
-        lens: flow.lens.clone(),
-        program: flow.program.clone(),
-        key: flow.key.clone(),
-        guarded: true,
-        arms,
-        last,
-    };
-    Some((old, flow))
-}
-
-/// Why a run whose compiled program did not give the interpreter's output is replayed.
-const MISMATCH: &str = "output differed from the interpreter";
-
-/// A slow-path run's program before its check: the trace memo's, or a tracer's with what the
-/// memo is to keep of the run (if it can be reused: what it read, and the PHV bits it folded).
-enum Built {
-    Memo(Arc<Program>),
-    Traced(
-        Box<Program>,
-        Option<(crate::program::TraceFacts, Vec<(u32, u32)>)>,
-    ),
-}
-
-/// The shared copy of program `p`. Programs no megaflow uses any more are dropped when the
-/// set has grown to twice what was live at the last sweep.
-// A program's only interior mutability is its JIT cell, which its hash and equality ignore.
-#[allow(clippy::mutable_key_type)]
-fn intern(set: &mut Programs, p: Program) -> Arc<Program> {
-    if let Some(a) = set.get(&p) {
-        return Arc::clone(a);
-    }
-    if set.len() >= 1024 && set.len().is_power_of_two() {
-        set.retain(|a| Arc::strong_count(a) > 1);
-    }
-    let a = Arc::new(p);
-    set.insert(Arc::clone(&a));
-    a
-}
-
-/// Whether `p` run on the packet that made it gives the interpreter's outcome.
-fn checks_out(
-    p: &Program,
-    packet: &[u8],
-    port: u64,
-    outcome: &Outcome,
-    digest: Option<&koi_state::DigestMessage>,
-    s: &mut Scratch,
-) -> bool {
-    let r = &outcome.report;
-    if !r.logs.is_empty() || r.assert_failures != 0 || r.passes != 0 || r.digests > 1 {
-        return false;
-    }
-    if !p.guards_hold(packet, port, s) {
-        return false;
-    }
-    let sent = p.digests(packet, port, s);
-    match (r.digests, digest) {
-        (0, _) if sent.is_empty() => {}
-        (1, Some(d)) if sent.len() == 1 && sent[0] == *d => {}
-        _ => return false,
-    }
-    let (mut outputs, mut drops) = (Vec::new(), Vec::new());
-    let mut buf = Vec::new();
-    p.run(packet, port, None, 0, &mut buf, s, &mut |e| match e {
-        Emitted::Packet(to, bytes) => outputs.push(Output {
-            port: to,
-            bytes: bytes.to_vec(),
-        }),
-        Emitted::Drop(why) => drops.push(why.clone()),
-        Emitted::Digest => {}
-    });
-    outputs == outcome.outputs && drops == r.drops
-}
-
-impl Observer for DpObserver<'_> {
-    const TRACKS_READS: bool = true;
-    const WANTS_MASKS: bool = true;
-    const REPLAYS: bool = true;
-    const TRACES_EFFECTS: bool = true;
-
-    fn stmt(&mut self, s: &koi_ir::Stmt, params: &[koi_ir::Bits]) {
-        self.record(|r| r.stmt(s, params));
-    }
-
-    fn action(&mut self, _name: &str, args: &[koi_ir::Bits]) {
-        self.record(|r| r.action(args));
-    }
-
-    fn action_end(&mut self) {
-        self.record(|r| r.action_end());
-    }
-
-    fn arch_write(&mut self, slot: SlotId, value: &koi_ir::Bits) {
-        let (setup, p) = (self.setup, self.pipeline);
-        self.record(|r| {
-            let w = p.phv.slots.get(slot).map_or(value.width(), |s| s.width);
-            r.arch_write(slot, value, setup.write_kind(slot), w);
-        });
-    }
-
-    fn instance(&mut self, role: koi_ir::Role, _ev: &koi_interp::observer::InstanceEvent) {
-        self.record(|r| r.instance(role));
-    }
-
-    fn enqueued(&mut self, _port: u64) {
-        self.record(|r| r.enqueued());
-    }
-
-    fn copy_begin(&mut self, kind: koi_interp::CopyKind) {
-        self.record(|r| r.copy_begin(kind));
-    }
-
-    fn metadata_reset(&mut self, fl: Option<koi_ir::FieldListId>) {
-        self.record(|r| r.metadata_reset(fl));
-    }
-
-    fn copy_end(&mut self) {
-        self.record(|r| r.copy_end());
-    }
-
-    fn packet_out(&mut self, o: &Output) {
-        self.record(|r| r.packet_out(o.port));
-    }
-
-    fn parser_end(&mut self, error: Option<&str>) {
-        if error.is_some() {
-            self.record(|r| r.parser_failed());
-        }
-    }
-
-    fn extern_call(&mut self, ev: &koi_interp::observer::ExternEvent<'_>) {
-        self.record(|r| r.extern_result(ev.result));
-    }
-
-    fn influence(&mut self, d: koi_interp::Decision, slot: SlotId, mask: &koi_ir::Bits) {
-        use koi_interp::Decision;
-        if !self.tracking() {
-            return;
-        }
-        let compiling = self.recording_trace;
-        // A branch or `switch` on a state-dependent value: the compiled program checks the
-        // condition per packet (a guard), exactly, so the state-derived value puts nothing
-        // in the mask (its other operands do, as usual).
-        if compiling
-            && matches!(d, Decision::Branch | Decision::Switch)
-            && self.layout.tainted(slot)
-        {
-            self.guarded = true;
-            self.guard_pending = true;
-            return;
-        }
-        // (The tracer sees the mask grow as it did during the run.)
-        self.record(|r| r.influence(slot, mask));
-        match self.layout.mask_for(slot, mask, &mut self.mask) {
-            Coverage::Covered => {}
-            // A state-dependent table key is guarded too (the mask keeps the bits its value
-            // may come from: the guard covers only keys computed from state). A header's
-            // validity at `emit` is followed as the rest of the path, which the guards fix.
-            Coverage::StateDependent
-                if compiling && matches!(d, Decision::TableKey | Decision::Emit) =>
-            {
-                self.guarded = true;
-                self.guard_pending |= d == Decision::TableKey;
-            }
-            _ => self.cacheable = false,
-        }
-    }
-
-    fn jumped(&mut self, t: &koi_ir::Terminator, to: koi_ir::BlockId, params: &[koi_ir::Bits]) {
-        if std::mem::take(&mut self.guard_pending) {
-            self.record(|r| r.guard_jump(t, to, params));
-        }
-    }
-
-    fn table(&mut self, ev: &koi_interp::observer::TableEvent<'_>) {
-        if std::mem::take(&mut self.guard_pending) {
-            self.record(|r| r.guard_table(ev.table, ev.keys));
-        }
-    }
-
-    fn packet_length_check(&mut self, needed_bits: u64, ok: bool) {
-        if self.tracking() {
-            self.cacheable &= ok;
-            self.min_len_bits = self.min_len_bits.max(needed_bits);
-        }
-    }
-
-    fn packet_too_short(&mut self, needed_bits: u64) {
-        if self.parses == 0 {
-            self.short_bits = needed_bits;
-        }
-        if self.tracking() {
-            self.max_len_bits = self.max_len_bits.min(needed_bits);
-        }
-    }
-
-    fn parsed(&mut self, phv: &[u8]) {
-        self.parses += 1;
-        if self.parses == 1 {
-            self.first_parse(phv);
-        }
-    }
-
-    fn decided(&mut self, step: &Step) {
-        if !matches!(self.mode, Mode::Recording) {
-            return;
-        }
-        // A state-dependent decision nothing guarded.
-        if std::mem::take(&mut self.guard_pending) {
-            self.cacheable = false;
-        }
-        if let Step::Table { table, hit, .. } = step {
-            self.tags.push(table.index());
-            self.tags.push(entry_tag(*table, *hit));
-            if self.random_selector(*table) {
-                self.cacheable = false;
-            }
-            let (t, h) = (*table, *hit);
-            self.record(|r| r.table(t, h));
-        }
-        self.recording.push(Rec::Step(step.clone()));
-    }
-
-    fn replay(&mut self) -> Replay {
-        let Mode::Replaying { flow, at } = &mut self.mode else {
-            return Replay::Evaluate;
-        };
-        match flow.recording.get(*at) {
-            Some(Rec::Step(s)) => {
-                *at += 1;
-                Replay::Use(s.clone())
-            }
-            _ => {
-                self.diverge();
-                Replay::Evaluate
-            }
-        }
-    }
-
-    fn replay_diverged(&mut self) {
-        self.diverge();
-    }
-
-    fn tm(&mut self, ev: &TmEvent) {
-        // (The tracer fed the record adds the event's inputs to the mask first.)
-        self.record(|r| r.tm(ev));
-        match &mut self.mode {
-            Mode::Recording => self.recording.push(Rec::Tm(TmKind::of(ev))),
-            Mode::Replaying { flow, at } => match flow.recording.get(*at) {
-                Some(Rec::Tm(k)) if *k == TmKind::of(ev) => *at += 1,
-                _ => self.diverge(),
-            },
-            Mode::Deciding | Mode::Evaluating => {}
-        }
     }
 }

@@ -103,6 +103,7 @@ pub mod fastparse;
 pub mod flowkey;
 mod memo;
 pub mod native;
+mod observe;
 pub mod program;
 pub mod stages;
 
