@@ -14,46 +14,14 @@
 //! `cargo bench -p koi-runtime --bench swap [-- FRAMES]` (default 4,000,000). Benchmarks are
 //! never tests: nothing here asserts a speed.
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::{count_program, counting_pipeline, frames, traffic, tx};
 use koi_ports::PortSpec;
-use koi_runtime::{Flags, PipelineConfig, PipelineSetup, Program, Switch, SwitchConfig};
-use pcap_file::pcap::{PcapPacket, PcapReader, PcapWriter};
-use std::path::Path;
+use koi_runtime::{Switch, SwitchConfig};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-fn compile(version: u8) -> Arc<Program> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/swap_count.p4");
-    let flags = Flags {
-        define: vec![format!("VERSION={version}")],
-        ..Default::default()
-    };
-    Arc::new(Program::compile_file(&path, &flags).expect("the bench program"))
-}
-
-fn traffic(path: &Path, n: u32) {
-    let f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let mut w = PcapWriter::new(f).unwrap();
-    let mut frame = vec![0u8; 60];
-    frame[..6].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
-    frame[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
-    frame[12..14].copy_from_slice(&[0x88, 0xb5]);
-    for i in 0..n {
-        // 64 flows (source MACs), so that the caches hold several megaflows.
-        frame[11] = (i % 64) as u8;
-        frame[14..18].copy_from_slice(&i.to_be_bytes());
-        w.write_packet(&PcapPacket::new(Duration::ZERO, 60, &frame))
-            .unwrap();
-    }
-}
-
-fn tx(sw: &Switch) -> u64 {
-    sw.ports()[1]
-        .port
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .stats()
-        .tx_packets
-}
 
 fn main() {
     let n: u32 = std::env::args()
@@ -64,24 +32,11 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.pcap");
     let output = dir.path().join("out.pcap");
-    traffic(&input, n);
-    let versions = [compile(1), compile(2)];
+    // 64 flows (source MACs), so that the caches hold several megaflows.
+    traffic(&input, n, 64);
+    let versions = [count_program(&[]), count_program(&["VERSION=2"])];
     let sw = Switch::start(SwitchConfig {
-        pipelines: vec![PipelineSetup {
-            config: PipelineConfig {
-                name: "default".into(),
-                device_id: 1,
-                cpu_port: None,
-            },
-            program: Some(Arc::clone(&versions[0])),
-            init: Some(Box::new(|s: &mut koi_state::State| {
-                let c = koi_control::command::parse("table_add route fwd 0x020000000002 => 2")
-                    .map_err(|e| e.to_string())?
-                    .ok_or("empty")?;
-                koi_state::cli::execute(s, &c).map_err(|e| e.to_string())?;
-                Ok(())
-            })),
-        }],
+        pipelines: vec![counting_pipeline("default", 1, 2, Arc::clone(&versions[0]))],
         ports: vec![
             (
                 1,
@@ -104,16 +59,16 @@ fn main() {
     let mut reports = Vec::new();
     for k in 1..8u32 {
         let at = u64::from(n) * u64::from(k) / 8;
-        while tx(&sw) < at {
+        while tx(&sw, 0, 2) < at {
             std::thread::sleep(Duration::from_micros(50));
         }
         let next = &versions[k as usize % 2];
         reports.push(pl.swap(Arc::clone(next), false).expect("swap"));
     }
-    let mut last = (Instant::now(), tx(&sw));
+    let mut last = (Instant::now(), tx(&sw, 0, 2));
     loop {
         std::thread::sleep(Duration::from_millis(20));
-        let now = tx(&sw);
+        let now = tx(&sw, 0, 2);
         if now == last.1 {
             break;
         }
@@ -124,25 +79,18 @@ fn main() {
     sw.stop();
     sw.join();
 
-    let mut r = PcapReader::new(std::io::BufReader::new(
-        std::fs::File::open(&output).unwrap(),
-    ))
-    .unwrap();
     let (mut out, mut disorder, mut expect) = (0u64, 0u64, 0u32);
     let mut prev: Option<(Duration, u8)> = None;
     let mut swap_gaps = Vec::new();
     let mut other_gap = Duration::ZERO;
-    while let Some(p) = r.next_packet() {
-        let p = p.unwrap();
+    for (seq, v, timestamp) in frames(&output) {
         out += 1;
-        let seq = u32::from_be_bytes(p.data[14..18].try_into().unwrap());
         if seq != expect {
             disorder += 1;
         }
         expect = seq + 1;
-        let v = p.data[18];
         if let Some((t, pv)) = prev {
-            let gap = p.timestamp.saturating_sub(t);
+            let gap = timestamp.saturating_sub(t);
             if v != pv {
                 if std::env::var_os("KOI_SWAP_BENCH_DEBUG").is_some() {
                     eprintln!("frame {seq}: version {pv} -> {v}");
@@ -152,7 +100,7 @@ fn main() {
                 other_gap = other_gap.max(gap);
             }
         }
-        prev = Some((p.timestamp, v));
+        prev = Some((timestamp, v));
     }
     println!(
         "swap under load: {n} frames in, {out} out ({} lost, {disorder} out of order) in {:.2} s ({:.2} Mpps), 7 swaps with the state carried over",

@@ -6,54 +6,21 @@
 //! each pipeline's own. Pipelines and ports are added and removed while another pipeline
 //! forwards.
 
+mod common;
+
+use common::{assert_in_order, count_program, counting_pipeline, frames, traffic, tx};
 use koi_ports::PortSpec;
 use koi_runtime::switch::MAX_PASSES;
-use koi_runtime::{Flags, PipelineConfig, PipelineSetup, Program, Switch, SwitchConfig};
-use pcap_file::pcap::{PcapPacket, PcapReader, PcapWriter};
+use koi_runtime::{PipelineSetup, Switch, SwitchConfig};
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 const PATIENCE: Duration = Duration::from_secs(60);
 
-fn program() -> Arc<Program> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/swap_count.p4");
-    Arc::new(Program::compile_file(&path, &Flags::default()).expect("compiles"))
-}
-
-fn traffic(path: &Path, n: u32) {
-    let f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let mut w = PcapWriter::new(f).unwrap();
-    let mut frame = vec![0u8; 60];
-    frame[..6].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
-    frame[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
-    frame[12..14].copy_from_slice(&[0x88, 0xb5]);
-    for i in 0..n {
-        frame[14..18].copy_from_slice(&i.to_be_bytes());
-        w.write_packet(&PcapPacket::new(Duration::ZERO, 60, &frame))
-            .unwrap();
-    }
-}
-
 /// A pipeline running the counting program that sends frames to 02:..:02 to port `to`.
 fn pipeline(name: &str, device_id: u64, to: u64) -> PipelineSetup {
-    let cmd = format!("table_add route fwd 0x020000000002 => {to}");
-    PipelineSetup {
-        config: PipelineConfig {
-            name: name.into(),
-            device_id,
-            cpu_port: None,
-        },
-        program: Some(program()),
-        init: Some(Box::new(move |s: &mut koi_state::State| {
-            let c = koi_control::command::parse(&cmd)
-                .map_err(|e| e.to_string())?
-                .ok_or("empty")?;
-            koi_state::cli::execute(s, &c).map_err(|e| e.to_string())?;
-            Ok(())
-        })),
-    }
+    counting_pipeline(name, device_id, to, count_program(&[]))
 }
 
 fn count(sw: &Switch, pipeline: &str) -> String {
@@ -65,7 +32,7 @@ fn a_chain_of_pipelines_over_patch_ports_forwards_every_frame_once_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let (input, output) = (dir.path().join("in.pcap"), dir.path().join("out.pcap"));
     let n = 5_000u32;
-    traffic(&input, n);
+    traffic(&input, n, 1);
     // a: port 1 (pcap in) -> port 2 = patch to b's port 1; b: -> port 2 (pcap out). Both
     // pipelines have a port 2, each its own.
     let sw = Switch::start(SwitchConfig {
@@ -88,15 +55,7 @@ fn a_chain_of_pipelines_over_patch_ports_forwards_every_frame_once_in_order() {
     })
     .expect("switch");
     let start = Instant::now();
-    let out = || {
-        sw.ports()[1]
-            .port
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .stats()
-            .tx_packets
-    };
-    while out() < u64::from(n) && start.elapsed() < PATIENCE {
+    while tx(&sw, 1, 2) < u64::from(n) && start.elapsed() < PATIENCE {
         std::thread::sleep(Duration::from_millis(2));
     }
     let (ca, cb) = (count(&sw, "a"), count(&sw, "b"));
@@ -111,15 +70,7 @@ fn a_chain_of_pipelines_over_patch_ports_forwards_every_frame_once_in_order() {
         cb.trim_end().ends_with(&format!("= {n}")),
         "b counted: {cb}"
     );
-    let mut r = PcapReader::new(std::fs::File::open(&output).unwrap()).unwrap();
-    let mut next = 0u32;
-    while let Some(p) = r.next_packet() {
-        let p = p.unwrap();
-        let seq = u32::from_be_bytes(p.data[14..18].try_into().unwrap());
-        assert_eq!(seq, next, "frame {next} lost or out of order");
-        next += 1;
-    }
-    assert_eq!(next, n);
+    assert_in_order(&frames(&output), n, "the chain");
     assert_eq!(sw.counters.patch_loop.load(Ordering::Relaxed), 0);
 }
 
@@ -128,7 +79,7 @@ fn a_loop_of_patch_ports_drops_each_frame_after_max_passes() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.pcap");
     let n = 300u32;
-    traffic(&input, n);
+    traffic(&input, n, 1);
     // a: everything to port 2 = b's port 1; b: everything to port 1, back to a's port 2,
     // which a sends to port 2 again...
     let sw = Switch::start(SwitchConfig {
@@ -198,8 +149,8 @@ fn pipelines_and_ports_come_and_go_while_another_pipeline_forwards() {
     let (in_b, out_b) = (dir.path().join("b_in.pcap"), dir.path().join("b_out.pcap"));
     let n_a = 200_000u32;
     let n_b = 2_000u32;
-    traffic(&in_a, n_a);
-    traffic(&in_b, n_b);
+    traffic(&in_a, n_a, 1);
+    traffic(&in_b, n_b, 1);
     let sw = Switch::start(SwitchConfig {
         pipelines: vec![pipeline("a", 1, 2)],
         ports: vec![
@@ -219,12 +170,6 @@ fn pipelines_and_ports_come_and_go_while_another_pipeline_forwards() {
         cache: Some(Default::default()),
     })
     .expect("switch");
-    let tx = |sw: &Switch, pipeline: usize, num: u64| {
-        sw.ports()
-            .iter()
-            .find(|s| s.pipeline == pipeline && s.num == num)
-            .map_or(0, |s| s.port.lock().unwrap().stats().tx_packets)
-    };
     // While a forwards: a second pipeline with the same program, its own ports (numbered 1
     // and 2 as a's), fed and emptied, then taken away again.
     let prog = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/swap_count.p4");
@@ -273,19 +218,6 @@ fn pipelines_and_ports_come_and_go_while_another_pipeline_forwards() {
         "a counted: {ca}"
     );
     for (path, n) in [(&out_a, n_a), (&out_b, n_b)] {
-        let mut r = PcapReader::new(std::fs::File::open(path).unwrap()).unwrap();
-        let mut next = 0u32;
-        while let Some(p) = r.next_packet() {
-            let p = p.unwrap();
-            let seq = u32::from_be_bytes(p.data[14..18].try_into().unwrap());
-            assert_eq!(
-                seq,
-                next,
-                "{}: frame {next} lost or out of order",
-                path.display()
-            );
-            next += 1;
-        }
-        assert_eq!(next, n, "{}", path.display());
+        assert_in_order(&frames(path), n, &path.display().to_string());
     }
 }

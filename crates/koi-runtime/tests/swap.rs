@@ -6,75 +6,28 @@
 //! each frame wholly by one version (the marks change only at a swap, v1 then v2 ...). A
 //! swap whose state cannot be carried over is refused and changes nothing.
 
+mod common;
+
+use common::{assert_in_order, count_program, counting_pipeline, frames, traffic, tx};
 use koi_ports::PortSpec;
-use koi_runtime::{PipelineConfig, PipelineSetup, Program, Switch, SwitchConfig};
-use pcap_file::pcap::{PcapPacket, PcapReader, PcapWriter};
-use std::path::Path;
+use koi_runtime::{PipelineConfig, PipelineSetup, Switch, SwitchConfig};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A bound on waiting for something that should happen; never a timing assertion.
 const PATIENCE: Duration = Duration::from_secs(120);
 
-/// `tests/swap_count.p4` with `-D` definitions `defines`.
-fn compile(defines: &[&str]) -> Arc<Program> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/swap_count.p4");
-    let flags = koi_runtime::Flags {
-        define: defines.iter().map(|d| d.to_string()).collect(),
-        ..Default::default()
-    };
-    Arc::new(Program::compile_file(&path, &flags).expect("compiles"))
-}
-
-/// `n` frames to 02:..:02, numbered 0.. in their `seq` header.
-fn traffic(path: &Path, n: u32) {
-    let f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let mut w = PcapWriter::new(f).unwrap();
-    let mut frame = vec![0u8; 60];
-    frame[..6].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
-    frame[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
-    frame[12..14].copy_from_slice(&[0x88, 0xb5]);
-    for i in 0..n {
-        frame[14..18].copy_from_slice(&i.to_be_bytes());
-        w.write_packet(&PcapPacket::new(Duration::ZERO, 60, &frame))
-            .unwrap();
-    }
-}
-
-fn tx(sw: &Switch, port: usize) -> u64 {
-    sw.ports()[port]
-        .port
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .stats()
-        .tx_packets
-}
-
 #[test]
 fn swaps_under_traffic_lose_nothing_and_carry_the_counts_exactly() {
     let dir = tempfile::tempdir().unwrap();
-    let v1 = compile(&[]);
-    let v2 = compile(&["VERSION=2"]);
+    let v1 = count_program(&[]);
+    let v2 = count_program(&["VERSION=2"]);
     let n: u32 = 60_000;
     let input = dir.path().join("in.pcap");
     let output = dir.path().join("out.pcap");
-    traffic(&input, n);
+    traffic(&input, n, 1);
     let sw = Switch::start(SwitchConfig {
-        pipelines: vec![PipelineSetup {
-            config: PipelineConfig {
-                name: "default".into(),
-                device_id: 1,
-                cpu_port: None,
-            },
-            program: Some(Arc::clone(&v1)),
-            init: Some(Box::new(|s: &mut koi_state::State| {
-                let c = koi_control::command::parse("table_add route fwd 0x020000000002 => 2")
-                    .map_err(|e| e.to_string())?
-                    .ok_or("empty")?;
-                koi_state::cli::execute(s, &c).map_err(|e| e.to_string())?;
-                Ok(())
-            })),
-        }],
+        pipelines: vec![counting_pipeline("default", 1, 2, Arc::clone(&v1))],
         ports: vec![
             (
                 1,
@@ -98,10 +51,10 @@ fn swaps_under_traffic_lose_nothing_and_carry_the_counts_exactly() {
     let start = Instant::now();
     let mut swaps = 0;
     for (k, at) in [n / 8, n / 4, n / 2, 3 * n / 4].into_iter().enumerate() {
-        while tx(&sw, 1) < u64::from(at) && start.elapsed() < PATIENCE {
+        while tx(&sw, 0, 2) < u64::from(at) && start.elapsed() < PATIENCE {
             std::thread::sleep(Duration::from_micros(100));
         }
-        if tx(&sw, 1) >= u64::from(n) {
+        if tx(&sw, 0, 2) >= u64::from(n) {
             break;
         }
         let next = if k % 2 == 0 { &v2 } else { &v1 };
@@ -113,7 +66,7 @@ fn swaps_under_traffic_lose_nothing_and_carry_the_counts_exactly() {
         );
         swaps += 1;
     }
-    while tx(&sw, 1) < u64::from(n) && start.elapsed() < PATIENCE {
+    while tx(&sw, 0, 2) < u64::from(n) && start.elapsed() < PATIENCE {
         std::thread::sleep(Duration::from_millis(1));
     }
     let counted = sw.command(None, "register_read count 0");
@@ -122,22 +75,9 @@ fn swaps_under_traffic_lose_nothing_and_carry_the_counts_exactly() {
     assert!(swaps >= 2, "the traffic ended before the swaps: {swaps}");
 
     // Every frame out, in order; the version marks change only at the swaps.
-    let mut r = PcapReader::new(std::fs::File::open(&output).unwrap()).unwrap();
-    let mut next_seq = 0u32;
-    let mut changes = 0;
-    let mut last_version = 1u8;
-    while let Some(p) = r.next_packet() {
-        let p = p.unwrap();
-        let seq = u32::from_be_bytes(p.data[14..18].try_into().unwrap());
-        assert_eq!(seq, next_seq, "frame {next_seq} lost or out of order");
-        next_seq += 1;
-        let v = p.data[18];
-        if v != last_version {
-            changes += 1;
-            last_version = v;
-        }
-    }
-    assert_eq!(next_seq, n, "frames out");
+    let out = frames(&output);
+    assert_in_order(&out, n, "swaps");
+    let changes = out.windows(2).filter(|w| w[0].1 != w[1].1).count() + usize::from(out[0].1 != 1);
     assert_eq!(
         changes, swaps,
         "each swap changes the version once, at one frame"
@@ -151,9 +91,9 @@ fn swaps_under_traffic_lose_nothing_and_carry_the_counts_exactly() {
 
 #[test]
 fn a_swap_that_cannot_carry_the_state_changes_nothing() {
-    let v1 = compile(&[]);
+    let v1 = count_program(&[]);
     // The same table with another key: its entry cannot be carried over.
-    let v2 = compile(&["VERSION=2", "EXTRA_KEY"]);
+    let v2 = count_program(&["VERSION=2", "EXTRA_KEY"]);
     let sw = Switch::start(SwitchConfig {
         pipelines: vec![PipelineSetup {
             config: PipelineConfig {
@@ -185,7 +125,7 @@ fn a_swap_that_cannot_carry_the_state_changes_nothing() {
     let r = sw.command(None, "register_read count 0").unwrap();
     assert!(r.trim_end().ends_with("77"), "{r}");
     // `koi ctl load --reset` (fresh state) takes it.
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/swap_count.p4");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/swap_count.p4");
     let out = sw
         .command(
             None,
