@@ -323,6 +323,73 @@ pub struct DatapathStats {
 }
 
 impl DatapathStats {
+    /// Adds `o`'s counters to these (the datapaths of several threads), except the gauge
+    /// `jit_modules`, of which the larger is kept.
+    pub fn add(&mut self, o: &DatapathStats) {
+        let DatapathStats {
+            microflow_hits,
+            megaflow_hits,
+            too_short,
+            misses,
+            uncacheable,
+            installs,
+            diverged,
+            invalidated,
+            compiled_hits,
+            upcalls_limited,
+            packets,
+            cycles,
+            compiled,
+            not_compiled,
+            compile_mismatch,
+            fast_parse_mismatch,
+            signature_hits,
+            microflow_bypassed,
+            jit_compiled,
+            jit_templates,
+            jit_modules,
+            template_hits,
+            full_parses,
+            template_guesses,
+            jit_deferred,
+            jit_not_compiled,
+            jit_mismatch,
+            memo_hits,
+        } = o;
+        self.microflow_hits += microflow_hits;
+        self.megaflow_hits += megaflow_hits;
+        self.too_short += too_short;
+        self.misses += misses;
+        self.uncacheable += uncacheable;
+        self.installs += installs;
+        self.diverged += diverged;
+        self.invalidated += invalidated;
+        self.compiled_hits += compiled_hits;
+        self.upcalls_limited += upcalls_limited;
+        self.packets += packets;
+        self.cycles.parse += cycles.parse;
+        self.cycles.microflow += cycles.microflow;
+        self.cycles.megaflow += cycles.megaflow;
+        self.cycles.actions += cycles.actions;
+        self.cycles.slow_path += cycles.slow_path;
+        self.compiled += compiled;
+        self.not_compiled += not_compiled;
+        self.compile_mismatch += compile_mismatch;
+        self.fast_parse_mismatch += fast_parse_mismatch;
+        self.signature_hits += signature_hits;
+        self.microflow_bypassed += microflow_bypassed;
+        self.jit_compiled += jit_compiled;
+        self.jit_templates += jit_templates;
+        self.jit_modules = self.jit_modules.max(*jit_modules);
+        self.template_hits += template_hits;
+        self.full_parses += full_parses;
+        self.template_guesses += template_guesses;
+        self.jit_deferred += jit_deferred;
+        self.jit_not_compiled += jit_not_compiled;
+        self.jit_mismatch += jit_mismatch;
+        self.memo_hits += memo_hits;
+    }
+
     /// Counts what [`Jit::consider`] did with a hot program.
     #[inline]
     fn count_jit(&mut self, ev: JitEvent) {

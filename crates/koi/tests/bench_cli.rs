@@ -401,3 +401,48 @@ fn write_pcap_matches_gen_pcap_py() {
         }
     }
 }
+
+#[test]
+fn several_threads_share_one_state_and_their_counts_add_up() {
+    let prog = example("l2l3_acl.p4");
+    let entries = example("l2l3_acl.entries");
+    let out = koi(&[
+        "bench",
+        &prog,
+        "--entries",
+        &entries,
+        "--flows",
+        "100",
+        "--seconds",
+        "0.3",
+        "--warmup",
+        "0.2",
+        "--threads",
+        "2",
+        "--json",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    let threads = field(&v, "threads").as_array().expect("threads").clone();
+    assert_eq!(threads.len(), 2, "{v}");
+    let each: Vec<f64> = threads.iter().map(|t| num(t, "packets")).collect();
+    assert!(
+        each.iter().all(|&n| n > 0.0),
+        "every thread forwarded: {each:?}"
+    );
+    // The report's packets and the datapaths' counters are the threads' added up.
+    assert_eq!(num(&v, "packets"), each.iter().sum::<f64>());
+    assert_eq!(num(&v, "counters.packets"), num(&v, "packets"));
+    let mpps: f64 = threads.iter().map(|t| num(t, "mpps")).sum();
+    assert!(num(&v, "mpps") > 0.0 && mpps > 0.0);
+    // Every packet is routed out once, whichever thread ran it.
+    assert!((num(&v, "outputs_per_packet") - 1.0).abs() < 1e-9, "{v}");
+    let bad = koi(&["bench", &prog, "--threads", "0"]);
+    assert_eq!(bad.status.code(), Some(2));
+}

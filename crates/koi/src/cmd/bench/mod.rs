@@ -21,6 +21,7 @@
 //! at every clock check (cheap, and enough for meters and rate limits).
 
 pub mod report;
+mod threads;
 pub mod traffic;
 
 use clap::Args;
@@ -30,6 +31,7 @@ use koi_state::{ManualClock, State};
 use report::Report;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 #[derive(Args, Debug)]
@@ -90,6 +92,12 @@ pub struct BenchArgs {
     /// as `koi ctl dump_flows` shows them.
     #[arg(long, value_name = "N")]
     pub dump_flows: Option<usize>,
+    /// Forwarding threads, each with its own caches, sharing one state behind a lock taken
+    /// for every batch, as `koi run --threads N`'s poll threads share a pipeline's: every
+    /// thread replays the packets from its own place in the list, pinned to a core of its own
+    /// (from `--core`, else 0) when it can be. The report gives the total rate.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = thread_count)]
+    pub threads: usize,
     /// The ingress port the packets arrive on.
     #[arg(long, value_name = "P", default_value_t = 1)]
     pub port: u64,
@@ -109,6 +117,14 @@ fn batch_size(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
         Ok(n @ 1..=1024) => Ok(n),
         _ => Err(format!("{s}: expected a number of packets from 1 to 1024")),
+    }
+}
+
+/// A `--threads` value: 1 to 256.
+fn thread_count(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n @ 1..=256) => Ok(n),
+        _ => Err(format!("{s}: expected a number of threads from 1 to 256")),
     }
 }
 
@@ -178,9 +194,13 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
         trace_memo: !a.no_trace_memo,
         ..Default::default()
     };
-    let mut dp = Datapath::with_config(p, koi_interp::Options::default(), config)
+    let mut dp = Datapath::with_config(p, koi_interp::Options::default(), config.clone())
         .map_err(|e| (1, format!("koi: {e}")))?;
     let empty_bytes = dp.cache_info().memory_bytes;
+    if a.threads > 1 {
+        // Before this thread is pinned: the threads pin themselves, each to a CPU of its own.
+        return threads::bench(a, p, state, packets, config, source);
+    }
     let core = match pin(a.core) {
         Ok(c) => Some(c),
         Err(e) if a.core.is_some() => return Err(usage(e)),
@@ -193,7 +213,7 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
     let bar = progress_bar(a);
     let mut run = Runner {
         dp: &mut dp,
-        state: &mut state,
+        state: StateRef::Own(&mut state),
         packets: &packets,
         batch: a.batch,
         port: a.port,
@@ -293,6 +313,11 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
         outputs,
         errors,
         first_error,
+        threads: vec![report::ThreadRun {
+            core,
+            packets: n,
+            mpps: n as f64 / secs.max(1e-9) / 1e6,
+        }],
     });
     if warm_outputs == 0 && outputs == 0 {
         eprintln!(
@@ -410,9 +435,16 @@ fn progress_bar(a: &BenchArgs) -> ProgressBar {
 }
 
 /// The replay loop's state.
+/// Where a runner's state is: its own, or one shared by several threads behind a lock taken
+/// for each batch (as `koi run`'s poll threads share a pipeline's).
+enum StateRef<'a> {
+    Own(&'a mut State),
+    Shared(&'a Mutex<State>),
+}
+
 struct Runner<'a, 'p> {
     dp: &'a mut Datapath<'p>,
-    state: &'a mut State,
+    state: StateRef<'a>,
     packets: &'a [Vec<u8>],
     /// Packets per [`Datapath::process_batch`] call.
     batch: usize,
@@ -450,8 +482,16 @@ impl Runner<'_, '_> {
             let mut outputs = 0u64;
             let mut errors = 0u64;
             let mut first_error = None;
+            let mut guard;
+            let state: &mut State = match &mut self.state {
+                StateRef::Own(s) => s,
+                StateRef::Shared(m) => {
+                    guard = m.lock().unwrap_or_else(|p| p.into_inner());
+                    &mut guard
+                }
+            };
             self.dp.process_batch_prefetching(
-                self.state,
+                state,
                 &batch,
                 self.port,
                 &self.clock,
@@ -481,8 +521,16 @@ impl Runner<'_, '_> {
             i + 1
         };
         let mut outputs = 0u64;
+        let mut guard;
+        let state: &mut State = match &mut self.state {
+            StateRef::Own(s) => s,
+            StateRef::Shared(m) => {
+                guard = m.lock().unwrap_or_else(|p| p.into_inner());
+                &mut guard
+            }
+        };
         let r = self.dp.process_with(
-            self.state,
+            state,
             &self.packets[i],
             self.port,
             &self.clock,

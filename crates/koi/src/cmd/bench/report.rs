@@ -67,6 +67,17 @@ pub struct Inputs<'a> {
     pub outputs: u64,
     pub errors: u64,
     pub first_error: Option<String>,
+    /// Each forwarding thread's part of the timed run (one for a single thread).
+    pub threads: Vec<ThreadRun>,
+}
+
+/// One forwarding thread's part of the timed run (`koi bench --threads N`).
+#[derive(Clone, Debug, Serialize)]
+pub struct ThreadRun {
+    /// The CPU it was pinned to (`null`: not pinned).
+    pub core: Option<usize>,
+    pub packets: u64,
+    pub mpps: f64,
 }
 
 /// Cycles per packet in each datapath stage.
@@ -245,6 +256,10 @@ pub struct Report {
     /// Why megaflows installed so far got no compiled program (each hit then replays the
     /// interpreter: the cost of the interpreter per packet), with how many.
     pub replayed: std::collections::BTreeMap<&'static str, u64>,
+    /// Each forwarding thread's part (`--threads`; one entry for a single thread). With
+    /// several, `mpps` is their total, `cycles_per_packet` their cores' cycles summed per
+    /// packet, the counters and hit rates every thread's added up, and `cache` thread 0's.
+    pub threads: Vec<ThreadRun>,
 }
 
 /// `a / b`, or `None` when `b` is 0.
@@ -303,8 +318,14 @@ impl Report {
             seconds: i.seconds,
             mpps: ratio(n, i.seconds * 1e6).unwrap_or(0.0),
             ns_per_packet: ratio(i.seconds * 1e9, n).unwrap_or(0.0),
+            // Cycles are summed over the threads' cores.
             tsc_mhz: (i.cycles > 0)
-                .then(|| ratio(i.cycles as f64, i.seconds * 1e6))
+                .then(|| {
+                    ratio(
+                        i.cycles as f64,
+                        i.seconds * 1e6 * i.threads.len().max(1) as f64,
+                    )
+                })
                 .flatten(),
             cycles_per_packet,
             stage_cycles_per_packet: stages,
@@ -342,6 +363,7 @@ impl Report {
             errors: i.errors,
             first_error: i.first_error,
             replayed: i.replayed,
+            threads: i.threads,
         }
     }
 
@@ -370,6 +392,25 @@ impl Report {
             if self.jit { "on" } else { "off" },
             self.batch,
         );
+        if self.threads.len() > 1 {
+            let each: Vec<String> = self
+                .threads
+                .iter()
+                .map(|t| {
+                    format!(
+                        "{:.2} Mpps{}",
+                        t.mpps,
+                        t.core.map_or(String::new(), |c| format!(" (CPU {c})"))
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                o,
+                "threads     {} sharing one state, each with its own caches: {}",
+                self.threads.len(),
+                each.join(", ")
+            );
+        }
         let w = &self.warmup;
         let _ = writeln!(
             o,
