@@ -22,7 +22,7 @@ fn swaps_under_traffic_lose_nothing_and_carry_the_counts_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let v1 = count_program(&[]);
     let v2 = count_program(&["VERSION=2"]);
-    let n: u32 = 60_000;
+    let n: u32 = 200_000;
     let input = dir.path().join("in.pcap");
     let output = dir.path().join("out.pcap");
     traffic(&input, n, 1);
