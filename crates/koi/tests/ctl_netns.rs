@@ -86,6 +86,9 @@ fn ctl_table_change_takes_effect_on_the_next_packet() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    // The socket is bound before the switch opens its ports; it answers once they are open
+    // (a frame sent before that would be lost, and the test with it).
+    ctl(&sock, &["port_show"]);
 
     let mut h1 = netns::run_in(&lab.a, || {
         AfPacketPort::open("h1", AfPacketConfig::default())
