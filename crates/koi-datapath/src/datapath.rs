@@ -1292,32 +1292,27 @@ impl<'p> Datapath<'p> {
     /// A write to table `t` (entry added, modified or removed, default action changed):
     /// removes the megaflows that applied it. Call before the next packet.
     pub fn on_table_write(&mut self, t: TableId) {
-        self.memo.clear();
-        let n = self.cache.classifier_mut().remove_tagged(t.index());
-        self.stats.invalidated += n as u64;
+        self.invalidate_tagged(t.index());
     }
 
     /// A change to entry `index` of table `t` (its action, parameters or direct meter, or its
     /// removal): removes the megaflows that hit that entry. Packets that hit another entry or
     /// missed are decided as before. Call before the next packet.
     pub fn on_entry_write(&mut self, t: TableId, index: u32) {
-        self.memo.clear();
-        let n = self
-            .cache
-            .classifier_mut()
-            .remove_tagged(entry_tag(t, Some(index)));
-        self.stats.invalidated += n as u64;
+        self.invalidate_tagged(entry_tag(t, Some(index)));
     }
 
     /// A change to what misses table `t` (its default action, or an entry added to a table
     /// whose keys are all exact, which only a packet that missed can now hit): removes the
     /// megaflows that missed the table. Call before the next packet.
     pub fn on_table_misses(&mut self, t: TableId) {
+        self.invalidate_tagged(entry_tag(t, None));
+    }
+
+    /// Removes the megaflows tagged `tag` and empties the trace memo.
+    fn invalidate_tagged(&mut self, tag: u32) {
         self.memo.clear();
-        let n = self
-            .cache
-            .classifier_mut()
-            .remove_tagged(entry_tag(t, None));
+        let n = self.cache.classifier_mut().remove_tagged(tag);
         self.stats.invalidated += n as u64;
     }
 

@@ -250,26 +250,19 @@ impl Lowerer<'_> {
         Ok((!matches!(self.types.get(t), Ty::Void)).then_some(t))
     }
 
-    /// The data list argument (of a hash or checksum) flattened to bit strings (a `bool` as
-    /// its `bit<1>`).
-    fn data(&mut self, a: Option<&ast::Expr>, span: Span) -> R<Vec<Expr>> {
+    /// A data list argument flattened to scalars; with `bits` (hash and checksum inputs) a
+    /// `bool` becomes its `bit<1>`, else (`log_msg`) booleans stay booleans.
+    fn data(&mut self, a: Option<&ast::Expr>, span: Span, bits: bool) -> R<Vec<Expr>> {
         let Some(a) = a else {
             return Ok(Vec::new());
         };
         let l = self.value(a)?;
         let mut out = Vec::new();
-        self.flatten_bits(&l, span, &mut out)?;
-        Ok(out)
-    }
-
-    /// `log_msg`'s arguments flattened to scalars (booleans stay booleans).
-    fn log_args(&mut self, a: Option<&ast::Expr>, span: Span) -> R<Vec<Expr>> {
-        let Some(a) = a else {
-            return Ok(Vec::new());
-        };
-        let l = self.value(a)?;
-        let mut out = Vec::new();
-        self.flatten(&l, span, &mut out)?;
+        if bits {
+            self.flatten_bits(&l, span, &mut out)?;
+        } else {
+            self.flatten(&l, span, &mut out)?;
+        }
         Ok(out)
     }
 
@@ -384,26 +377,26 @@ impl Lowerer<'_> {
                 dst: self.place_arg(a(0), sp)?,
                 algo: HashAlgo::Lookup3,
                 base: Expr::bits(32, 0),
-                data: self.data(a(2), sp)?,
+                data: self.data(a(2), sp, true)?,
                 max: None,
             },
             "hash" => Builtin::Hash {
                 dst: self.place_arg(a(0), sp)?,
                 algo: self.hash_algo(a(1), sp)?,
                 base: self.expr_arg(a(2), sp)?,
-                data: self.data(a(3), sp)?,
+                data: self.data(a(3), sp, true)?,
                 max: Some(self.expr_arg(a(4), sp)?),
             },
             "verify_checksum" | "verify_checksum_with_payload" => Builtin::VerifyChecksum {
                 cond: self.cond_arg(a(0), sp)?,
-                data: self.data(a(1), sp)?,
+                data: self.data(a(1), sp, true)?,
                 checksum: self.expr_arg(a(2), sp)?,
                 algo: self.hash_algo(a(3), sp)?,
                 with_payload: name.ends_with("payload"),
             },
             "update_checksum" | "update_checksum_with_payload" => Builtin::UpdateChecksum {
                 cond: self.cond_arg(a(0), sp)?,
-                data: self.data(a(1), sp)?,
+                data: self.data(a(1), sp, true)?,
                 checksum: self.place_arg(a(2), sp)?,
                 algo: self.hash_algo(a(3), sp)?,
                 with_payload: name.ends_with("payload"),
@@ -450,7 +443,7 @@ impl Lowerer<'_> {
                 };
                 Builtin::LogMsg {
                     format,
-                    args: self.log_args(a(1), sp)?,
+                    args: self.data(a(1), sp, false)?,
                 }
             }
             "assert" => Builtin::Assert {

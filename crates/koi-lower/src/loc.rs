@@ -618,56 +618,41 @@ impl Lowerer<'_> {
     /// The scalars of a location in order (headers: their fields), for data lists of hashes,
     /// checksums and digests.
     pub fn flatten(&self, loc: &Loc, span: Span, out: &mut Vec<Expr>) -> R<()> {
-        match loc {
-            Loc::Scalar(..) | Loc::Value(..) => {
-                out.push(loc.expr().unwrap_or(Expr::Bool(false)));
-                Ok(())
-            }
-            Loc::Header(_, ty) => {
-                let n = self.types.agg(*ty).map_or(0, |a| a.fields.len());
-                for i in 0..n {
-                    let f = self.field(loc, i, span)?;
-                    self.flatten(&f, span, out)?;
-                }
-                Ok(())
-            }
-            Loc::Struct(fs, _) => {
-                for (_, f) in fs {
-                    self.flatten(f, span, out)?;
-                }
-                Ok(())
-            }
-            Loc::Union(..) | Loc::Stack(..) => unsupported(span, "this value in a data list"),
-        }
+        self.leaves(loc, span, out, false)
     }
 
     /// [`Self::flatten`] for a list of bits (digest data, hash and checksum inputs): a
     /// `bool` leaf becomes its `bit<1>`, as p4c's targets pack it.
     pub fn flatten_bits(&self, loc: &Loc, span: Span, out: &mut Vec<Expr>) -> R<()> {
+        self.leaves(loc, span, out, true)
+    }
+
+    fn leaves(&self, loc: &Loc, span: Span, out: &mut Vec<Expr>, bits: bool) -> R<()> {
         match loc {
-            Loc::Scalar(_, t) | Loc::Value(_, t) if t.ty == IrTy::Bool => {
-                out.push(
-                    loc.expr()
-                        .unwrap_or(Expr::Bool(false))
-                        .cast(koi_ir::Cast::FromBool),
-                );
+            Loc::Scalar(_, t) | Loc::Value(_, t) => {
+                let e = loc.expr().unwrap_or(Expr::Bool(false));
+                out.push(if bits && t.ty == IrTy::Bool {
+                    e.cast(koi_ir::Cast::FromBool)
+                } else {
+                    e
+                });
                 Ok(())
             }
             Loc::Header(_, ty) => {
                 let n = self.types.agg(*ty).map_or(0, |a| a.fields.len());
                 for i in 0..n {
                     let f = self.field(loc, i, span)?;
-                    self.flatten_bits(&f, span, out)?;
+                    self.leaves(&f, span, out, bits)?;
                 }
                 Ok(())
             }
             Loc::Struct(fs, _) => {
                 for (_, f) in fs {
-                    self.flatten_bits(f, span, out)?;
+                    self.leaves(f, span, out, bits)?;
                 }
                 Ok(())
             }
-            _ => self.flatten(loc, span, out),
+            Loc::Union(..) | Loc::Stack(..) => unsupported(span, "this value in a data list"),
         }
     }
 

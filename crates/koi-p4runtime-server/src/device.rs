@@ -275,28 +275,28 @@ impl Device {
         if let Some(image) = self.pipeline.image()
             && v.bound.as_ref().map(|b| b.generation) != Some(image.generation())
         {
-            // A program loaded by `koi ctl load`: with its state carried over, the
-            // controller's records follow.
-            let old = v.bound.take();
-            let carried = old.filter(|b| image.carried_from() == Some(b.generation));
-            if carried.is_none() {
-                lock(&self.digests).clear();
-            }
-            v.bound = bind(&image, None, carried.as_ref());
+            // A program loaded by `koi ctl load`.
+            self.rebind(&mut v, &image, None);
         }
         v
     }
 
-    /// Binds a newly loaded `image` (after `SetForwardingPipelineConfig`), reporting `config`;
-    /// with its state carried over (`RECONCILE_AND_COMMIT`), the controller's records follow.
+    /// Binds a newly loaded `image` (after `SetForwardingPipelineConfig`), reporting `config`.
     pub fn bind_loaded(&self, view: &mut View, image: &Image, config: ForwardingPipelineConfig) {
+        self.rebind(view, image, Some(config));
+        view.saved = None;
+    }
+
+    /// Binds `image` in place of the bound image: with its state carried over from that one
+    /// (`RECONCILE_AND_COMMIT`, `koi ctl load`), the controller's records follow; else they
+    /// start afresh, digests waiting included.
+    fn rebind(&self, view: &mut View, image: &Image, config: Option<ForwardingPipelineConfig>) {
         let old = view.bound.take();
         let carried = old.filter(|b| image.carried_from() == Some(b.generation));
         if carried.is_none() {
             lock(&self.digests).clear();
         }
-        view.bound = bind(image, Some(config), carried.as_ref());
-        view.saved = None;
+        view.bound = bind(image, config, carried.as_ref());
     }
 
     // ---- events from the data plane ----

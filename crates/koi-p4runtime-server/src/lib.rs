@@ -202,15 +202,8 @@ impl Server {
             .spawn(move || {
                 runtime.block_on(async move {
                     // Each Write answers at once: no Nagle delay on the replies.
-                    let incoming = tokio_stream::StreamExt::map(
-                        tokio_stream::wrappers::TcpListenerStream::new(listener),
-                        |s| {
-                            if let Ok(s) = &s {
-                                let _ = s.set_nodelay(true);
-                            }
-                            s
-                        },
-                    );
+                    let incoming = tonic::transport::server::TcpIncoming::from(listener)
+                        .with_nodelay(Some(true));
                     let mut stopped = stop.clone();
                     let shutdown = async move {
                         let _ = stop.changed().await;

@@ -4,8 +4,6 @@
 
 mod support;
 
-use koi_p4runtime_server::{Server, ServerConfig};
-use koi_proto::p4runtime::p4_runtime_client::P4RuntimeClient;
 use koi_proto::p4runtime::set_forwarding_pipeline_config_request::Action;
 use koi_proto::p4runtime::{CapabilitiesRequest, update, write_request::Atomicity};
 use koi_runtime::{PipelineConfig, PipelineSetup, Switch, SwitchConfig};
@@ -32,20 +30,8 @@ async fn each_pipeline_is_a_device_of_its_own() {
         cache: Some(Default::default()),
     })
     .unwrap();
-    let server = Server::start(
-        Arc::clone(&sw),
-        ServerConfig {
-            addr: "127.0.0.1:0".parse().unwrap(),
-            tls: None,
-        },
-    )
-    .unwrap();
-    let channel = tonic::transport::Channel::from_shared(format!("http://{}", server.local_addr()))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let mut c = P4RuntimeClient::new(channel);
+    let rig = Rig::serve(Arc::clone(&sw));
+    let mut c = rig.client().await;
     for d in [DEVICE, DEVICE + 1] {
         c.capabilities(CapabilitiesRequest { device_id: d })
             .await
@@ -113,7 +99,5 @@ async fn each_pipeline_is_a_device_of_its_own() {
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::NotFound);
-    server.shutdown();
-    sw.stop();
-    sw.join();
+    drop(rig);
 }

@@ -7,14 +7,9 @@
 
 mod support;
 
-use koi_p4runtime_server::{Server, ServerConfig};
 use koi_ports::PortSpec;
-use koi_proto::p4runtime::p4_runtime_client::P4RuntimeClient;
 use koi_proto::p4runtime::set_forwarding_pipeline_config_request::Action;
-use koi_proto::p4runtime::{
-    FieldMatch, TableAction, TableEntry, field_match, table_action, update,
-    write_request::Atomicity,
-};
+use koi_proto::p4runtime::{TableEntry, update, write_request::Atomicity};
 use koi_runtime::{PipelineConfig, PipelineSetup, Program, Switch, SwitchConfig};
 use pcap_file::pcap::{PcapPacket, PcapReader, PcapWriter};
 use std::io::Write;
@@ -80,25 +75,7 @@ fn records(path: &Path) -> usize {
 }
 
 fn route(info: &koi_proto::p4info::P4Info, mac: [u8; 6], port: u16) -> TableEntry {
-    TableEntry {
-        table_id: id(info, "I.route"),
-        r#match: vec![FieldMatch {
-            field_id: 1,
-            field_match_type: Some(field_match::FieldMatchType::Exact(field_match::Exact {
-                value: mac.to_vec(),
-            })),
-        }],
-        action: Some(TableAction {
-            r#type: Some(table_action::Type::Action(koi_proto::p4runtime::Action {
-                action_id: id(info, "I.fwd"),
-                params: vec![koi_proto::p4runtime::action::Param {
-                    param_id: 1,
-                    value: port.to_be_bytes().to_vec(),
-                }],
-            })),
-        }),
-        ..Default::default()
-    }
+    exact_entry(info, "I.route", "I.fwd", &mac, &port.to_be_bytes())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -141,20 +118,8 @@ async fn writes_reach_both_threads_before_their_next_packet() {
     let (mut pa, mut pb) = (wa.join().unwrap(), wb.join().unwrap());
     assert_eq!(sw.ports()[0].thread, 0);
     assert_eq!(sw.ports()[1].thread, 1);
-    let server = Server::start(
-        Arc::clone(&sw),
-        ServerConfig {
-            addr: "127.0.0.1:0".parse().unwrap(),
-            tls: None,
-        },
-    )
-    .unwrap();
-    let channel = tonic::transport::Channel::from_shared(format!("http://{}", server.local_addr()))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let mut c = P4RuntimeClient::new(channel);
+    let rig = Rig::serve(Arc::clone(&sw));
+    let mut c = rig.client().await;
     let _primary = primary(&mut c, 1).await;
     let info = p4info(&program);
     // The program is loaded already: the controller pushes the same one.
@@ -237,7 +202,5 @@ async fn writes_reach_both_threads_before_their_next_packet() {
     wait((N, 2 * N, 3 * N, 3 * N as u64), "b back, to 5");
 
     drop((pa, pb));
-    server.shutdown();
-    sw.stop();
-    sw.join();
+    drop(rig);
 }

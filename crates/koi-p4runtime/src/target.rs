@@ -69,40 +69,43 @@ impl Target {
             .iter()
             .map(|i| (i.name.as_str(), i.table))
             .collect();
-        for (tid, cookie) in &old.data.default_cookies {
-            let name = old
-                .schema
-                .table_of
-                .get(tid)
-                .and_then(|id| old.schema.tables.get(*id));
-            if let Some(new) = name.and_then(|i| table_by_name.get(i.name.as_str())) {
-                t.data.default_cookies.insert(*new, cookie.clone());
-            }
-        }
         let profile_by_name: HashMap<&str, ExternId> = t
             .schema
             .profiles
             .iter()
             .map(|p| (p.name.as_str(), p.ext))
             .collect();
-        for (ext, data) in &old.data.profiles {
-            let name = old
-                .schema
-                .profile_of
-                .get(ext)
-                .and_then(|id| old.schema.profiles.get(*id));
-            if let Some(new) = name.and_then(|p| profile_by_name.get(p.name.as_str())) {
-                t.data.profiles.insert(*new, data.clone());
-            }
-        }
-        for (id, cfg) in &old.data.digests {
-            let name = old.schema.digests.get(*id).map(|d| d.name.as_str());
-            if let Some(new) = name.and_then(|n| t.schema.digest_by_name.get(n)) {
-                t.data.digests.insert(*new, *cfg);
-            }
-        }
+        let os = &old.schema;
+        let old_table = |k: &TableId| Some(os.tables.get(*os.table_of.get(k)?)?.name.as_str());
+        let old_profile =
+            |k: &ExternId| Some(os.profiles.get(*os.profile_of.get(k)?)?.name.as_str());
+        let old_digest = |k: &u32| Some(os.digests.get(*k)?.name.as_str());
+        t.data.default_cookies = renamed(&old.data.default_cookies, old_table, |n| {
+            table_by_name.get(n).copied()
+        })
+        .collect();
+        t.data.profiles = renamed(&old.data.profiles, old_profile, |n| {
+            profile_by_name.get(n).copied()
+        })
+        .collect();
+        t.data.digests = renamed(&old.data.digests, old_digest, |n| {
+            t.schema.digest_by_name.get(n).copied()
+        })
+        .collect();
         Ok(t)
     }
+}
+
+/// The entries of `old` (keyed by an object of the old program) under the key of the new
+/// program's object of the same name (`name`: the old key's name; `new`: the new key of a
+/// name); those whose object is gone are left out.
+fn renamed<'a, K: 'a, N, V: Clone + 'a>(
+    old: impl IntoIterator<Item = (&'a K, &'a V)>,
+    name: impl Fn(&K) -> Option<&'a str>,
+    new: impl Fn(&str) -> Option<N>,
+) -> impl Iterator<Item = (N, V)> {
+    old.into_iter()
+        .filter_map(move |(k, v)| Some((new(name(k)?)?, v.clone())))
 }
 
 /// A group of an action selector written with `ActionProfileGroup`.

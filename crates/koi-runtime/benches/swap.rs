@@ -17,9 +17,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use common::{count_program, counting_pipeline, frames, traffic, tx};
-use koi_ports::PortSpec;
-use koi_runtime::{Switch, SwitchConfig};
+use common::{count_program, counting_pipeline, frames, start_pcap_switch, traffic, tx};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -35,25 +33,12 @@ fn main() {
     // 64 flows (source MACs), so that the caches hold several megaflows.
     traffic(&input, n, 64);
     let versions = [count_program(&[]), count_program(&["VERSION=2"])];
-    let sw = Switch::start(SwitchConfig {
-        pipelines: vec![counting_pipeline("default", 1, 2, Arc::clone(&versions[0]))],
-        ports: vec![
-            (
-                1,
-                PortSpec::parse(&format!("pcap:{},", input.display())).unwrap(),
-                0,
-            ),
-            (
-                2,
-                PortSpec::parse(&format!("pcap:,{}", output.display())).unwrap(),
-                0,
-            ),
-        ],
-        patches: vec![],
-        threads: 1,
-        cache: Some(Default::default()),
-    })
-    .expect("switch");
+    let sw = start_pcap_switch(
+        counting_pipeline("default", 1, 2, Arc::clone(&versions[0])),
+        &input,
+        &output,
+        1,
+    );
     let pl = sw.pipeline(None).unwrap();
     let start = Instant::now();
     let mut reports = Vec::new();

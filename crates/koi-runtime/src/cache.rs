@@ -39,7 +39,7 @@ pub const PUBLISH_EVERY: Duration = Duration::from_millis(100);
 const FRESH_WAIT: Duration = Duration::from_millis(500);
 
 /// What a control-plane command changed, as far as the flow caches care.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Change {
     /// Entries or the default action of one table.
     Table(TableId),

@@ -300,15 +300,7 @@ impl Switch {
             }
         }
         let name = name.ok_or(usage)?;
-        if !name.starts_with(|c: char| c.is_ascii_alphabetic())
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        {
-            return Err(format!(
-                "`{name}`: a pipeline name is a letter then letters, digits, `_` or `-`"
-            ));
-        }
+        crate::pipeline::check_name(name)?;
         let live = self.live_pipelines();
         let device_id =
             device_id.unwrap_or_else(|| live.iter().map(|p| p.device_id()).max().unwrap_or(0) + 1);

@@ -27,6 +27,7 @@ use koi_datapath::DatapathConfig;
 use koi_interp::Interpreter;
 use koi_ir::TableId;
 use koi_state::{Clock, State};
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -74,7 +75,11 @@ impl std::error::Error for Retired {}
 /// update ends, before the state lock is released.
 #[derive(Debug, Default)]
 pub struct Changes {
+    /// The changes in the order reported, each once.
     list: Vec<Change>,
+    seen: HashSet<Change>,
+    /// Entry changes per table, to turn many into one table change.
+    entries: HashMap<TableId, usize>,
     all: bool,
 }
 
@@ -84,9 +89,13 @@ pub const MAX_ENTRY_CHANGES: usize = 64;
 
 impl Changes {
     fn add(&mut self, c: Change) {
-        if !self.all && !self.list.contains(&c) {
-            self.list.push(c);
+        if self.all || !self.seen.insert(c) {
+            return;
         }
+        if let Change::Entry(t, _) = c {
+            *self.entries.entry(t).or_default() += 1;
+        }
+        self.list.push(c);
     }
 
     /// The entries or the default action of table `t` changed.
@@ -110,6 +119,8 @@ impl Changes {
     pub fn all(&mut self) {
         self.all = true;
         self.list.clear();
+        self.seen.clear();
+        self.entries.clear();
     }
 
     /// Whether nothing was reported.
@@ -117,43 +128,32 @@ impl Changes {
         !self.all && self.list.is_empty()
     }
 
-    /// The changes to record: a table change makes its finer changes redundant, and too many
-    /// entry changes of one table become a table change.
+    /// The changes to record: whole tables first (a table change makes its finer changes
+    /// redundant, and too many entry changes of one table become a table change), then the
+    /// finer changes of the other tables, in the order reported.
     fn finish(self) -> Vec<Change> {
         if self.all {
             return vec![Change::All];
         }
-        let table_of = |c: &Change| match *c {
-            Change::Table(t) | Change::Entry(t, _) | Change::Misses(t) => Some(t),
-            Change::All => None,
-        };
-        let mut whole: Vec<TableId> = self
-            .list
-            .iter()
-            .filter_map(|c| match *c {
-                Change::Table(t) => Some(t),
-                _ => None,
-            })
-            .collect();
+        let mut whole: Vec<TableId> = Vec::new();
         for c in &self.list {
-            if let Change::Entry(t, _) = *c {
-                let n = self
-                    .list
-                    .iter()
-                    .filter(|d| matches!(d, Change::Entry(u, _) if *u == t))
-                    .count();
-                if n > MAX_ENTRY_CHANGES && !whole.contains(&t) {
-                    whole.push(t);
-                }
+            let t = match *c {
+                Change::Table(t) => t,
+                Change::Entry(t, _) if self.entries[&t] > MAX_ENTRY_CHANGES => t,
+                _ => continue,
+            };
+            if !whole.contains(&t) {
+                whole.push(t);
             }
         }
+        // Tables first as they were named, then the tables made whole.
+        whole.sort_by_key(|t| !self.seen.contains(&Change::Table(*t)));
         let mut out: Vec<Change> = whole.iter().map(|&t| Change::Table(t)).collect();
-        out.extend(
-            self.list
-                .into_iter()
-                .filter(|c| !matches!(c, Change::Table(_)))
-                .filter(|c| table_of(c).is_none_or(|t| !whole.contains(&t))),
-        );
+        out.extend(self.list.into_iter().filter(|c| match *c {
+            Change::Table(_) => false,
+            Change::Entry(t, _) | Change::Misses(t) => !whole.contains(&t),
+            Change::All => true,
+        }));
         out
     }
 }

@@ -41,6 +41,7 @@ pub mod image;
 pub mod metrics;
 pub mod pipeline;
 mod poll;
+pub mod ports;
 pub mod program;
 pub mod swap;
 pub mod switch;

@@ -39,6 +39,22 @@ pub struct PipelineConfig {
     pub cpu_port: Option<u64>,
 }
 
+/// Checks that `name` can name a pipeline (in `--pipeline`, `@NAME`, `koi ctl --pipeline`):
+/// a letter, then letters, digits, `_` or `-`.
+pub fn check_name(name: &str) -> Result<(), String> {
+    if name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{name}`: a pipeline name is a letter then letters, digits, `_` or `-`"
+        ))
+    }
+}
+
 /// Counters of one pipeline.
 #[derive(Debug, Default)]
 pub struct PipelineCounters {

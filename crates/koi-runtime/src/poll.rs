@@ -20,7 +20,8 @@ use crate::cache::Publisher;
 use crate::image::Image;
 use crate::lock;
 use crate::pipeline::Pipeline;
-use crate::switch::{Patched, PortTable, Switch};
+use crate::ports::{Ingress, Outbox, Patched, PortTable};
+use crate::switch::Switch;
 use koi_datapath::{Datapath, PathTaken};
 use koi_interp::Interpreter;
 use koi_ports::{Batch, Poller, Readiness, Wake};
@@ -164,9 +165,10 @@ type Fate = Result<(Option<PathTaken>, Option<String>), String>;
 struct Work {
     outputs: Outputs,
     fates: Vec<Fate>,
-    touched: Vec<bool>,
-    /// Packets sent to patch ports, to run through the next pipeline after this batch.
-    patched: Vec<Patched>,
+    /// The ports a batch sent to, and the packets it handed over patch ports.
+    out: Outbox,
+    /// Patched packets being run through their next pipeline (a buffer kept for reuse).
+    pending: Patched,
 }
 
 /// Forwards packets received on the ports given to thread `t` until the switch stops; the
@@ -184,23 +186,26 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize) {
     let mut batch = Batch::new(koi_ports::DEFAULT_SNAPLEN);
     let mut poller = Poller::new();
     let mut ready: Vec<Readiness> = Vec::new();
-    let (mut version, mut table) = (0, sw.ports());
+    // The ports and the pipelines, as of the port table's version (a pipeline gets packets
+    // only through a port, so a new one comes with a new version).
+    let (mut version, mut table, mut pipelines) = (0, sw.ports(), sw.pipelines());
     let mut mine: Vec<usize> = Vec::new();
     let mut used: Vec<usize> = Vec::new();
     while !sw.stopping() {
         if sw.ports_version() != version {
             version = sw.ports_version();
             table = sw.ports();
+            pipelines = sw.pipelines();
             mine = (0..table.len()).filter(|&i| table[i].thread == t).collect();
             used = mine.iter().map(|&i| table[i].pipeline).collect();
             // Pipelines behind patch ports take this thread's packets too.
-            used.extend(sw.patch_pipelines());
+            used.extend(table.patch_pipelines());
             used.sort_unstable();
             used.dedup();
-            work.touched = vec![false; table.len()];
+            work.out = Outbox::for_table(&table);
             // Pipelines added since: a slot each. Pipelines this thread no longer serves:
             // their engines (and images) go.
-            slots.resize_with(sw.pipelines().len(), || Slot {
+            slots.resize_with(pipelines.len(), || Slot {
                 generation: 0,
                 engine: None,
             });
@@ -215,7 +220,7 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize) {
         }
         for &p in &used {
             let slot = &mut slots[p];
-            slot.refresh(&sw.pipelines()[p], t);
+            slot.refresh(&pipelines[p], t);
             if let Some(e) = &mut slot.engine {
                 // Idle caches catch up too, so that what they show and hold is current.
                 e.with_dependent_mut(|image, e| e.idle(image, false));
@@ -246,28 +251,25 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize) {
             if batch.packets().is_empty() {
                 continue;
             }
-            let into = (slot.pipeline, slot.num, 1);
-            run_batch(sw, &table, &mut slots, t, into, batch.packets(), &mut work);
+            let into = Ingress {
+                pipeline: slot.pipeline,
+                port: slot.num,
+                passes: 1,
+            };
+            let lanes = (&*table, &pipelines[..]);
+            run_batch(sw, lanes, &mut slots, t, into, batch.packets(), &mut work);
             // What the batch sent over patch ports, pipeline after pipeline, in order; each
             // hop counts towards MAX_PASSES, so this ends.
-            let mut pending = std::mem::take(&mut work.patched);
+            let mut pending = std::mem::take(&mut work.pending);
+            std::mem::swap(&mut pending, &mut work.out.patched);
             while !pending.is_empty() {
-                let mut rest = pending.drain(..).peekable();
-                let mut packets = Vec::new();
-                while let Some((p, n, passes, bytes)) = rest.next() {
-                    packets.push(bytes);
-                    if rest
-                        .peek()
-                        .is_none_or(|x| (x.0, x.1, x.2) != (p, n, passes))
-                    {
-                        let into = (p, n, passes);
-                        run_batch(sw, &table, &mut slots, t, into, &packets, &mut work);
-                        packets.clear();
-                    }
-                }
-                drop(rest);
-                pending = std::mem::take(&mut work.patched);
+                pending.runs(|into, packets| {
+                    run_batch(sw, lanes, &mut slots, t, into, packets, &mut work)
+                });
+                pending.clear();
+                std::mem::swap(&mut pending, &mut work.out.patched);
             }
+            work.pending = pending;
         }
     }
     for slot in &mut slots {
@@ -277,26 +279,26 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize) {
     }
 }
 
-/// Runs `packets`, received on port `into.1` of pipeline `into.0` having passed through
-/// `into.2` pipelines (this one included), through this thread's engine for that pipeline.
-fn run_batch(
+/// Runs `packets`, entering as `into` says, through this thread's engine for that pipeline;
+/// `lanes`: the port table and the pipelines this thread works with.
+fn run_batch<P: AsRef<[u8]>>(
     sw: &Switch,
-    table: &PortTable,
+    lanes: (&PortTable, &[Arc<Pipeline>]),
     slots: &mut [Slot],
     t: usize,
-    into: (usize, u64, u8),
-    packets: &[Vec<u8>],
+    into: Ingress,
+    packets: &[P],
     work: &mut Work,
 ) {
-    let (p, port, passes) = into;
-    let pipeline = &sw.pipelines()[p];
-    let engine = &mut slots[p];
+    let (table, pipelines) = lanes;
+    let pipeline = &pipelines[into.pipeline];
+    let engine = &mut slots[into.pipeline];
     loop {
         // A program loaded since the poll: these packets are the new image's.
         engine.refresh(pipeline, t);
         match &mut engine.engine {
             Some(e) => {
-                if forward(sw, table, pipeline, e, work, packets, port, passes) {
+                if forward(sw, table, pipeline, e, work, packets, into) {
                     break;
                 }
                 // Retired while we waited for its lock: the batch goes to the new image,
@@ -312,25 +314,24 @@ fn run_batch(
     }
 }
 
-/// Runs the packets received on `port` through `engine` (the cached datapath takes them as
-/// one batch) and sends what comes out, in order. Returns false, having done nothing, when
+/// Runs the packets entering as `into` says through `engine` (the cached datapath takes them
+/// as one batch) and sends what comes out, in order. Returns false, having done nothing, when
 /// the engine's image was retired (its state carried over to a newer image).
-#[allow(clippy::too_many_arguments)]
-fn forward(
+fn forward<P: AsRef<[u8]>>(
     sw: &Switch,
     table: &PortTable,
     pipeline: &Pipeline,
     engine: &mut EngineCell,
     work: &mut Work,
-    packets: &[Vec<u8>],
-    port: u64,
-    passes: u8,
+    packets: &[P],
+    into: Ingress,
 ) -> bool {
+    let port = into.port;
     let Work {
         outputs,
         fates,
-        touched,
-        patched,
+        out,
+        ..
     } = work;
     outputs.clear();
     fates.clear();
@@ -342,12 +343,14 @@ fn forward(
             match &mut engine.kind {
                 Kind::Interpreter(interp) => {
                     for (k, pkt) in packets.iter().enumerate() {
-                        let fate = interp.process(&mut state, pkt, port, sw.clock()).map(|o| {
-                            for out in &o.outputs {
-                                outputs.push(k, out.port, &out.bytes);
-                            }
-                            (None, o.report.aborted)
-                        });
+                        let fate = interp
+                            .process(&mut state, pkt.as_ref(), port, sw.clock())
+                            .map(|o| {
+                                for out in &o.outputs {
+                                    outputs.push(k, out.port, &out.bytes);
+                                }
+                                (None, o.report.aborted)
+                            });
                         fates.push(fate.map_err(|e| e.to_string()));
                     }
                 }
@@ -394,9 +397,7 @@ fn forward(
             let mut any = false;
             for (_, out_port, bytes) in mine {
                 any = true;
-                sw.send(
-                    table, pipeline, image, out_port, bytes, touched, passes, patched,
-                );
+                sw.send(table, out, pipeline, image, out_port, bytes, into.passes);
             }
             if !any {
                 sw.counters.program_drops.fetch_add(1, Ordering::Relaxed);
@@ -404,6 +405,6 @@ fn forward(
         }
         true
     });
-    sw.flush(table, touched);
+    sw.flush(table, out);
     done
 }

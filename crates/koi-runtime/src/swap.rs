@@ -91,9 +91,16 @@ impl Pipeline {
             (image, None, Vec::new())
         } else {
             let new_program = Arc::clone(&program);
+            // The old program's state as it loaded, built here rather than under the old
+            // image's lock, which forwarding waits for (a load in between makes it useless;
+            // carry_over_from then builds its own).
+            let initial = old
+                .as_ref()
+                .and_then(|i| koi_state::State::new(&i.program().pipeline).ok());
             let (image, report) = self.reload(program, |old_state, old_program, new_state| {
-                koi_state::carry::carry_over(
+                koi_state::carry::carry_over_from(
                     old_state,
+                    initial.as_ref(),
                     &old_program.pipeline,
                     new_state,
                     &new_program.pipeline,

@@ -27,72 +27,16 @@ use crate::lock;
 use crate::pipeline::{Pipeline, PipelineConfig};
 use crate::program::Program;
 use koi_datapath::DatapathConfig;
-use koi_ports::{Port, PortSpec};
+use koi_ports::PortSpec;
 use koi_state::{State, SystemClock};
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-/// The most pipelines a packet passes through over patch ports (the first included).
-pub const MAX_PASSES: u8 = 8;
-
-/// One end of a patch port: (pipeline index, port number).
-pub type PatchEnd = (usize, u64);
-
-/// A packet handed over a patch port: the pipeline (index) and port it enters on, how many
-/// pipelines it has passed through, its bytes.
-pub(crate) type Patched = (usize, u64, u8, Vec<u8>);
-
-/// One numbered port, bound to a pipeline.
-pub struct PortSlot {
-    pub num: u64,
-    /// Index of its pipeline in [`Switch::pipelines`].
-    pub pipeline: usize,
-    /// The poll thread that receives from it (for as long as it exists).
-    pub thread: usize,
-    pub port: Mutex<Box<dyn Port>>,
-}
-
-/// The switch's ports at one moment, replaced whole when a port is added or removed
-/// ([`Switch::add_port`], [`Switch::remove_port`]); a poll thread takes the current table
-/// before each round of polling and keeps it for that round, so a port removed meanwhile is
-/// closed once no thread uses it. Indexes as a slice of its ports.
-pub struct PortTable {
-    slots: Vec<Arc<PortSlot>>,
-    /// (pipeline index, port number) to index in `slots`.
-    by_num: HashMap<PatchEnd, usize>,
-    /// One end of a patch port to the other end.
-    patches: HashMap<PatchEnd, PatchEnd>,
-}
-
-impl std::ops::Deref for PortTable {
-    type Target = [Arc<PortSlot>];
-    fn deref(&self) -> &[Arc<PortSlot>] {
-        &self.slots
-    }
-}
-
-impl PortTable {
-    fn new(slots: Vec<Arc<PortSlot>>, patches: HashMap<PatchEnd, PatchEnd>) -> PortTable {
-        let by_num = slots
-            .iter()
-            .enumerate()
-            .map(|(i, s)| ((s.pipeline, s.num), i))
-            .collect();
-        PortTable {
-            slots,
-            by_num,
-            patches,
-        }
-    }
-
-    /// Whether port `num` of pipeline `pipeline` exists (a port or a patch port).
-    fn taken(&self, end: PatchEnd) -> bool {
-        self.by_num.contains_key(&end) || self.patches.contains_key(&end)
-    }
-}
+use crate::ports::{Dest, Ingress, Outbox};
+pub use crate::ports::{MAX_PASSES, PatchEnd, PortSlot, PortTable};
 
 /// Drops that belong to no port.
 #[derive(Debug, Default)]
@@ -154,8 +98,8 @@ pub struct Switch {
     ports: RwLock<Arc<PortTable>>,
     /// Bumped each time the port table is replaced.
     ports_version: AtomicU64,
-    /// Serialises port additions and removals.
-    port_changes: Mutex<()>,
+    /// Serialises the additions and removals of ports and pipelines.
+    changes: Mutex<()>,
     poll_threads: usize,
     /// Every pipeline ever added, by index (a removed one stays, marked, so that indices
     /// hold); replaced whole when one is added.
@@ -177,6 +121,13 @@ impl Switch {
         let mut pipelines = Vec::new();
         let mut seen_ids = Vec::new();
         for p in &cfg.pipelines {
+            crate::pipeline::check_name(&p.config.name)?;
+            if pipelines
+                .iter()
+                .any(|x: &Arc<Pipeline>| x.name() == p.config.name)
+            {
+                return Err(format!("two pipelines are named {}", p.config.name));
+            }
             if seen_ids.contains(&p.config.device_id) {
                 return Err(format!(
                     "two pipelines have device id {}",
@@ -191,12 +142,13 @@ impl Switch {
                 threads,
             )));
         }
-        let mut by_num = HashMap::new();
-        for (i, (n, _, p)) in cfg.ports.iter().enumerate() {
+        // The ports and patch port ends given so far.
+        let mut taken: HashSet<PatchEnd> = HashSet::new();
+        for (n, _, p) in &cfg.ports {
             let Some(pl) = pipelines.get(*p) else {
                 return Err(format!("port {n}: no pipeline {p}"));
             };
-            if by_num.insert((*p, *n), i).is_some() {
+            if !taken.insert((*p, *n)) {
                 return Err(format!("port {n} of pipeline {} given twice", pl.name()));
             }
             if pl.cpu_port() == Some(*n) {
@@ -206,16 +158,12 @@ impl Switch {
                 ));
             }
         }
-        let mut patches = HashMap::new();
         for &(a, b) in &cfg.patches {
             for (p, n) in [a, b] {
                 let Some(pl) = pipelines.get(p) else {
                     return Err(format!("patch port {n}: no pipeline {p}"));
                 };
-                if by_num.contains_key(&(p, n))
-                    || patches.contains_key(&(p, n))
-                    || pl.cpu_port() == Some(n)
-                {
+                if taken.contains(&(p, n)) || pl.cpu_port() == Some(n) {
                     return Err(format!(
                         "patch port {n} of pipeline {}: the number is taken",
                         pl.name()
@@ -225,8 +173,7 @@ impl Switch {
             if a == b {
                 return Err(format!("patch port {}: joined to itself", a.1));
             }
-            patches.insert(a, b);
-            patches.insert(b, a);
+            taken.extend([a, b]);
         }
         for (setup, pl) in cfg.pipelines.into_iter().zip(&pipelines) {
             if let Some(program) = setup.program {
@@ -245,11 +192,10 @@ impl Switch {
                 port: Mutex::new(port),
             }));
         }
-        drop(by_num);
         let sw = Arc::new(Switch {
-            ports: RwLock::new(Arc::new(PortTable::new(ports, patches))),
+            ports: RwLock::new(Arc::new(PortTable::new(ports, cfg.patches))),
             ports_version: AtomicU64::new(1),
-            port_changes: Mutex::new(()),
+            changes: Mutex::new(()),
             poll_threads: threads,
             pipelines: RwLock::new(Arc::new(pipelines)),
             cache: cfg.cache.clone(),
@@ -367,11 +313,9 @@ impl Switch {
         config: PipelineConfig,
         program: Option<Arc<Program>>,
     ) -> Result<Arc<Pipeline>, String> {
-        let _changes = lock(&self.port_changes);
+        let _changes = lock(&self.changes);
         let all = self.pipelines();
-        if config.name.is_empty() || config.name.starts_with('@') {
-            return Err(format!("`{}` is not a pipeline name", config.name));
-        }
+        crate::pipeline::check_name(&config.name)?;
         for p in all.iter().filter(|p| !p.is_removed()) {
             if p.name() == config.name {
                 return Err(format!("there is a pipeline {} already", config.name));
@@ -407,7 +351,7 @@ impl Switch {
     /// Removes pipeline `name`, which must have no ports and no patch ports left: its program
     /// and state are dropped once no poll thread uses them, its P4Runtime device is gone.
     pub fn remove_pipeline(&self, name: &str) -> Result<(), String> {
-        let _changes = lock(&self.port_changes);
+        let _changes = lock(&self.changes);
         let pl = self
             .pipeline(Some(name))
             .ok_or_else(|| format!("no pipeline {name}"))?;
@@ -423,7 +367,7 @@ impl Switch {
                 ports.join(", ")
             ));
         }
-        if table.patches.keys().any(|&(p, _)| p == pl.index()) {
+        if table.patch_pipelines().any(|p| p == pl.index()) {
             return Err(format!("pipeline {name} has patch ports"));
         }
         pl.remove();
@@ -431,22 +375,9 @@ impl Switch {
         Ok(())
     }
 
-    /// The pipelines (indices) with a patch port.
-    pub(crate) fn patch_pipelines(&self) -> Vec<usize> {
-        self.ports().patches.keys().map(|&(p, _)| p).collect()
-    }
-
     /// The patch ports: each pair once, as ((pipeline index, port), (pipeline index, port)).
     pub fn patches(&self) -> Vec<(PatchEnd, PatchEnd)> {
-        let table = self.ports();
-        let mut v: Vec<_> = table
-            .patches
-            .iter()
-            .filter(|(a, b)| a < b)
-            .map(|(a, b)| (*a, *b))
-            .collect();
-        v.sort_unstable();
-        v
+        self.ports().patches().to_vec()
     }
 
     /// The ports, as they are now (a snapshot: see [`PortTable`]).
@@ -467,7 +398,7 @@ impl Switch {
     /// Opens `spec` as port `num` of `pipeline` and starts forwarding from it (on the poll
     /// thread with the fewest ports, within one polling round, at most 100 ms).
     pub fn add_port(&self, pipeline: &Pipeline, num: u64, spec: &PortSpec) -> Result<(), String> {
-        let _changes = lock(&self.port_changes);
+        let _changes = lock(&self.changes);
         let table = self.ports();
         let end = (pipeline.index(), num);
         if table.taken(end) || pipeline.cpu_port() == Some(num) {
@@ -489,27 +420,27 @@ impl Switch {
             thread,
             "port added"
         );
-        let mut slots = table.slots.clone();
+        let mut slots = table.to_vec();
         slots.push(Arc::new(PortSlot {
             num,
             pipeline: pipeline.index(),
             thread,
             port: Mutex::new(port),
         }));
-        self.publish_ports(PortTable::new(slots, table.patches.clone()));
+        self.publish_ports(table.with_slots(slots));
         Ok(())
     }
 
     /// Stops forwarding from and to port `num` of `pipeline` and closes it once no poll
     /// thread uses it; what it had queued to send is flushed first.
     pub fn remove_port(&self, pipeline: &Pipeline, num: u64) -> Result<(), String> {
-        let _changes = lock(&self.port_changes);
+        let _changes = lock(&self.changes);
         let table = self.ports();
-        let Some(&i) = table.by_num.get(&(pipeline.index(), num)) else {
+        let Some(i) = table.port_index((pipeline.index(), num)) else {
             return Err(format!("pipeline {} has no port {num}", pipeline.name()));
         };
-        let _ = lock(&table.slots[i].port).flush();
-        let mut slots = table.slots.clone();
+        let _ = lock(&table[i].port).flush();
+        let mut slots = table.to_vec();
         let gone = slots.remove(i);
         tracing::info!(
             port = num,
@@ -517,7 +448,7 @@ impl Switch {
             pipeline = pipeline.name(),
             "port removed"
         );
-        self.publish_ports(PortTable::new(slots, table.patches.clone()));
+        self.publish_ports(table.with_slots(slots));
         Ok(())
     }
 
@@ -556,94 +487,85 @@ impl Switch {
             self.counters.program_drops.fetch_add(1, Ordering::Relaxed);
         }
         let table = self.ports();
-        let mut touched = vec![false; table.len()];
-        let mut patched = Vec::new();
+        let mut out = Outbox::for_table(&table);
         for (port, b) in &outs {
-            self.send(
-                &table,
-                pipeline,
-                &image,
-                *port,
-                b,
-                &mut touched,
-                1,
-                &mut patched,
-            );
+            self.send(&table, &mut out, pipeline, &image, *port, b, 1);
         }
         // A retired image's digests were delivered before it retired.
         let _ = image.update(|s, _| pipeline.deliver_digests(&image, s));
-        // What went over patch ports, through the next pipelines' interpreters.
-        while let Some((p, port, passes, bytes)) = patched.pop() {
-            let next = &pipelines[p];
-            let Some(img) = next.image() else {
-                self.counters.no_program.fetch_add(1, Ordering::Relaxed);
-                next.counters.no_program.fetch_add(1, Ordering::Relaxed);
-                continue;
-            };
-            let outs = img.inject(port, &bytes, &self.clock)?;
-            for (out, b) in &outs {
-                self.send(
-                    &table,
-                    next,
-                    &img,
-                    *out,
-                    b,
-                    &mut touched,
-                    passes,
-                    &mut patched,
-                );
+        // What went over patch ports, through the next pipelines' interpreters, hop after hop
+        // (each counts towards MAX_PASSES, so this ends).
+        let mut pending = std::mem::take(&mut out.patched);
+        while !pending.is_empty() {
+            for (to, bytes) in pending.iter() {
+                let next = &pipelines[to.pipeline];
+                let Some(img) = next.image() else {
+                    self.counters.no_program.fetch_add(1, Ordering::Relaxed);
+                    next.counters.no_program.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                };
+                for (port, b) in &img.inject(to.port, bytes, &self.clock)? {
+                    self.send(&table, &mut out, next, &img, *port, b, to.passes);
+                }
+                let _ = img.update(|s, _| next.deliver_digests(&img, s));
             }
-            let _ = img.update(|s, _| next.deliver_digests(&img, s));
+            pending.clear();
+            std::mem::swap(&mut pending, &mut out.patched);
         }
-        self.flush(&table, &mut touched);
+        self.flush(&table, &mut out);
         Ok(())
     }
 
     /// Sends one output of `pipeline`'s `image` to `port`: the controller for the CPU port,
-    /// else the pipeline's port of that number (an unknown number is counted). Marks the port
-    /// in `touched` (indices into `table`) for [`Switch::flush`]. A patch port's output goes
-    /// to `patched` (with `passes`, the pipelines the packet has passed through, this one
-    /// included), unless it has passed through [`MAX_PASSES`].
+    /// else the pipeline's port of that number (marked in `out` for [`Switch::flush`]), or, for
+    /// a patch port, into `out`'s patched packets (`passes`: the pipelines the packet has
+    /// passed through, this one included; one past [`MAX_PASSES`] it is dropped). An unknown
+    /// number is counted.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn send(
         &self,
         table: &PortTable,
+        out: &mut Outbox,
         pipeline: &Pipeline,
         image: &crate::Image,
         port: u64,
         bytes: &[u8],
-        touched: &mut [bool],
         passes: u8,
-        patched: &mut Vec<Patched>,
     ) {
         if pipeline.cpu_port() == Some(port) {
             pipeline.packet_in(image, bytes);
             return;
         }
-        if let Some(&(p, n)) = table.patches.get(&(pipeline.index(), port)) {
-            if passes >= MAX_PASSES {
-                self.counters.patch_loop.fetch_add(1, Ordering::Relaxed);
-            } else {
-                patched.push((p, n, passes + 1, bytes.to_vec()));
+        match table.dest((pipeline.index(), port)) {
+            Some(Dest::Port(j)) => {
+                // Failures are counted by the port itself.
+                if let Err(e) = lock(&table[j].port).send(bytes) {
+                    tracing::debug!(port, error = %e, "send failed");
+                }
+                out.touched[j] = true;
             }
-            return;
+            Some(Dest::Patch((p, n))) if passes < MAX_PASSES => {
+                let to = Ingress {
+                    pipeline: p,
+                    port: n,
+                    passes: passes + 1,
+                };
+                out.patched.push(to, bytes);
+            }
+            Some(Dest::Patch(_)) => {
+                self.counters.patch_loop.fetch_add(1, Ordering::Relaxed);
+            }
+            None => {
+                self.counters.unknown_port.fetch_add(1, Ordering::Relaxed);
+            }
         }
-        let Some(&j) = table.by_num.get(&(pipeline.index(), port)) else {
-            self.counters.unknown_port.fetch_add(1, Ordering::Relaxed);
-            return;
-        };
-        // Failures are counted by the port itself.
-        if let Err(e) = lock(&table.slots[j].port).send(bytes) {
-            tracing::debug!(port, error = %e, "send failed");
-        }
-        touched[j] = true;
     }
 
-    /// Flushes the ports marked in `touched` and clears the marks.
-    pub(crate) fn flush(&self, table: &PortTable, touched: &mut [bool]) {
-        for (j, t) in touched.iter_mut().enumerate() {
+    /// Flushes the ports marked in `out` and clears the marks.
+    pub(crate) fn flush(&self, table: &PortTable, out: &mut Outbox) {
+        for (j, t) in out.touched.iter_mut().enumerate() {
             if std::mem::take(t) {
-                let _ = lock(&table.slots[j].port).flush();
+                let _ = lock(&table[j].port).flush();
             }
         }
     }

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{assert_in_order, count_program, counting_pipeline, frames, traffic, tx};
+use common::*;
 use koi_ports::PortSpec;
 use koi_runtime::switch::MAX_PASSES;
 use koi_runtime::{PipelineSetup, Switch, SwitchConfig};
@@ -37,18 +37,7 @@ fn a_chain_of_pipelines_over_patch_ports_forwards_every_frame_once_in_order() {
     // pipelines have a port 2, each its own.
     let sw = Switch::start(SwitchConfig {
         pipelines: vec![pipeline("a", 1, 2), pipeline("b", 2, 2)],
-        ports: vec![
-            (
-                1,
-                PortSpec::parse(&format!("pcap:{},", input.display())).unwrap(),
-                0,
-            ),
-            (
-                2,
-                PortSpec::parse(&format!("pcap:,{}", output.display())).unwrap(),
-                1,
-            ),
-        ],
+        ports: vec![(1, pcap_in(&input), 0), (2, pcap_out(&output), 1)],
         patches: vec![((0, 2), (1, 1))],
         threads: 1,
         cache: Some(Default::default()),
@@ -84,11 +73,7 @@ fn a_loop_of_patch_ports_drops_each_frame_after_max_passes() {
     // which a sends to port 2 again...
     let sw = Switch::start(SwitchConfig {
         pipelines: vec![pipeline("a", 1, 2), pipeline("b", 2, 1)],
-        ports: vec![(
-            1,
-            PortSpec::parse(&format!("pcap:{},", input.display())).unwrap(),
-            0,
-        )],
+        ports: vec![(1, pcap_in(&input), 0)],
         patches: vec![((0, 2), (1, 1))],
         threads: 1,
         cache: Some(Default::default()),
@@ -151,25 +136,7 @@ fn pipelines_and_ports_come_and_go_while_another_pipeline_forwards() {
     let n_b = 2_000u32;
     traffic(&in_a, n_a, 1);
     traffic(&in_b, n_b, 1);
-    let sw = Switch::start(SwitchConfig {
-        pipelines: vec![pipeline("a", 1, 2)],
-        ports: vec![
-            (
-                1,
-                PortSpec::parse(&format!("pcap:{},", in_a.display())).unwrap(),
-                0,
-            ),
-            (
-                2,
-                PortSpec::parse(&format!("pcap:,{}", out_a.display())).unwrap(),
-                0,
-            ),
-        ],
-        patches: vec![],
-        threads: 2,
-        cache: Some(Default::default()),
-    })
-    .expect("switch");
+    let sw = start_pcap_switch(pipeline("a", 1, 2), &in_a, &out_a, 2);
     // While a forwards: a second pipeline with the same program, its own ports (numbered 1
     // and 2 as a's), fed and emptied, then taken away again.
     let prog = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/swap_count.p4");

@@ -8,8 +8,7 @@
 
 mod common;
 
-use common::{assert_in_order, count_program, counting_pipeline, frames, traffic, tx};
-use koi_ports::PortSpec;
+use common::*;
 use koi_runtime::{PipelineConfig, PipelineSetup, Switch, SwitchConfig};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,25 +25,12 @@ fn swaps_under_traffic_lose_nothing_and_carry_the_counts_exactly() {
     let input = dir.path().join("in.pcap");
     let output = dir.path().join("out.pcap");
     traffic(&input, n, 1);
-    let sw = Switch::start(SwitchConfig {
-        pipelines: vec![counting_pipeline("default", 1, 2, Arc::clone(&v1))],
-        ports: vec![
-            (
-                1,
-                PortSpec::parse(&format!("pcap:{},", input.display())).unwrap(),
-                0,
-            ),
-            (
-                2,
-                PortSpec::parse(&format!("pcap:,{}", output.display())).unwrap(),
-                0,
-            ),
-        ],
-        patches: vec![],
-        threads: 1,
-        cache: Some(Default::default()),
-    })
-    .expect("switch");
+    let sw = start_pcap_switch(
+        counting_pipeline("default", 1, 2, Arc::clone(&v1)),
+        &input,
+        &output,
+        1,
+    );
     let pl = sw.pipeline(None).unwrap();
 
     // Swap at a few points of the stream, alternating versions, state carried over.

@@ -262,6 +262,28 @@ pub fn carry_over(
     new: &mut State,
     new_p: &Pipeline,
 ) -> Result<CarryReport, Vec<CarryProblem>> {
+    carry_over_from(old, None, old_p, new, new_p)
+}
+
+/// [`carry_over`], given `initial`: a fresh state of `old_p` (the old program as it loaded,
+/// to tell its own entries from the control plane's) that the caller built beforehand, so
+/// that the lock on `old` is held for the copy alone. Without one, or with one not built from
+/// `old_p`, it is built here.
+pub fn carry_over_from(
+    old: &State,
+    initial: Option<&State>,
+    old_p: &Pipeline,
+    new: &mut State,
+    new_p: &Pipeline,
+) -> Result<CarryReport, Vec<CarryProblem>> {
+    let built;
+    let initial = match initial {
+        Some(s) if s.is_for(old_p) => Some(s),
+        _ => {
+            built = State::new(old_p).ok();
+            built.as_ref()
+        }
+    };
     let mut problems = Vec::new();
     for (s, p, which) in [(old, old_p, "old"), (&*new, new_p, "new")] {
         if !s.is_for(p) {
@@ -275,7 +297,7 @@ pub fn carry_over(
     if !problems.is_empty() {
         return Err(problems);
     }
-    let mut cx = Cx::new(old, old_p, new, new_p);
+    let mut cx = Cx::new(old, old_p, initial, new, new_p);
     cx.profiles();
     for t in old.tables() {
         cx.table(t);
@@ -331,7 +353,7 @@ struct Cx<'a> {
     /// By old extern index.
     profiles: HashMap<u32, ProfileFate>,
     /// The old program's state as loaded, to tell its own entries from the control plane's.
-    initial: Option<State>,
+    initial: Option<&'a State>,
 }
 
 /// `1 entry`, `3 entries`.
@@ -526,7 +548,13 @@ fn extern_text(p: &Pipeline, s: &State, e: ExternId) -> String {
 }
 
 impl<'a> Cx<'a> {
-    fn new(old: &'a State, old_p: &'a Pipeline, new: &'a mut State, new_p: &'a Pipeline) -> Cx<'a> {
+    fn new(
+        old: &'a State,
+        old_p: &'a Pipeline,
+        initial: Option<&'a State>,
+        new: &'a mut State,
+        new_p: &'a Pipeline,
+    ) -> Cx<'a> {
         let new_actions = (0..)
             .zip(&new.actions)
             .map(|(i, a)| (a.name.clone(), ActionId::new(i)))
@@ -558,7 +586,7 @@ impl<'a> Cx<'a> {
             new_externs,
             new_value_sets,
             profiles: HashMap::new(),
-            initial: State::new(old_p).ok(),
+            initial,
         }
     }
 

@@ -35,6 +35,18 @@ fn tmp(name: &str) -> PathBuf {
     dir.join(name)
 }
 
+/// The JSON report of a `koi bench --json` run that must have succeeded.
+fn json_report(out: &Output) -> Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.trim()).expect("one JSON object")
+}
+
 /// The field at a dotted `path`; panics if it is missing (it may be `null`).
 fn field<'v>(v: &'v Value, path: &str) -> &'v Value {
     let mut x = v;
@@ -69,14 +81,7 @@ fn json_report_of_a_short_run() {
         "0.3",
         "--json",
     ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stdout: {stdout}\nstderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    let v = json_report(&out);
     for f in [
         "packets",
         "seconds",
@@ -421,14 +426,7 @@ fn several_threads_share_one_state_and_their_counts_add_up() {
         "2",
         "--json",
     ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stdout: {stdout}\nstderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    let v = json_report(&out);
     let threads = field(&v, "threads").as_array().expect("threads").clone();
     assert_eq!(threads.len(), 2, "{v}");
     let each: Vec<f64> = threads.iter().map(|t| num(t, "packets")).collect();

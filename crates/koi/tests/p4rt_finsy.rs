@@ -14,7 +14,6 @@ mod e2e;
 mod p4rt;
 
 use e2e::{Lab, Layout};
-use std::time::Duration;
 
 /// The checks `finsy_client.py` prints, in order (each line's start).
 const CHECKS: &[&str] = &[
@@ -61,36 +60,13 @@ fn finsy_programs_every_match_kind_counter_meter_group_packet_io_and_digests() {
     let Some(lab) = Lab::new(test, 3, Layout::HostPerNs) else {
         return;
     };
-    let ports: Vec<(u32, &str)> = (1..=3)
-        .map(|i| (i as u32, lab.host(i).sw_if.as_str()))
-        .collect();
-    let sw = p4rt::Switch::start(&lab, "koi", &ports, "127.0.0.1:9559", 1, None);
-    let program = p4rt::scripts().join("all_kinds.p4");
-    let p4info = p4rt::compile(&lab, &program, "p4info");
-    let device_config = p4rt::compile(&lab, &program, "device-config");
-    let mut cmd = p4rt::client_cmd(
+    let (sw, out) = p4rt::run_all_kinds_client(
         &lab,
         &py,
-        &p4rt::scripts().join("finsy_client.py"),
-        &[
-            "--grpc".into(),
-            sw.grpc.clone(),
-            "--device-id".into(),
-            "1".into(),
-            "--p4info".into(),
-            p4info.display().to_string(),
-            "--device-config".into(),
-            device_config.display().to_string(),
-            "--hosts".into(),
-            p4rt::hosts_arg(&lab),
-            "--koi".into(),
-            env!("CARGO_BIN_EXE_koi").into(),
-            "--ctl".into(),
-            sw.sock.display().to_string(),
-        ],
+        "finsy_client.py",
+        CHECKS,
+        "finsy client: all checks passed",
     );
-    let out = e2e::run(&mut cmd, Duration::from_secs(120));
-    p4rt::assert_checks(&out, CHECKS, "finsy client: all checks passed", &sw.log());
 
     // What the client left, as koi ctl sees it: in `l2` the marker, broadcast and CPU
     // entries; the /8 route; no ACL entry; the policer entry of host 2 with its direct meter;

@@ -66,6 +66,12 @@ impl Rig {
             cache: Some(Default::default()),
         })
         .expect("switch starts");
+        Rig::serve(switch)
+    }
+
+    /// A P4Runtime server on an ephemeral localhost port for a switch started by the test;
+    /// dropping the rig stops both.
+    pub fn serve(switch: Arc<Switch>) -> Rig {
         let server = Server::start(
             Arc::clone(&switch),
             ServerConfig {
@@ -235,49 +241,73 @@ pub fn details(s: &tonic::Status) -> Vec<koi_proto::p4runtime::Error> {
         .collect()
 }
 
-/// Every entry of table `table` (P4Info id), as Read returns them.
-pub async fn read_table(
-    c: &mut koi_proto::p4runtime::p4_runtime_client::P4RuntimeClient<tonic::transport::Channel>,
-    table: u32,
-) -> Result<Vec<TableEntry>, tonic::Status> {
+/// Every entity a Read of `e` (a wildcard, typically) returns.
+pub async fn read_all(
+    c: &mut P4RuntimeClient<Channel>,
+    e: Entity,
+) -> Result<Vec<Entity>, tonic::Status> {
     let req = ReadRequest {
         device_id: DEVICE,
-        entities: vec![Entity {
-            entity: Some(entity::Entity::TableEntry(TableEntry {
-                table_id: table,
-                ..Default::default()
-            })),
-        }],
+        entities: vec![e],
         ..Default::default()
     };
     let mut stream = c.read(req).await?.into_inner();
     let mut out = Vec::new();
     while let Some(r) = stream.next().await {
-        for e in r?.entities {
-            if let Some(entity::Entity::TableEntry(t)) = e.entity {
-                out.push(t);
-            }
-        }
+        out.extend(r?.entities);
     }
     Ok(out)
 }
 
+/// Every entry of table `table` (P4Info id), as Read returns them.
+pub async fn read_table(
+    c: &mut P4RuntimeClient<Channel>,
+    table: u32,
+) -> Result<Vec<TableEntry>, tonic::Status> {
+    let all = Entity {
+        entity: Some(entity::Entity::TableEntry(TableEntry {
+            table_id: table,
+            ..Default::default()
+        })),
+    };
+    Ok(read_all(c, all)
+        .await?
+        .into_iter()
+        .filter_map(|e| match e.entity {
+            Some(entity::Entity::TableEntry(t)) => Some(t),
+            _ => None,
+        })
+        .collect())
+}
+
 /// A `dmac` entry sending `mac` to `port`.
 pub fn dmac(info: &koi_proto::p4info::P4Info, mac: [u8; 6], port: u16) -> TableEntry {
+    exact_entry(info, "dmac", "forward", &mac, &port.to_be_bytes())
+}
+
+/// An entry of `table` matching its one exact field against `key`, running `action` with its
+/// one parameter `param`.
+pub fn exact_entry(
+    info: &koi_proto::p4info::P4Info,
+    table: &str,
+    action: &str,
+    key: &[u8],
+    param: &[u8],
+) -> TableEntry {
     TableEntry {
-        table_id: id(info, "dmac"),
+        table_id: id(info, table),
         r#match: vec![FieldMatch {
             field_id: 1,
             field_match_type: Some(field_match::FieldMatchType::Exact(field_match::Exact {
-                value: mac.to_vec(),
+                value: key.to_vec(),
             })),
         }],
         action: Some(TableAction {
             r#type: Some(table_action::Type::Action(koi_proto::p4runtime::Action {
-                action_id: id(info, "forward"),
+                action_id: id(info, action),
                 params: vec![koi_proto::p4runtime::action::Param {
                     param_id: 1,
-                    value: port.to_be_bytes().to_vec(),
+                    value: param.to_vec(),
                 }],
             })),
         }),

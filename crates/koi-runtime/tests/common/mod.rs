@@ -4,7 +4,8 @@
 
 #![allow(dead_code)]
 
-use koi_runtime::{Flags, PipelineConfig, PipelineSetup, Program, Switch};
+use koi_ports::PortSpec;
+use koi_runtime::{Flags, PipelineConfig, PipelineSetup, Program, Switch, SwitchConfig};
 use pcap_file::pcap::{PcapPacket, PcapReader, PcapWriter};
 use std::path::Path;
 use std::sync::Arc;
@@ -62,6 +63,34 @@ pub fn counting_pipeline(
             Ok(())
         })),
     }
+}
+
+/// A port reading the pcap file `path` as fast as the switch takes it.
+pub fn pcap_in(path: &Path) -> PortSpec {
+    PortSpec::parse(&format!("pcap:{},", path.display())).unwrap()
+}
+
+/// A port writing the pcap file `path`.
+pub fn pcap_out(path: &Path) -> PortSpec {
+    PortSpec::parse(&format!("pcap:,{}", path.display())).unwrap()
+}
+
+/// A switch of one pipeline, `pipeline`, forwarding from port 1 (the pcap file `input`) to
+/// port 2 (the pcap file `output`) with `threads` poll threads and the flow caches.
+pub fn start_pcap_switch(
+    pipeline: PipelineSetup,
+    input: &Path,
+    output: &Path,
+    threads: usize,
+) -> Arc<Switch> {
+    Switch::start(SwitchConfig {
+        pipelines: vec![pipeline],
+        ports: vec![(1, pcap_in(input), 0), (2, pcap_out(output), 0)],
+        patches: vec![],
+        threads,
+        cache: Some(Default::default()),
+    })
+    .expect("switch")
 }
 
 /// Frames sent by port `num` of pipeline `pipeline` (index) so far.

@@ -192,15 +192,7 @@ fn parse_pipeline(s: &str) -> Result<PipelineArg, String> {
         ),
         None => (head, None),
     };
-    if !name.starts_with(|c: char| c.is_ascii_alphabetic())
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
-        return Err(format!(
-            "--pipeline {s}: a pipeline name is a letter then letters, digits, `_` or `-`"
-        ));
-    }
+    koi_runtime::pipeline::check_name(name).map_err(|e| format!("--pipeline {s}: {e}"))?;
     Ok(PipelineArg {
         name: name.to_string(),
         device_id: id,

@@ -62,27 +62,40 @@ pub fn unavailable(test: &str, why: &str) {
 
 /// The Python of the scapy/PTF virtual environment (`KOI_PYTHON`), checked to import both.
 pub fn scapy_python(test: &str) -> Option<PathBuf> {
-    let Some(p) = std::env::var_os("KOI_PYTHON").filter(|p| !p.is_empty()) else {
+    venv_python(test, "KOI_PYTHON", "import scapy.all, ptf.testutils")
+}
+
+/// The Python named by environment variable `var`, checked to run `imports`; `None` (after
+/// [`unavailable`]) when the variable is not set.
+pub fn venv_python(test: &str, var: &str, imports: &str) -> Option<PathBuf> {
+    let Some(p) = std::env::var_os(var).filter(|p| !p.is_empty()) else {
+        let how = if var == "KOI_PYTHON_SHELL" {
+            "export KOI_PYTHON_SHELL=\"$(./scripts/py-venv.sh shell)\""
+        } else {
+            "export KOI_PYTHON=\"$(./scripts/py-venv.sh)\""
+        };
         unavailable(
             test,
-            "KOI_PYTHON is not set; these tests need a Python with scapy and ptf: \
-             export KOI_PYTHON=\"$(./scripts/py-venv.sh)\" (scripts/test.sh does)",
+            &format!(
+                "{var} is not set; this test needs its Python venv: {how} (scripts/test.sh does)"
+            ),
         );
         return None;
     };
     let p = PathBuf::from(p);
     let o = Command::new(&p)
-        .args(["-c", "import scapy.all, ptf.testutils"])
+        .args(["-c", imports])
+        .env("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION", "python")
         .output();
     match o {
         Ok(o) if o.status.success() => Some(p),
         // Set but broken is a configuration error wherever it happens.
         Ok(o) => panic!(
-            "KOI_PYTHON={} cannot import scapy and ptf:\n{}",
+            "{var}={} cannot `{imports}`:\n{}",
             p.display(),
             String::from_utf8_lossy(&o.stderr)
         ),
-        Err(e) => panic!("KOI_PYTHON={}: {e}", p.display()),
+        Err(e) => panic!("{var}={}: {e}", p.display()),
     }
 }
 

@@ -14,7 +14,7 @@
 
 #![allow(dead_code)]
 
-use crate::e2e::{Lab, Out, PATIENCE, Proc, run, unavailable};
+use crate::e2e::{Lab, Out, PATIENCE, Proc, run};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -24,39 +24,7 @@ pub fn scripts() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/p4runtime")
 }
 
-/// The Python named by environment variable `var`, checked to run `imports`; `None` (after
-/// [`unavailable`]) when the variable is not set.
-pub fn python(test: &str, var: &str, imports: &str) -> Option<PathBuf> {
-    let Some(p) = std::env::var_os(var).filter(|p| !p.is_empty()) else {
-        let how = if var == "KOI_PYTHON_SHELL" {
-            "export KOI_PYTHON_SHELL=\"$(./scripts/py-venv.sh shell)\""
-        } else {
-            "export KOI_PYTHON=\"$(./scripts/py-venv.sh)\""
-        };
-        unavailable(
-            test,
-            &format!(
-                "{var} is not set; this test needs its Python venv: {how} (scripts/test.sh does)"
-            ),
-        );
-        return None;
-    };
-    let p = PathBuf::from(p);
-    let o = Command::new(&p)
-        .args(["-c", imports])
-        .env("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION", "python")
-        .output();
-    match o {
-        Ok(o) if o.status.success() => Some(p),
-        // Set but broken is a configuration error wherever it happens.
-        Ok(o) => panic!(
-            "{var}={} cannot `{imports}`:\n{}",
-            p.display(),
-            String::from_utf8_lossy(&o.stderr)
-        ),
-        Err(e) => panic!("{var}={}: {e}", p.display()),
-    }
-}
+pub use crate::e2e::venv_python as python;
 
 /// One `koi run` in the lab's switch namespace, with a P4Runtime server; killed on drop.
 pub struct Switch {
@@ -238,4 +206,49 @@ pub fn assert_checks(out: &Out, checks: &[&str], done: &str, context: &str) {
         out.stdout.lines().any(|l| l == done),
         "the client did not finish with `{done}`:\n{all}"
     );
+}
+
+/// Runs the client `script` of `tests/p4runtime/` (with the Python `py`) against a fresh
+/// `koi run` with the lab's hosts on ports 1, 2, ...: the client pushes `all_kinds.p4` (koi's
+/// P4Info and device config), sends and receives through the hosts and reads back with
+/// `koi ctl`. Asserts that it printed every check of `checks` and then `done`; returns the
+/// switch (for what the client left in it) and the client's output.
+pub fn run_all_kinds_client(
+    lab: &Lab,
+    py: &Path,
+    script: &str,
+    checks: &[&str],
+    done: &str,
+) -> (Switch, Out) {
+    let ports: Vec<(u32, &str)> = (1..=lab.hosts.len())
+        .map(|i| (i as u32, lab.host(i).sw_if.as_str()))
+        .collect();
+    let sw = Switch::start(lab, "koi", &ports, "127.0.0.1:9559", 1, None);
+    let program = scripts().join("all_kinds.p4");
+    let p4info = compile(lab, &program, "p4info");
+    let device_config = compile(lab, &program, "device-config");
+    let mut cmd = client_cmd(
+        lab,
+        py,
+        &scripts().join(script),
+        &[
+            "--grpc".into(),
+            sw.grpc.clone(),
+            "--device-id".into(),
+            "1".into(),
+            "--p4info".into(),
+            p4info.display().to_string(),
+            "--device-config".into(),
+            device_config.display().to_string(),
+            "--hosts".into(),
+            hosts_arg(lab),
+            "--koi".into(),
+            env!("CARGO_BIN_EXE_koi").into(),
+            "--ctl".into(),
+            sw.sock.display().to_string(),
+        ],
+    );
+    let out = run(&mut cmd, Duration::from_secs(120));
+    assert_checks(&out, checks, done, &sw.log());
+    (sw, out)
 }

@@ -14,35 +14,22 @@ Run (in the switch's namespace): python finsy_client.py --grpc ADDR --device-id 
   --p4info FILE --device-config FILE --hosts NS:IF:PORT,... --koi KOI --ctl SOCK
 """
 
-import argparse
 import asyncio
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hostnet import check, hosts_from  # noqa: E402
+from hostnet import (  # noqa: E402
+    CPU_MAC, MAC, Ctl, check, client_args, frame, hosts_from, mac_bytes)
 
 import finsy as fy  # noqa: E402
 
-MAC = {1: "02:00:00:00:00:01", 2: "02:00:00:00:00:02", 3: "02:00:00:00:00:03"}
 MARK = "02:00:00:00:00:99"
-CPU_MAC = "02:00:00:00:00:cc"
-L2_TYPE = 0x88B5
-
-
-def mac_bytes(m):
-    return bytes.fromhex(m.replace(":", ""))
 
 
 def mac_int(m):
     return int.from_bytes(mac_bytes(m), "big")
-
-
-def frame(src, dst, tag, ether_type=L2_TYPE):
-    return mac_bytes(dst) + mac_bytes(src) + ether_type.to_bytes(2, "big") + \
-        tag.encode().ljust(46, b".")
 
 
 def ipv4_udp(src_mac, dst_mac, ip_src, ip_dst, dport, tag):
@@ -57,18 +44,6 @@ def ipv4_udp(src_mac, dst_mac, ip_src, ip_dst, dport, tag):
         s = (s & 0xFFFF) + (s >> 16)
     ip[10:12] = (~s & 0xFFFF).to_bytes(2, "big")
     return mac_bytes(dst_mac) + mac_bytes(src_mac) + b"\x08\x00" + bytes(ip) + udp
-
-
-class Ctl:
-    def __init__(self, koi, sock):
-        self.koi, self.sock = koi, sock
-
-    def __call__(self, *args):
-        out = subprocess.run([self.koi, "ctl", "--ctl", self.sock] + list(args),
-                             capture_output=True, text=True, timeout=20)
-        if out.returncode != 0:
-            raise AssertionError(f"koi ctl {' '.join(args)}: {out.stdout}{out.stderr}")
-        return out.stdout
 
 
 def arrivals(src, frm, dsts, marker_from=None, same=None):
@@ -92,11 +67,7 @@ def arrivals(src, frm, dsts, marker_from=None, same=None):
 
 
 async def main():
-    ap = argparse.ArgumentParser()
-    for a in ("grpc", "p4info", "device-config", "hosts", "koi", "ctl"):
-        ap.add_argument("--" + a, required=True)
-    ap.add_argument("--device-id", type=int, default=1)
-    args = ap.parse_args()
+    args = client_args()
     hosts = hosts_from(args.hosts)
     ctl = Ctl(args.koi, args.ctl)
     opts = fy.SwitchOptions(p4info=Path(args.p4info), p4blob=Path(args.device_config),

@@ -1,4 +1,6 @@
-"""Frames in and out of the hosts of koi's P4Runtime client tests (crates/koi/tests/p4rt_*.rs).
+"""Frames in and out of the hosts of koi's P4Runtime client tests (crates/koi/tests/p4rt_*.rs),
+and what their client scripts share: their command line, `koi ctl`, the hosts' MACs and
+frames.
 
 The client scripts run in the switch's network namespace (where koi's gRPC address is); each
 host's interface is in a namespace of its own. A `Host` reaches it through small helper
@@ -11,6 +13,7 @@ that must, on the same way through the switch (koi handles one port's frames in 
 wait for the marker; whatever was to arrive before it has.
 """
 
+import argparse
 import queue
 import subprocess
 import sys
@@ -167,3 +170,42 @@ def hosts_from(spec):
         out.append(Host(ns, ifname, int(port)))
     return out
 
+
+# The hosts' MACs by port, the controller's, and the test frames' EtherType.
+MAC = {1: "02:00:00:00:00:01", 2: "02:00:00:00:00:02", 3: "02:00:00:00:00:03"}
+CPU_MAC = "02:00:00:00:00:cc"
+L2_TYPE = 0x88B5
+
+
+def mac_bytes(m):
+    return bytes.fromhex(m.replace(":", ""))
+
+
+def frame(src, dst, tag, ether_type=L2_TYPE):
+    """A 60-byte Ethernet frame from `src` to `dst` whose payload starts with `tag`."""
+    return mac_bytes(dst) + mac_bytes(src) + ether_type.to_bytes(2, "big") + \
+        tag.encode().ljust(46, b".")
+
+
+class Ctl:
+    """`koi ctl` on the switch's control socket: `ctl("table_dump", "t")` is its output."""
+
+    def __init__(self, koi, sock):
+        self.koi, self.sock = koi, sock
+
+    def __call__(self, *args):
+        out = subprocess.run([self.koi, "ctl", "--ctl", self.sock] + list(args),
+                             capture_output=True, text=True, timeout=20)
+        if out.returncode != 0:
+            raise AssertionError(f"koi ctl {' '.join(args)}: {out.stdout}{out.stderr}")
+        return out.stdout
+
+
+def client_args():
+    """The client scripts' command line: --grpc --p4info --device-config --hosts --koi --ctl
+    (all required) and --device-id (default 1)."""
+    ap = argparse.ArgumentParser()
+    for a in ("grpc", "p4info", "device-config", "hosts", "koi", "ctl"):
+        ap.add_argument("--" + a, required=True)
+    ap.add_argument("--device-id", type=int, default=1)
+    return ap.parse_args()

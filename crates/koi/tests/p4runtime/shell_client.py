@@ -13,29 +13,20 @@ Run (in the switch's namespace): python shell_client.py --grpc ADDR --device-id 
   --p4info FILE --device-config FILE --hosts NS:IF:PORT,... --koi KOI --ctl SOCK
 """
 
-import argparse
 import os
 import re
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hostnet import check, hosts_from  # noqa: E402
+from hostnet import CPU_MAC, MAC, Ctl, check, client_args, frame, hosts_from  # noqa: E402
 
 import p4runtime_sh.shell as sh  # noqa: E402
 from p4runtime_sh.p4runtime import P4RuntimeWriteException  # noqa: E402
 from scapy.layers.inet import IP, UDP, checksum  # noqa: E402
 from scapy.layers.l2 import Ether  # noqa: E402
 
-MAC = {1: "02:00:00:00:00:01", 2: "02:00:00:00:00:02", 3: "02:00:00:00:00:03"}
 ROUTER = "02:00:00:00:00:fe"
-CPU_MAC = "02:00:00:00:00:cc"
 BCAST = "ff:ff:ff:ff:ff:ff"
-L2_TYPE = 0x88B5
-
-
-def frame(src, dst, tag, ether_type=L2_TYPE):
-    return bytes(Ether(src=src, dst=dst, type=ether_type) / tag.encode().ljust(46, b"."))
 
 
 def udp(src_mac, ip_src, ip_dst, dport, tag, ttl=64):
@@ -46,18 +37,6 @@ def udp(src_mac, ip_src, ip_dst, dport, tag, ttl=64):
 def has(tag):
     t = tag.encode()
     return lambda f: t in f
-
-
-class Ctl:
-    def __init__(self, koi, sock):
-        self.koi, self.sock = koi, sock
-
-    def __call__(self, *args):
-        out = subprocess.run([self.koi, "ctl", "--ctl", self.sock] + list(args),
-                             capture_output=True, text=True, timeout=20)
-        if out.returncode != 0:
-            raise AssertionError(f"koi ctl {' '.join(args)}: {out.stdout}{out.stderr}")
-        return out.stdout
 
 
 def entries(table):
@@ -89,11 +68,7 @@ def through(src, dsts, frm, expect, timeout=5):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    for a in ("grpc", "p4info", "device-config", "hosts", "koi", "ctl"):
-        ap.add_argument("--" + a, required=True)
-    ap.add_argument("--device-id", type=int, default=1)
-    args = ap.parse_args()
+    args = client_args()
     h1, h2, h3 = hosts_from(args.hosts)
     hosts = [h1, h2, h3]
     ctl = Ctl(args.koi, args.ctl)

@@ -225,19 +225,8 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
     };
     let origin = Instant::now();
 
-    // Warm-up: one pass over every packet (its cycles are the cold-cache cost), then more
-    // passes until the warm-up time is over.
     bar.set_message("warm-up");
-    let t0 = koi_ports::tsc();
-    run.burst(packets.len());
-    let first_pass_cycles = koi_ports::tsc().wrapping_sub(t0);
-    let mut warm_packets = packets.len() as u64;
-    let warm_budget = Duration::from_secs_f64(a.warmup);
-    while origin.elapsed() < warm_budget {
-        run.burst(CHECK_EVERY);
-        warm_packets += CHECK_EVERY as u64;
-        run.tick(origin, &bar);
-    }
+    let (first_pass_cycles, warm_packets) = run.warm_up(origin, a.warmup, &bar);
     let warm_secs = origin.elapsed().as_secs_f64();
     if run.errors == warm_packets {
         bar.finish_and_clear();
@@ -249,36 +238,10 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
             ),
         ));
     }
-    let warm_stats = run.dp.stats();
-    let warm_outputs = run.outputs;
-    run.dp.reset_stats();
-    run.outputs = 0;
-    run.errors = 0;
-    run.first_error = None;
+    let (warm_stats, warm_outputs) = run.end_warm_up();
 
-    // The timed run.
     bar.set_message("measuring");
-    let budget = Duration::from_secs_f64(a.seconds);
-    let start = Instant::now();
-    let c0 = koi_ports::tsc();
-    let mut n = 0u64;
-    let mut next_msg = Duration::ZERO;
-    loop {
-        run.burst(CHECK_EVERY);
-        n += CHECK_EVERY as u64;
-        let el = run.tick(origin, &bar);
-        let timed = start.elapsed();
-        if timed >= budget {
-            break;
-        }
-        if el >= next_msg {
-            next_msg = el + Duration::from_millis(250);
-            let mpps = n as f64 / timed.as_secs_f64().max(1e-9) / 1e6;
-            bar.set_message(format!("measuring: {mpps:.2} Mpps"));
-        }
-    }
-    let cycles = koi_ports::tsc().wrapping_sub(c0);
-    let secs = start.elapsed().as_secs_f64();
+    let (n, cycles, secs) = run.timed(origin, Duration::from_secs_f64(a.seconds), &bar);
     bar.finish_and_clear();
 
     let stats = run.dp.stats();
@@ -319,18 +282,24 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
             mpps: n as f64 / secs.max(1e-9) / 1e6,
         }],
     });
-    if warm_outputs == 0 && outputs == 0 {
-        eprintln!(
-            "koi: warning: the program sent none of the packets anywhere (check --entries and --port)"
-        );
-    }
     if let Some(n) = a.dump_flows {
         for f in dp.dump_flows(n) {
             eprint!("{f}");
         }
     }
+    print_report(a, &report, warm_outputs + outputs)
+}
+
+/// Prints `report` as `--json` asks, after a warning if no packet came out (`outputs`, the
+/// warm-up's included).
+fn print_report(a: &BenchArgs, report: &Report, outputs: u64) -> Result<(), Failure> {
+    if outputs == 0 {
+        eprintln!(
+            "koi: warning: the program sent none of the packets anywhere (check --entries and --port)"
+        );
+    }
     if a.json {
-        let text = serde_json::to_string(&report).map_err(|e| (1, format!("koi: {e}")))?;
+        let text = serde_json::to_string(report).map_err(|e| (1, format!("koi: {e}")))?;
         println!("{text}");
     } else {
         print!("{}", report.text());
@@ -442,6 +411,16 @@ enum StateRef<'a> {
     Shared(&'a Mutex<State>),
 }
 
+impl StateRef<'_> {
+    /// Runs `f` on the state, under its lock when it is shared.
+    fn with<R>(&mut self, f: impl FnOnce(&mut State) -> R) -> R {
+        match self {
+            StateRef::Own(s) => f(s),
+            StateRef::Shared(m) => f(&mut m.lock().unwrap_or_else(|p| p.into_inner())),
+        }
+    }
+}
+
 struct Runner<'a, 'p> {
     dp: &'a mut Datapath<'p>,
     state: StateRef<'a>,
@@ -482,28 +461,23 @@ impl Runner<'_, '_> {
             let mut outputs = 0u64;
             let mut errors = 0u64;
             let mut first_error = None;
-            let mut guard;
-            let state: &mut State = match &mut self.state {
-                StateRef::Own(s) => s,
-                StateRef::Shared(m) => {
-                    guard = m.lock().unwrap_or_else(|p| p.into_inner());
-                    &mut guard
-                }
-            };
-            self.dp.process_batch_prefetching(
-                state,
-                &batch,
-                self.port,
-                &self.clock,
-                Some(koi_ports::prefetch),
-                &mut |_, _, _| outputs += 1,
-                &mut |_, r| {
-                    if let Err(e) = r {
-                        errors += 1;
-                        first_error.get_or_insert_with(|| e.to_string());
-                    }
-                },
-            );
+            let (dp, port, clock) = (&mut *self.dp, self.port, &self.clock);
+            self.state.with(|state| {
+                dp.process_batch_prefetching(
+                    state,
+                    &batch,
+                    port,
+                    clock,
+                    Some(koi_ports::prefetch),
+                    &mut |_, _, _| outputs += 1,
+                    &mut |_, r| {
+                        if let Err(e) = r {
+                            errors += 1;
+                            first_error.get_or_insert_with(|| e.to_string());
+                        }
+                    },
+                )
+            });
             self.outputs += outputs;
             self.errors += errors;
             if self.first_error.is_none() {
@@ -521,21 +495,11 @@ impl Runner<'_, '_> {
             i + 1
         };
         let mut outputs = 0u64;
-        let mut guard;
-        let state: &mut State = match &mut self.state {
-            StateRef::Own(s) => s,
-            StateRef::Shared(m) => {
-                guard = m.lock().unwrap_or_else(|p| p.into_inner());
-                &mut guard
-            }
-        };
-        let r = self.dp.process_with(
-            state,
-            &self.packets[i],
-            self.port,
-            &self.clock,
-            &mut |_, _| outputs += 1,
-        );
+        let (dp, port, clock) = (&mut *self.dp, self.port, &self.clock);
+        let packet = &self.packets[i];
+        let r = self
+            .state
+            .with(|state| dp.process_with(state, packet, port, clock, &mut |_, _| outputs += 1));
         self.outputs += outputs;
         if let Err(e) = r {
             self.errors += 1;
@@ -543,6 +507,59 @@ impl Runner<'_, '_> {
                 self.first_error = Some(e.to_string());
             }
         }
+    }
+
+    /// The warm-up: one pass over every packet (its TSC cycles are the cold-cache cost),
+    /// then more passes until `secs` after `origin`; returns the first pass's cycles and the
+    /// packets sent.
+    fn warm_up(&mut self, origin: Instant, secs: f64, bar: &ProgressBar) -> (u64, u64) {
+        let t0 = koi_ports::tsc();
+        self.burst(self.packets.len());
+        let first_pass_cycles = koi_ports::tsc().wrapping_sub(t0);
+        let mut packets = self.packets.len() as u64;
+        let budget = Duration::from_secs_f64(secs);
+        while origin.elapsed() < budget {
+            self.burst(CHECK_EVERY);
+            packets += CHECK_EVERY as u64;
+            self.tick(origin, bar);
+        }
+        (first_pass_cycles, packets)
+    }
+
+    /// Ends the warm-up: returns its datapath counters and outputs, and zeroes the counts for
+    /// the timed run.
+    fn end_warm_up(&mut self) -> (koi_datapath::DatapathStats, u64) {
+        let warm = (self.dp.stats(), self.outputs);
+        self.dp.reset_stats();
+        self.outputs = 0;
+        self.errors = 0;
+        self.first_error = None;
+        warm
+    }
+
+    /// The timed run: bursts until `budget` has passed (at least one), the progress bar
+    /// showing the rate; returns the packets sent, the TSC cycles and the seconds it took.
+    fn timed(&mut self, origin: Instant, budget: Duration, bar: &ProgressBar) -> (u64, u64, f64) {
+        let start = Instant::now();
+        let c0 = koi_ports::tsc();
+        let mut n = 0u64;
+        let mut next_msg = Duration::ZERO;
+        loop {
+            self.burst(CHECK_EVERY);
+            n += CHECK_EVERY as u64;
+            let el = self.tick(origin, bar);
+            let timed = start.elapsed();
+            if timed >= budget {
+                break;
+            }
+            if el >= next_msg {
+                next_msg = el + Duration::from_millis(250);
+                let mpps = n as f64 / timed.as_secs_f64().max(1e-9) / 1e6;
+                bar.set_message(format!("measuring: {mpps:.2} Mpps"));
+            }
+        }
+        let cycles = koi_ports::tsc().wrapping_sub(c0);
+        (n, cycles, start.elapsed().as_secs_f64())
     }
 
     /// The clock check between bursts: sets the datapath's clock and the progress bar to the

@@ -8,7 +8,8 @@
 //! are thread 0's (each thread has caches of its own).
 
 use super::report::{self, Report};
-use super::{BenchArgs, CHECK_EVERY, Failure, Runner, StateRef, pin};
+use super::{BenchArgs, Failure, Runner, StateRef, pin, print_report};
+use indicatif::ProgressBar;
 use koi_datapath::{CacheInfo, Datapath, DatapathConfig, DatapathStats};
 use koi_ir::Pipeline;
 use koi_state::{ManualClock, State};
@@ -129,18 +130,7 @@ pub(super) fn bench(
             })
             .collect(),
     });
-    if warm_outputs == 0 && outputs == 0 {
-        eprintln!(
-            "koi: warning: the program sent none of the packets anywhere (check --entries and --port)"
-        );
-    }
-    if a.json {
-        let text = serde_json::to_string(&report).map_err(|e| (1, format!("koi: {e}")))?;
-        println!("{text}");
-    } else {
-        print!("{}", report.text());
-    }
-    Ok(())
+    print_report(a, &report, warm_outputs + outputs)
 }
 
 /// Thread `t`: warms up, waits for the others, runs `--seconds`.
@@ -172,40 +162,12 @@ fn one_thread(
         first_error: None,
     };
     let origin = Instant::now();
-    let tick = |run: &mut Runner| {
-        let el = origin.elapsed();
-        run.clock
-            .set_ns(u64::try_from(el.as_nanos()).unwrap_or(u64::MAX));
-        el
-    };
-    let t0 = koi_ports::tsc();
-    run.burst(packets.len());
-    let first_pass_cycles = koi_ports::tsc().wrapping_sub(t0);
-    let mut warm_packets = packets.len() as u64;
-    while origin.elapsed() < Duration::from_secs_f64(a.warmup) {
-        run.burst(CHECK_EVERY);
-        warm_packets += CHECK_EVERY as u64;
-        tick(&mut run);
-    }
+    let bar = ProgressBar::hidden();
+    let (first_pass_cycles, warm_packets) = run.warm_up(origin, a.warmup, &bar);
     let warm_seconds = origin.elapsed().as_secs_f64();
-    let warm_stats = run.dp.stats();
-    let warm_outputs = run.outputs;
-    run.dp.reset_stats();
-    run.outputs = 0;
-    run.errors = 0;
-    run.first_error = None;
+    let (warm_stats, warm_outputs) = run.end_warm_up();
     ready.wait();
-    let budget = Duration::from_secs_f64(a.seconds);
-    let start = Instant::now();
-    let c0 = koi_ports::tsc();
-    let mut n = 0u64;
-    while start.elapsed() < budget {
-        run.burst(CHECK_EVERY);
-        n += CHECK_EVERY as u64;
-        tick(&mut run);
-    }
-    let cycles = koi_ports::tsc().wrapping_sub(c0);
-    let seconds = start.elapsed().as_secs_f64();
+    let (n, cycles, seconds) = run.timed(origin, Duration::from_secs_f64(a.seconds), &bar);
     let stats = run.dp.stats();
     let (outputs, errors, first_error) = (run.outputs, run.errors, run.first_error.take());
     Ok(Measured {
