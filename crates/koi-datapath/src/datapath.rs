@@ -823,7 +823,9 @@ impl<'p> Datapath<'p> {
             clock,
             &mut emitter(&mut drops, &mut *sink),
         );
-        self.finish(fast, drops, state, packet, port, clock, sink)
+        let r = self.finish(fast, drops, state, packet, port, clock, sink);
+        state.packet_done();
+        r
     }
 
     /// Processes `packets`, all received on `port`, in order: for each packet, exactly what
@@ -949,6 +951,7 @@ impl<'p> Datapath<'p> {
             match fast {
                 // The common case, without a call.
                 Fast::Done(tier) => {
+                    state.packet_done();
                     hit.path = PathTaken::Compiled(tier);
                     done(base + i, Ok(&hit));
                 }
@@ -957,6 +960,7 @@ impl<'p> Datapath<'p> {
                     let r = self.finish(fast, drops, state, packet, port, clock, &mut |to, b| {
                         sink(base + i, to, b)
                     });
+                    state.packet_done();
                     done(base + i, r.as_ref());
                 }
             }

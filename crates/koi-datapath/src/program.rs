@@ -730,7 +730,7 @@ impl Program {
                 }
                 StateOp::RegWrite(r, n, _) => {
                     let idx = self.index(*n, pkt, port, scratch);
-                    if let Some(old) = state.register(*r).and_then(|a| a.get(idx)) {
+                    if let Some(old) = state.register_mut(*r).and_then(|a| a.get(idx)) {
                         scratch.undo.push(Undo::Reg(*r, idx, old.clone()));
                     }
                 }
@@ -781,7 +781,7 @@ impl Program {
             }
             StateOp::RegRead(r, n, t) => {
                 let idx = self.index(*n, pkt, port, scratch);
-                let v = state.register(*r).and_then(|a| a.get(idx).cloned());
+                let v = state.register_mut(*r).and_then(|a| a.get(idx).cloned());
                 scratch.set_read(*t, v);
             }
             StateOp::Meter(m, n, t) => {

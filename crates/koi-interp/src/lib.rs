@@ -154,6 +154,8 @@ impl<'p> Interpreter<'p> {
                 o
             }
         };
+        // A replica's hold on its master's registers and meters ends with the packet.
+        state.packet_done();
         Ok(Outcome { outputs, report })
     }
 

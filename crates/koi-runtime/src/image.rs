@@ -8,11 +8,18 @@
 //! move to the new one between two batches, so each packet is processed wholly by one image,
 //! and the old image is freed once the last thread has left it.
 //!
-//! **The state lock.** The [`State`] sits behind one mutex. A poll thread takes it for a whole
-//! batch; the control plane takes it for a whole request through [`Image::update`] (every
-//! write: `koi ctl` commands, P4Runtime `Write` batches) or [`Image::read`]. So a request lands
-//! between two batches, never inside one, and what `update` reports as changed reaches every
-//! thread's caches before that thread's next packet (see [`crate::cache`]).
+//! **The state locks.** The master [`State`] sits behind one mutex. With one poll thread, the
+//! thread takes it for a whole batch. With several, each thread forwards with its own
+//! replica of the state behind its own mutex ([`koi_state::replica`]: tables copied,
+//! counters counted apart, registers and meters reached in the master for the rest of the
+//! packet), so threads share no lock unless their packets use registers or meters. The
+//! control plane takes every replica's lock (in thread order) and then the master's for a
+//! whole request, through [`Image::update`] (every write: `koi ctl` commands, P4Runtime
+//! `Write` batches) or [`Image::read`]; it first adds what the replicas counted into the
+//! master, and after an update every replica takes over what changed. So a request lands
+//! between two batches of every thread, never inside one, counters read exact, and what
+//! `update` changed (and reports for the caches) reaches every thread before that thread's
+//! next packet (see [`crate::cache`]).
 //!
 //! **Retired images.** A swap that carries the state over ([`crate::Pipeline::reload`]) copies
 //! it under the old image's state lock and marks the old image retired before it releases the
@@ -27,6 +34,7 @@ use koi_datapath::DatapathConfig;
 use koi_interp::Interpreter;
 use koi_ir::TableId;
 use koi_state::{Clock, State};
+use parking_lot::{Mutex as StateLock, MutexGuard as StateGuard};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -47,7 +55,10 @@ pub struct Image {
     program: Arc<Program>,
     /// Numbers the images of a pipeline, from 1, in load order.
     generation: u64,
-    state: Mutex<State>,
+    /// The master state (the control plane's, and with one poll thread that thread's).
+    state: koi_state::Master,
+    /// With several poll threads, a replica of the master per thread.
+    replicas: Vec<StateLock<State>>,
     pub(crate) invalidations: InvalidationLog,
     pub(crate) caches: CacheBoard,
     injector: Mutex<Option<Injector>>,
@@ -56,6 +67,20 @@ pub struct Image {
     retired: AtomicBool,
     /// The generation whose state this image's was carried over from, if it was.
     carried_from: Option<u64>,
+}
+
+/// The whole state of an image locked: every replica and the master
+/// ([`Image::lock_for_swap`]); derefs to the master.
+pub(crate) struct Quiet<'a> {
+    replicas: Vec<StateGuard<'a, State>>,
+    master: StateGuard<'a, State>,
+}
+
+impl std::ops::Deref for Quiet<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.master
+    }
 }
 
 /// The image was retired: its state went to a newer image of the pipeline; the request
@@ -169,10 +194,20 @@ impl Image {
         threads: usize,
         carried_from: Option<u64>,
     ) -> Image {
+        let master = Arc::new(StateLock::new(state));
+        let replicas = if threads > 1 {
+            let m = master.lock();
+            (0..threads)
+                .map(|_| StateLock::new(State::replica(&master, &m)))
+                .collect()
+        } else {
+            Vec::new()
+        };
         Image {
             program,
             generation,
-            state: Mutex::new(state),
+            state: master,
+            replicas,
             invalidations: InvalidationLog::default(),
             caches: CacheBoard::new(cache, threads),
             injector: Mutex::new(None),
@@ -208,33 +243,71 @@ impl Image {
     /// report is a bug: report [`Changes::all`] when unsure. A retired image runs nothing
     /// ([`Retired`]): the caller takes the pipeline's current image and tries again.
     pub fn update<R>(&self, f: impl FnOnce(&mut State, &mut Changes) -> R) -> Result<R, Retired> {
-        let mut state = self.lock_state()?;
+        let mut q = self.quiesce();
+        if self.is_retired() {
+            return Err(Retired);
+        }
         let mut changes = Changes::default();
-        let r = f(&mut state, &mut changes);
-        for c in changes.finish() {
+        let replicated = !q.replicas.is_empty();
+        if replicated {
+            q.master.journal(true);
+        }
+        let r = f(&mut q.master, &mut changes);
+        let list = changes.finish();
+        let others = list.contains(&Change::All);
+        for c in list {
             self.invalidations.record(c);
+        }
+        if replicated {
+            let Quiet { replicas, master } = &mut q;
+            for s in replicas.iter_mut() {
+                s.follow(master, others);
+            }
+            master.journal(false);
         }
         Ok(r)
     }
 
-    /// Runs `f` on the state under the state lock, for reading. A retired image's state is
-    /// what was carried over, as it was then.
+    /// Runs `f` on the state for reading, between two batches of every poll thread, with
+    /// every thread's counts added in. A retired image's state is what was carried over, as
+    /// it was then.
     pub fn read<R>(&self, f: impl FnOnce(&State) -> R) -> R {
-        f(&lock(&self.state))
+        f(&self.quiesce().master)
     }
 
-    /// The state lock, unless the image is retired.
-    pub(crate) fn lock_state(&self) -> Result<std::sync::MutexGuard<'_, State>, Retired> {
-        let state = lock(&self.state);
+    /// Every replica's lock (in thread order), then the master's, with what the replicas
+    /// counted added to the master's counters: the state as of now, with no thread inside
+    /// a batch.
+    fn quiesce(&self) -> Quiet<'_> {
+        let mut replicas: Vec<StateGuard<'_, State>> =
+            self.replicas.iter().map(|r| r.lock()).collect();
+        let mut master = self.state.lock();
+        for r in &mut replicas {
+            r.fold_into(&mut master);
+        }
+        Quiet { replicas, master }
+    }
+
+    /// The state poll thread `thread` forwards with, locked, unless the image is retired:
+    /// its replica, or the master when there is only one thread.
+    pub(crate) fn lock_for_thread(
+        &self,
+        thread: usize,
+    ) -> Result<StateGuard<'_, State>, Retired> {
+        let state = match self.replicas.len() {
+            0 => self.state.lock(),
+            n => self.replicas[thread % n].lock(),
+        };
         if self.retired.load(Ordering::Acquire) {
             return Err(Retired);
         }
         Ok(state)
     }
 
-    /// The state lock even when retired, for the swap that carries the state over.
-    pub(crate) fn lock_for_swap(&self) -> std::sync::MutexGuard<'_, State> {
-        lock(&self.state)
+    /// The whole state locked even when retired (every thread between batches, counts
+    /// added in), for the swap that carries the state over.
+    pub(crate) fn lock_for_swap(&self) -> Quiet<'_> {
+        self.quiesce()
     }
 
     /// Marks the image retired; call with its state lock held (from [`Image::lock_for_swap`]).
@@ -278,7 +351,10 @@ impl Image {
             return Err("no interpreter".into());
         };
         inj.with_dependent_mut(|_, interp| {
-            let mut state = self.lock_state().map_err(|e| e.to_string())?;
+            let mut state = self.state.lock();
+            if self.is_retired() {
+                return Err(Retired.to_string());
+            }
             let out = interp
                 .process(&mut state, bytes, port, clock)
                 .map_err(|e| e.to_string())?;

@@ -169,6 +169,8 @@ struct Work {
     out: Outbox,
     /// Patched packets being run through their next pipeline (a buffer kept for reuse).
     pending: Patched,
+    /// The thread's number (which replica of an image's state it forwards with).
+    thread: usize,
 }
 
 /// Forwards packets received on the ports given to thread `t` until the switch stops; the
@@ -182,7 +184,10 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize) {
             engine: None,
         })
         .collect();
-    let mut work = Work::default();
+    let mut work = Work {
+        thread: t,
+        ..Work::default()
+    };
     let mut batch = Batch::new(koi_ports::DEFAULT_SNAPLEN);
     let mut poller = Poller::new();
     let mut ready: Vec<Readiness> = Vec::new();
@@ -331,13 +336,14 @@ fn forward<P: AsRef<[u8]>>(
         outputs,
         fates,
         out,
+        thread,
         ..
     } = work;
     outputs.clear();
     fates.clear();
     let done = engine.with_dependent_mut(|image, engine| {
         {
-            let Ok(mut state) = image.lock_state() else {
+            let Ok(mut state) = image.lock_for_thread(*thread) else {
                 return false;
             };
             match &mut engine.kind {
@@ -372,6 +378,7 @@ fn forward<P: AsRef<[u8]>>(
                     );
                 }
             }
+            state.packet_done();
             pipeline.deliver_digests(image, &mut state);
         }
         let mut sent = outputs.iter().peekable();

@@ -277,6 +277,11 @@ impl CounterArray {
         }
     }
 
+    /// Every cell back to zero.
+    pub(crate) fn clear(&mut self) {
+        self.cells.reset_to(CounterValue::default());
+    }
+
     pub fn len(&self) -> u64 {
         self.cells.len()
     }

@@ -3,7 +3,7 @@
 //! time), register, counter and meter accesses by extern id, profile members, value set
 //! membership, replication, clone sessions, digests.
 
-use crate::arrays::RegisterArray;
+use crate::arrays::{CounterValue, RegisterArray};
 use crate::meter::{Color, Meter, tokens};
 use crate::pre::{MirrorTarget, Replica};
 use crate::state::{ExternState, State};
@@ -50,6 +50,7 @@ impl State {
     /// `support_timeout`, its idle time restarts. A hit in a table with neither changes
     /// nothing ([`State::hit_recorded`]).
     pub fn record_hit(&mut self, t: TableId, index: u32, bytes: usize, now_ns: u64) {
+        let replica = self.link.is_some();
         let Some(tb) = self.table_by_id_mut(t) else {
             return;
         };
@@ -57,13 +58,19 @@ impl State {
             tb.schema.direct_counter.is_some(),
             tb.schema.support_timeout,
         );
-        if let Some(e) = tb.entry_at_mut(index) {
-            if counted {
-                e.counter.count(bytes);
-            }
-            if timed {
-                e.last_hit_ns = now_ns;
-            }
+        let Some(e) = tb.entry_at_mut(index) else {
+            return;
+        };
+        let fresh = e.last_hit_ns == 0 && e.counter == CounterValue::default();
+        if counted {
+            e.counter.count(bytes);
+        }
+        if timed {
+            // A replica's 0 means "not hit since the last fold".
+            e.last_hit_ns = if replica { now_ns.max(1) } else { now_ns };
+        }
+        if replica && fresh && (counted || timed) {
+            self.note_hit(t, index);
         }
     }
 
@@ -80,12 +87,13 @@ impl State {
         bytes: usize,
         now_ns: u64,
     ) -> Option<Color> {
-        let m = self.table_by_id(t)?.schema.direct_meter?;
-        let ExternState::DirectMeter { unit, .. } = self.extern_state(m)? else {
+        let s = self.stateful();
+        let m = s.table_by_id(t)?.schema.direct_meter?;
+        let ExternState::DirectMeter { unit, .. } = s.extern_state(m)? else {
             return None;
         };
         let n = tokens(*unit, bytes);
-        let e = self.table_by_id_mut(t)?.entry_at_mut(index)?;
+        let e = s.table_by_id_mut(t)?.entry_at_mut(index)?;
         Some(e.meter.execute(now_ns, n))
     }
 
@@ -97,7 +105,7 @@ impl State {
         bytes: usize,
         now_ns: u64,
     ) -> Option<Color> {
-        let ExternState::Meter(a) = self.extern_state_mut(m)? else {
+        let ExternState::Meter(a) = self.stateful().extern_state_mut(m)? else {
             return None;
         };
         let n = tokens(a.unit, bytes);
@@ -108,7 +116,7 @@ impl State {
     /// The cell of meter `m` at `index`, for writing (the cached datapath saves and restores
     /// one around an execution it may have to undo); `None` when out of range or not a meter.
     pub fn meter_cell_mut(&mut self, m: ExternId, index: u64) -> Option<&mut Meter> {
-        let ExternState::Meter(a) = self.extern_state_mut(m)? else {
+        let ExternState::Meter(a) = self.stateful().extern_state_mut(m)? else {
             return None;
         };
         a.cells.get_mut(index)
@@ -117,11 +125,13 @@ impl State {
     /// The direct meter cell of entry `index` of table `t`, for writing (as
     /// [`State::meter_cell_mut`]); `None` if the table has no direct meter or no such entry.
     pub fn direct_meter_cell_mut(&mut self, t: TableId, index: u32) -> Option<&mut Meter> {
-        self.table_by_id(t)?.schema.direct_meter?;
-        Some(&mut self.table_by_id_mut(t)?.entry_at_mut(index)?.meter)
+        let s = self.stateful();
+        s.table_by_id(t)?.schema.direct_meter?;
+        Some(&mut s.table_by_id_mut(t)?.entry_at_mut(index)?.meter)
     }
 
-    /// Register `r`.
+    /// Register `r` of this state (a replica's are not the ones packets use: the data plane
+    /// reads registers through [`State::register_mut`]).
     pub fn register(&self, r: ExternId) -> Option<&RegisterArray> {
         match self.extern_state(r)? {
             ExternState::Register(a) => Some(a),
@@ -129,9 +139,10 @@ impl State {
         }
     }
 
-    /// Register `r`, for writing.
+    /// Register `r`, for reading and writing, as packets use it: a replica's master's (its
+    /// lock held until [`State::packet_done`]).
     pub fn register_mut(&mut self, r: ExternId) -> Option<&mut RegisterArray> {
-        match self.extern_state_mut(r)? {
+        match self.stateful().extern_state_mut(r)? {
             ExternState::Register(a) => Some(a),
             _ => None,
         }
@@ -139,13 +150,18 @@ impl State {
 
     /// Counts a packet of `bytes` bytes in counter `c` at `index`; false if out of range.
     pub fn count(&mut self, c: ExternId, index: u64, bytes: usize) -> bool {
-        match self.counter_array_mut(c).and_then(|a| a.get_mut(index)) {
+        let fresh = match self.counter_array_mut(c).and_then(|a| a.get_mut(index)) {
             Some(cell) => {
+                let fresh = *cell == CounterValue::default();
                 cell.count(bytes);
-                true
+                fresh
             }
-            None => false,
+            None => return false,
+        };
+        if fresh {
+            self.note_count(c, index);
         }
+        true
     }
 
     /// The action of member `m` of the profile `p`.

@@ -18,6 +18,10 @@
 //!   key bits each result depended on (for megaflow masks), hits, meters by an injectable
 //!   [`clock::Clock`], registers, counters, replication, clone sessions, digests.
 //!
+//! - **Forwarding threads** each use a replica of the state ([`replica`]): tables copied,
+//!   counters counted apart and folded into the master's, registers and meters reached in
+//!   the master under its lock for the rest of the packet.
+//!
 //! Conventions: a larger priority wins (P4Runtime's and STF's); simple_switch_CLI's smaller
 //! priorities are converted at the CLI edge. Handles are BMv2's: the lowest free index,
 //! entries with a version above bit 24. Semantics follow BMv2 simple_switch; the module docs
@@ -39,6 +43,7 @@ pub mod meter;
 pub mod names;
 pub mod pre;
 pub mod profile;
+pub mod replica;
 pub mod restore;
 pub mod schema;
 pub mod state;
@@ -53,6 +58,7 @@ pub use dataplane::Lookup;
 pub use error::StateError;
 pub use meter::{Color, MeterRate};
 pub use pre::{GroupImage, MirrorTarget, Replica};
+pub use replica::Master;
 pub use restore::EntryMut;
 pub use state::{ExternState, State, fingerprint};
 pub use table::{Cookie, Entry, EntryAction};

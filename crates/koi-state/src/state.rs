@@ -60,6 +60,8 @@ pub struct State {
     /// The P4 width of each user-defined `type` of the program (P4Info gives only the
     /// controller's width of a translated one).
     pub(crate) type_widths: Vec<(String, u32)>,
+    /// For a replica of a master state, its tie to it ([`crate::replica`]).
+    pub(crate) link: Option<Box<crate::replica::Link>>,
 }
 
 /// The width in bits of the values of a P4 type, when it is a bitstring-like one.
@@ -164,6 +166,7 @@ impl State {
                     _ => None,
                 })
                 .collect(),
+            link: None,
         };
         s.link_table_externs();
         for (id, t) in p.tables.iter() {

@@ -13,6 +13,7 @@ use crate::matcher::Matcher;
 use crate::meter::Meter;
 use crate::schema::{LookupKind, TableSchema, canonical};
 use koi_ir::{ActionCall, Bits, MatchKind, Pattern};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What an entry (or the default) runs: an action, or for tables with an action profile a
 /// member, or for tables with an action selector a group.
@@ -67,14 +68,52 @@ pub struct NewEntry {
 }
 
 /// The entries of one table.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct TableState {
     pub schema: TableSchema,
     entries: Slots<Entry>,
     versions: Vec<u8>,
     matcher: Matcher,
     default: EntryAction,
+    /// Renewed by every change of what lookups see (entries, their keys and actions, the
+    /// default action), so that a replica knows whether it is current ([`crate::replica`]).
+    generation: u64,
+    /// While a control-plane update runs on a master state: the slots it changed.
+    journal: Option<Journal>,
 }
+
+/// What the table holds (not its bookkeeping for replicas: two tables with the same
+/// entries show the same).
+impl std::fmt::Debug for TableState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableState")
+            .field("schema", &self.schema)
+            .field("entries", &self.entries)
+            .field("versions", &self.versions)
+            .field("matcher", &self.matcher)
+            .field("default", &self.default)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The slots of a table that changed since generation `from` (or `all`: too many to list,
+/// or a change of the whole table), for replicas to catch up slot by slot.
+#[derive(Clone, Debug)]
+pub(crate) struct Journal {
+    pub(crate) from: u64,
+    pub(crate) slots: Vec<u32>,
+    pub(crate) all: bool,
+}
+
+/// A number no table had before: two tables with the same generation hold the same entries
+/// (one was made from the other, and neither changed since).
+fn next_generation() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// More slots changed in one update than this: replicas copy the whole table.
+const JOURNAL_MAX: usize = 1024;
 
 impl TableState {
     pub fn new(schema: TableSchema) -> TableState {
@@ -88,6 +127,22 @@ impl TableState {
             versions: Vec::new(),
             matcher,
             default,
+            generation: next_generation(),
+            journal: None,
+        }
+    }
+
+    /// Notes a change of what lookups see: of slot `index`, of the default action (`None`
+    /// with `whole` false), or of the whole table (`whole`).
+    fn touched(&mut self, index: Option<u32>, whole: bool) {
+        self.generation = next_generation();
+        if let Some(j) = &mut self.journal {
+            match index {
+                _ if whole => j.all = true,
+                Some(i) if j.slots.len() < JOURNAL_MAX => j.slots.push(i),
+                Some(_) => j.all = true,
+                None => {}
+            }
         }
     }
 
@@ -173,6 +228,7 @@ impl TableState {
         }
         let index = self.entries.next_index();
         let handle = self.handle_of(index);
+        self.touched(Some(index), false);
         self.matcher.insert(&keys, prio, index);
         self.entries.insert(Entry {
             handle,
@@ -227,6 +283,7 @@ impl TableState {
             self.versions.resize(v + 1, 0);
         }
         self.versions[v] = version;
+        self.touched(Some(index), false);
         self.matcher.insert(&e.keys, prio, index);
         self.entries.insert_at(index, e);
         Ok(())
@@ -237,6 +294,7 @@ impl TableState {
     pub fn unadd(&mut self, handle: u32) -> Result<Entry> {
         let e = self.delete(handle)?;
         let (index, _) = split_handle(handle);
+        self.touched(Some(index), false);
         if let Some(v) = self.versions.get_mut(index as usize) {
             *v = v.wrapping_sub(1);
         }
@@ -249,8 +307,12 @@ impl TableState {
     pub(crate) fn take_all(&mut self) -> Vec<Entry> {
         let entries: Vec<Entry> = self.entries().cloned().collect();
         let default = self.default.clone();
+        let (generation, journal) = (self.generation, self.journal.take());
         *self = TableState::new(self.schema.clone());
         self.default = default;
+        self.generation = generation;
+        self.journal = journal;
+        self.touched(None, true);
         entries
     }
 
@@ -262,6 +324,7 @@ impl TableState {
 
     /// Sets the slots' versions (of an empty table: [`TableState::take_all`] first).
     pub(crate) fn set_versions(&mut self, versions: Vec<u8>) {
+        self.touched(None, true);
         self.versions = versions;
     }
 
@@ -283,6 +346,7 @@ impl TableState {
         let index = self.entries.next_index();
         e.handle = self.handle_of(index);
         let handle = e.handle;
+        self.touched(Some(index), false);
         self.matcher.insert(&e.keys, prio, index);
         self.entries.insert(e);
         Ok(handle)
@@ -321,8 +385,11 @@ impl TableState {
         self.entries.get(self.index_of(handle)?)
     }
 
+    /// The entry named by `handle`, for the control plane to change (replicas take the
+    /// change over); the data plane uses [`TableState::entry_at_mut`].
     pub fn get_mut(&mut self, handle: u32) -> Option<&mut Entry> {
         let i = self.index_of(handle)?;
+        self.touched(Some(i), false);
         self.entries.get_mut(i)
     }
 
@@ -331,6 +398,8 @@ impl TableState {
         self.entries.get(index)
     }
 
+    /// The entry at `index`, for the data plane to count a hit or run its meter (not
+    /// for changes that replicas need to see: [`TableState::get_mut`]).
     pub fn entry_at_mut(&mut self, index: u32) -> Option<&mut Entry> {
         self.entries.get_mut(index)
     }
@@ -338,6 +407,7 @@ impl TableState {
     /// Replaces the action of an entry (validated by the caller).
     pub fn modify(&mut self, handle: u32, action: EntryAction) -> Result<()> {
         let i = self.mutable_index(handle)?;
+        self.touched(Some(i), false);
         if let Some(e) = self.entries.get_mut(i) {
             e.action = action;
         }
@@ -352,6 +422,7 @@ impl TableState {
             handle,
         })?;
         self.matcher.remove(&e.keys, i);
+        self.touched(Some(i), false);
         let v = i as usize;
         if self.versions.len() <= v {
             self.versions.resize(v + 1, 0);
@@ -377,11 +448,13 @@ impl TableState {
 
     /// Sets the default action (validated by the caller, const-ness included).
     pub fn set_default(&mut self, action: EntryAction) {
+        self.touched(None, false);
         self.default = action;
     }
 
     /// Restores the program's default action.
     pub fn reset_default(&mut self) {
+        self.touched(None, false);
         self.default = EntryAction::Action(self.schema.default_action.call.clone());
     }
 
@@ -397,6 +470,61 @@ impl TableState {
         let entries = &self.entries;
         self.matcher
             .lookup(keys, |i| entries.get(i).map(|e| &e.keys[..]), masks)
+    }
+
+    /// Starts (`on`) or ends the journal of changed slots ([`crate::replica`]).
+    pub(crate) fn journal(&mut self, on: bool) {
+        self.journal = on.then(|| Journal {
+            from: self.generation,
+            slots: Vec::new(),
+            all: false,
+        });
+    }
+
+    /// Every entry, mutably, for a replica to clear what it counted.
+    pub(crate) fn entries_mut(&mut self) -> impl Iterator<Item = &mut Entry> {
+        self.entries.values_mut()
+    }
+
+    /// Makes this replica's table what lookups see of `master`'s: slot by slot when the
+    /// master's journal covers the change since this table's generation, else whole. Either
+    /// way, entries come with their direct counters at zero and no hit time (a replica's
+    /// counts are what it counted since they were last taken into the master's).
+    pub(crate) fn follow(&mut self, master: &TableState) {
+        if self.generation == master.generation {
+            return;
+        }
+        match &master.journal {
+            Some(j) if !j.all && j.from == self.generation => {
+                for &i in &j.slots {
+                    if let Some(old) = self.entries.remove(i) {
+                        self.matcher.remove(&old.keys, i);
+                    }
+                    if let Some(e) = master.entries.get(i) {
+                        let mut e = e.clone();
+                        e.counter = CounterValue::default();
+                        e.last_hit_ns = 0;
+                        self.matcher.insert(&e.keys, e.priority.unwrap_or(0), i);
+                        self.entries.insert_at(i, e);
+                    }
+                    let v = i as usize;
+                    if self.versions.len() <= v {
+                        self.versions.resize(v + 1, 0);
+                    }
+                    self.versions[v] = master.versions.get(v).copied().unwrap_or(0);
+                }
+                self.default = master.default.clone();
+            }
+            _ => {
+                *self = master.clone();
+                self.journal = None;
+                for e in self.entries.values_mut() {
+                    e.counter = CounterValue::default();
+                    e.last_hit_ns = 0;
+                }
+            }
+        }
+        self.generation = master.generation;
     }
 
     /// The lookup kind, for messages.
