@@ -120,7 +120,10 @@ impl<O: Observer> Ctx<'_, O> {
         let idx = inputs.first().map_or(0, low_idx);
         let produced: Option<Bits> = match (&ext.kind, method) {
             (ExternKind::Register { .. }, "read") => {
-                let v = self.state.register_mut(inst).and_then(|r| r.get(idx).cloned());
+                let v = self
+                    .state
+                    .register_mut(inst)
+                    .and_then(|r| r.get(idx).cloned());
                 match (v, result) {
                     (v, Some(_)) => Some(v.unwrap_or_else(|| Bits::zero(0))),
                     (v, None) => v,

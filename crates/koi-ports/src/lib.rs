@@ -37,7 +37,7 @@ pub mod xdp;
 
 pub use batch::Batch;
 pub use poll::{Poller, Wake};
-pub use spec::{PortSpec, open};
+pub use spec::{PortSpec, open, open_spread};
 pub use stats::Stats;
 pub use sys::{prefetch, tsc};
 

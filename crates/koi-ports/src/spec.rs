@@ -110,6 +110,33 @@ pub fn open(spec: &PortSpec) -> Result<Box<dyn Port>> {
     })
 }
 
+/// Opens the port `spec` describes for `threads` poll threads: for an AF_PACKET interface and
+/// more than one thread, one socket per thread in one fanout group (the kernel spreads the
+/// received frames over them by flow hash; send through any, the first by convention);
+/// otherwise the one port [`open`] gives.
+pub fn open_spread(spec: &PortSpec, threads: usize) -> Result<Vec<Box<dyn Port>>> {
+    match spec {
+        PortSpec::AfPacket(n) if threads > 1 => {
+            let cfg = AfPacketConfig {
+                fanout: Some(0),
+                ..AfPacketConfig::default()
+            };
+            let first = AfPacketPort::open(n, cfg.clone())?;
+            let group = first.fanout_group();
+            let mut all: Vec<Box<dyn Port>> = vec![Box::new(first)];
+            for _ in 1..threads {
+                let cfg = AfPacketConfig {
+                    fanout: group,
+                    ..cfg.clone()
+                };
+                all.push(Box::new(AfPacketPort::open(n, cfg)?));
+            }
+            Ok(all)
+        }
+        _ => Ok(vec![open(spec)?]),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,11 @@
 //! threads take it, to /dev/null:
 //!
 //! - `one pipeline`: ports 1 and 3 (the same traffic each) in one pipeline, with 1 and with 2
-//!   poll threads: the threads share one state lock;
+//!   poll threads (each thread with its own replica of the state);
+//! - the same with 2 threads while a writer adds and deletes `switching` entries (a MAC
+//!   the traffic does not use) 10,000 times a second through `Pipeline::update`, reporting
+//!   what a P4Runtime server reports for them (an insert into an all-exact table: its misses;
+//!   a delete: that entry);
 //! - `two pipelines`: the same program and entries loaded twice, one input port each, 2
 //!   threads: nothing shared but the process.
 //!
@@ -57,9 +61,16 @@ fn setup(name: &str, device_id: u64, program: &Arc<Program>) -> PipelineSetup {
     }
 }
 
-/// Forwards until the ports' output stops growing; Mpps over the run.
-fn run(cfg: SwitchConfig) -> f64 {
+/// Forwards until the ports' output stops growing; Mpps over the run. With `writes`, a
+/// writer changes the `switching` table that many times a second meanwhile; also returns
+/// the writes done per second.
+fn run(cfg: SwitchConfig, writes: u32) -> (f64, f64) {
     let sw = Switch::start(cfg).expect("switch");
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = (writes > 0).then(|| {
+        let (sw, stop) = (Arc::clone(&sw), Arc::clone(&stop));
+        std::thread::spawn(move || writer(&sw, writes, &stop))
+    });
     let tx = |sw: &Switch| sw.port_totals().tx_packets;
     let start = Instant::now();
     let mut last = (start, 0);
@@ -76,9 +87,50 @@ fn run(cfg: SwitchConfig) -> f64 {
             break;
         }
     }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let done = writer.map_or(0, |w| w.join().unwrap());
     sw.stop();
     sw.join();
-    last.1 as f64 / last.0.duration_since(start).as_secs_f64() / 1e6
+    let secs = last.0.duration_since(start).as_secs_f64();
+    (last.1 as f64 / secs / 1e6, done as f64 / secs)
+}
+
+/// Adds and deletes a `switching` entry in turn, `rate` times a second, until `stop`;
+/// returns how many writes it made.
+fn writer(sw: &Switch, rate: u32, stop: &std::sync::atomic::AtomicBool) -> u64 {
+    let pl = sw.pipeline(None).expect("pipeline");
+    let add =
+        koi_control::command::parse("table_add switching switch_to 02:00:00:00:09:99 300 => 1")
+            .unwrap()
+            .unwrap();
+    let start = Instant::now();
+    let mut n: u64 = 0;
+    let mut handle: Option<u32> = None;
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let due = start + Duration::from_secs_f64(n as f64 / f64::from(rate));
+        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        let r = pl.update(|s, ch| {
+            let t = s.table_id("switching").unwrap();
+            match handle {
+                None => {
+                    // "... Entry has been added with handle N"
+                    let out = koi_state::cli::execute(s, &add).unwrap();
+                    ch.misses(t);
+                    out.split_whitespace().last().and_then(|h| h.parse().ok())
+                }
+                Some(h) => {
+                    s.table_delete("switching", h).unwrap();
+                    ch.entry(t, koi_state::handles::split_handle(h).0);
+                    None
+                }
+            }
+        });
+        handle = r.expect("update");
+        n += 1;
+    }
+    n
 }
 
 fn main() {
@@ -115,29 +167,49 @@ fn main() {
     let sink = || PortSpec::parse("pcap:,/dev/null").unwrap();
     for round in 1..=2 {
         for threads in [1, 2] {
-            let rate = run(SwitchConfig {
-                pipelines: vec![setup("default", 1, &program)],
-                ports: vec![(1, input(), 0), (3, input(), 0), (2, sink(), 0)],
-                patches: vec![],
-                threads,
-                cache: Some(Default::default()),
-            });
+            let (rate, _) = run(
+                SwitchConfig {
+                    pipelines: vec![setup("default", 1, &program)],
+                    ports: vec![(1, input(), 0), (3, input(), 0), (2, sink(), 0)],
+                    patches: vec![],
+                    threads,
+                    cache: Some(Default::default()),
+                },
+                0,
+            );
             println!(
                 "round {round}: one pipeline, two input ports, {threads} thread(s): {rate:.2} Mpps"
             );
         }
-        let rate = run(SwitchConfig {
-            pipelines: vec![setup("a", 1, &program), setup("b", 2, &program)],
-            ports: vec![
-                (1, input(), 0),
-                (1, input(), 1),
-                (2, sink(), 0),
-                (2, sink(), 1),
-            ],
-            patches: vec![],
-            threads: 2,
-            cache: Some(Default::default()),
-        });
+        let (rate, writes) = run(
+            SwitchConfig {
+                pipelines: vec![setup("default", 1, &program)],
+                ports: vec![(1, input(), 0), (3, input(), 0), (2, sink(), 0)],
+                patches: vec![],
+                threads: 2,
+                cache: Some(Default::default()),
+            },
+            10_000,
+        );
+        println!(
+            "round {round}: one pipeline, two input ports, 2 threads, writer: {rate:.2} Mpps, \
+             {writes:.0} writes/s"
+        );
+        let (rate, _) = run(
+            SwitchConfig {
+                pipelines: vec![setup("a", 1, &program), setup("b", 2, &program)],
+                ports: vec![
+                    (1, input(), 0),
+                    (1, input(), 1),
+                    (2, sink(), 0),
+                    (2, sink(), 1),
+                ],
+                patches: vec![],
+                threads: 2,
+                cache: Some(Default::default()),
+            },
+            0,
+        );
         println!("round {round}: two pipelines, one input port each, 2 threads: {rate:.2} Mpps");
     }
 }

@@ -164,13 +164,20 @@ impl Switch {
     fn port_show(&self) -> String {
         let mut out = String::new();
         for slot in self.ports().iter() {
-            let port = lock(&slot.port);
-            out.push_str(&format!(
-                "port {} ({}): {}\n",
-                slot.num,
-                port.name(),
-                port.stats()
-            ));
+            let name = lock(&slot.port).name().to_string();
+            out.push_str(&format!("port {} ({name}): {}", slot.num, slot.stats()));
+            if !slot.spread.is_empty() {
+                let by: Vec<String> = slot
+                    .rx_by_thread()
+                    .iter()
+                    .map(|(t, n, full)| match full {
+                        0 => format!("thread {t} {n}"),
+                        _ => format!("thread {t} {n} (ring_full {full})"),
+                    })
+                    .collect();
+                out.push_str(&format!(" (received by flow: {})", by.join(", ")));
+            }
+            out.push('\n');
         }
         out
     }

@@ -290,10 +290,7 @@ impl Image {
 
     /// The state poll thread `thread` forwards with, locked, unless the image is retired:
     /// its replica, or the master when there is only one thread.
-    pub(crate) fn lock_for_thread(
-        &self,
-        thread: usize,
-    ) -> Result<StateGuard<'_, State>, Retired> {
+    pub(crate) fn lock_for_thread(&self, thread: usize) -> Result<StateGuard<'_, State>, Retired> {
         let state = match self.replicas.len() {
             0 => self.state.lock(),
             n => self.replicas[thread % n].lock(),

@@ -87,8 +87,8 @@ pub fn render(shared: &Switch) -> String {
         .ports()
         .iter()
         .map(|s| {
-            let p = lock(&s.port);
-            (s.num, p.name().to_string(), p.stats())
+            let name = lock(&s.port).name().to_string();
+            (s.num, name, s.stats())
         })
         .collect();
     let per_port =

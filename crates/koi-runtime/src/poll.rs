@@ -194,6 +194,7 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize) {
     // The ports and the pipelines, as of the port table's version (a pipeline gets packets
     // only through a port, so a new one comes with a new version).
     let (mut version, mut table, mut pipelines) = (0, sw.ports(), sw.pipelines());
+    // The ports this thread receives from, by index in the table.
     let mut mine: Vec<usize> = Vec::new();
     let mut used: Vec<usize> = Vec::new();
     while !sw.stopping() {
@@ -201,7 +202,9 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize) {
             version = sw.ports_version();
             table = sw.ports();
             pipelines = sw.pipelines();
-            mine = (0..table.len()).filter(|&i| table[i].thread == t).collect();
+            mine = (0..table.len())
+                .filter(|&i| table[i].receiver(t).is_some())
+                .collect();
             used = mine.iter().map(|&i| table[i].pipeline).collect();
             // Pipelines behind patch ports take this thread's packets too.
             used.extend(table.patch_pipelines());
@@ -232,7 +235,10 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize) {
             }
         }
         ready.clear();
-        ready.extend(mine.iter().map(|&i| lock(&table[i].port).readiness()));
+        ready.extend(
+            mine.iter()
+                .filter_map(|&i| table[i].receiver(t).map(|r| lock(r).readiness())),
+        );
         if let Err(e) = poller.wait(&ready, POLL_MS) {
             tracing::error!(error = %e, "poll failed");
             sw.stop();
@@ -245,7 +251,10 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize) {
                 continue;
             }
             {
-                let mut port = lock(&slot.port);
+                let Some(rx) = slot.receiver(t) else {
+                    continue;
+                };
+                let mut port = lock(rx);
                 if wake == Wake::Error {
                     port.handle_error();
                 }

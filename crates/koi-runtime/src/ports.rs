@@ -24,7 +24,72 @@ pub struct PortSlot {
     pub pipeline: usize,
     /// The poll thread that receives from it (for as long as it exists).
     pub thread: usize,
+    /// The port; outputs to it are sent through this one.
     pub port: Mutex<Box<dyn Port>>,
+    /// More receive sides of the same interface, each read by another poll thread (AF_PACKET
+    /// sockets in one fanout group: the kernel spreads the frames over them by flow).
+    pub spread: Vec<(usize, Mutex<Box<dyn Port>>)>,
+}
+
+impl PortSlot {
+    /// Port `num` of `pipeline` over `ports` (what [`koi_ports::open_spread`] opened): the
+    /// first one on poll thread `thread` (and for sending), the others on the threads after
+    /// it, one each.
+    pub(crate) fn new(
+        num: u64,
+        pipeline: usize,
+        thread: usize,
+        threads: usize,
+        ports: Vec<Box<dyn Port>>,
+    ) -> Option<PortSlot> {
+        let mut it = ports.into_iter();
+        let port = Mutex::new(it.next()?);
+        let spread = it
+            .enumerate()
+            .map(|(k, p)| ((thread + 1 + k) % threads.max(1), Mutex::new(p)))
+            .collect();
+        Some(PortSlot {
+            num,
+            pipeline,
+            thread,
+            port,
+            spread,
+        })
+    }
+
+    /// The receive side read by poll thread `t`, if any: the port itself or a spread one.
+    pub(crate) fn receiver(&self, t: usize) -> Option<&Mutex<Box<dyn Port>>> {
+        if self.thread == t {
+            return Some(&self.port);
+        }
+        self.spread.iter().find(|(u, _)| *u == t).map(|(_, p)| p)
+    }
+
+    /// The port's counters, its spread receive sides' added in.
+    pub fn stats(&self) -> koi_ports::Stats {
+        let lock = |m: &Mutex<Box<dyn Port>>| m.lock().unwrap_or_else(|p| p.into_inner()).stats();
+        let mut total = lock(&self.port);
+        for (_, p) in &self.spread {
+            let s = lock(p);
+            total.rx_packets += s.rx_packets;
+            total.rx_bytes += s.rx_bytes;
+            total.drop_too_big += s.drop_too_big;
+            total.drop_link_down += s.drop_link_down;
+            total.drop_error += s.drop_error;
+            total.drop_ring_full += s.drop_ring_full;
+        }
+        total
+    }
+
+    /// Each receive side's packets received and dropped for a full ring, by poll thread
+    /// (for `port_show`).
+    pub fn rx_by_thread(&self) -> Vec<(usize, u64, u64)> {
+        let lock = |m: &Mutex<Box<dyn Port>>| m.lock().unwrap_or_else(|p| p.into_inner()).stats();
+        let one = |t: usize, s: koi_ports::Stats| (t, s.rx_packets, s.drop_ring_full);
+        std::iter::once(one(self.thread, lock(&self.port)))
+            .chain(self.spread.iter().map(|(t, p)| one(*t, lock(p))))
+            .collect()
+    }
 }
 
 /// Where an output to a pipeline's port goes.
@@ -45,7 +110,8 @@ pub struct PortTable {
     /// The patch ports, each pair once, sorted.
     patches: Vec<(PatchEnd, PatchEnd)>,
     /// Every port and patch port end to where its outputs go.
-    dests: HashMap<PatchEnd, Dest>,
+    /// Looked up for every output packet: foldhash, not SipHash.
+    dests: HashMap<PatchEnd, Dest, foldhash::fast::RandomState>,
 }
 
 impl std::ops::Deref for PortTable {
@@ -68,7 +134,7 @@ impl PortTable {
             }
         }
         patches.sort_unstable();
-        let mut dests: HashMap<PatchEnd, Dest> = slots
+        let mut dests: HashMap<PatchEnd, Dest, foldhash::fast::RandomState> = slots
             .iter()
             .enumerate()
             .map(|(i, s)| ((s.pipeline, s.num), Dest::Port(i)))
@@ -173,12 +239,17 @@ impl Patched {
     }
 }
 
-/// A thread's buffers for the outputs of one batch: the ports it sent to (to flush once, after
-/// the batch) and the packets it handed over patch ports (to run after the batch).
+/// A thread's buffers for the outputs of one batch: the packets for each port (sent after
+/// the batch, each port locked once for all of its packets, so that threads sending to one
+/// port meet on its lock once a batch rather than once a packet), and the packets it handed
+/// over patch ports (to run after the batch).
 #[derive(Debug, Default)]
 pub(crate) struct Outbox {
-    /// By index in the port table the outputs went through.
+    /// By index in the port table: whether packets are queued for it.
     pub touched: Vec<bool>,
+    /// The queued packets back to back, and per packet its port's index and length.
+    bytes: Vec<u8>,
+    queued: Vec<(usize, usize)>,
     pub patched: Patched,
 }
 
@@ -187,7 +258,30 @@ impl Outbox {
     pub fn for_table(table: &PortTable) -> Outbox {
         Outbox {
             touched: vec![false; table.len()],
-            patched: Patched::default(),
+            ..Outbox::default()
         }
+    }
+
+    /// Queues `bytes` for the port at index `j`.
+    pub fn queue(&mut self, j: usize, bytes: &[u8]) {
+        self.bytes.extend_from_slice(bytes);
+        self.queued.push((j, bytes.len()));
+        self.touched[j] = true;
+    }
+
+    /// The packets queued for the port at index `j`, in order.
+    pub fn queued_for(&self, j: usize) -> impl Iterator<Item = &[u8]> {
+        let mut at = 0;
+        self.queued.iter().filter_map(move |&(k, len)| {
+            let b = &self.bytes[at..at + len];
+            at += len;
+            (k == j).then_some(b)
+        })
+    }
+
+    /// Forgets the queued packets.
+    pub fn clear_queued(&mut self) {
+        self.bytes.clear();
+        self.queued.clear();
     }
 }

@@ -183,14 +183,13 @@ impl Switch {
         }
         let mut ports = Vec::new();
         for (i, (n, spec, p)) in cfg.ports.iter().enumerate() {
-            let port = koi_ports::open(spec).map_err(|e| format!("port {n}: {e}"))?;
-            tracing::info!(port = n, name = port.name(), "port open");
-            ports.push(Arc::new(PortSlot {
-                num: *n,
-                pipeline: *p,
-                thread: i % threads,
-                port: Mutex::new(port),
-            }));
+            let opened =
+                koi_ports::open_spread(spec, threads).map_err(|e| format!("port {n}: {e}"))?;
+            let (name, spread) = (opened[0].name().to_string(), opened.len());
+            tracing::info!(port = n, name, threads = spread, "port open");
+            let slot = PortSlot::new(*n, *p, i % threads, threads, opened)
+                .ok_or_else(|| format!("port {n}: nothing opened"))?;
+            ports.push(Arc::new(slot));
         }
         let sw = Arc::new(Switch {
             ports: RwLock::new(Arc::new(PortTable::new(ports, cfg.patches))),
@@ -407,7 +406,8 @@ impl Switch {
                 pipeline.name()
             ));
         }
-        let port = koi_ports::open(spec).map_err(|e| format!("port {num}: {e}"))?;
+        let opened = koi_ports::open_spread(spec, self.poll_threads)
+            .map_err(|e| format!("port {num}: {e}"))?;
         let mut load = vec![0usize; self.poll_threads];
         for s in table.iter() {
             load[s.thread] += 1;
@@ -415,18 +415,16 @@ impl Switch {
         let thread = (0..self.poll_threads).min_by_key(|&t| load[t]).unwrap_or(0);
         tracing::info!(
             port = num,
-            name = port.name(),
+            name = opened[0].name(),
             pipeline = pipeline.name(),
             thread,
+            threads = opened.len(),
             "port added"
         );
+        let slot = PortSlot::new(num, pipeline.index(), thread, self.poll_threads, opened)
+            .ok_or_else(|| format!("port {num}: nothing opened"))?;
         let mut slots = table.to_vec();
-        slots.push(Arc::new(PortSlot {
-            num,
-            pipeline: pipeline.index(),
-            thread,
-            port: Mutex::new(port),
-        }));
+        slots.push(Arc::new(slot));
         self.publish_ports(table.with_slots(slots));
         Ok(())
     }
@@ -537,13 +535,7 @@ impl Switch {
             return;
         }
         match table.dest((pipeline.index(), port)) {
-            Some(Dest::Port(j)) => {
-                // Failures are counted by the port itself.
-                if let Err(e) = lock(&table[j].port).send(bytes) {
-                    tracing::debug!(port, error = %e, "send failed");
-                }
-                out.touched[j] = true;
-            }
+            Some(Dest::Port(j)) => out.queue(j, bytes),
             Some(Dest::Patch((p, n))) if passes < MAX_PASSES => {
                 let to = Ingress {
                     pipeline: p,
@@ -561,20 +553,30 @@ impl Switch {
         }
     }
 
-    /// Flushes the ports marked in `out` and clears the marks.
+    /// Sends the packets queued in `out`, port by port (each port locked once), flushes
+    /// those ports and clears the queue.
     pub(crate) fn flush(&self, table: &PortTable, out: &mut Outbox) {
-        for (j, t) in out.touched.iter_mut().enumerate() {
-            if std::mem::take(t) {
-                let _ = lock(&table[j].port).flush();
+        for j in 0..out.touched.len() {
+            if !std::mem::take(&mut out.touched[j]) {
+                continue;
             }
+            let mut port = lock(&table[j].port);
+            for bytes in out.queued_for(j) {
+                // Failures are counted by the port itself.
+                if let Err(e) = port.send(bytes) {
+                    tracing::debug!(port = table[j].num, error = %e, "send failed");
+                }
+            }
+            let _ = port.flush();
         }
+        out.clear_queued();
     }
 
     /// Every port's counters added up.
     pub fn port_totals(&self) -> koi_ports::Stats {
         let mut total = koi_ports::Stats::default();
         for slot in self.ports().iter() {
-            let s = lock(&slot.port).stats();
+            let s = slot.stats();
             total.rx_packets += s.rx_packets;
             total.rx_bytes += s.rx_bytes;
             total.tx_packets += s.tx_packets;

@@ -75,6 +75,79 @@ fn swaps_under_traffic_lose_nothing_and_carry_the_counts_exactly() {
     );
 }
 
+/// The same with two poll threads, each forwarding its own port's frames with its own
+/// replica of the state: both count every frame in the one register (its read and write
+/// atomic per packet), so the count is exact over both streams and the swaps.
+#[test]
+fn swaps_under_traffic_on_two_threads_count_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let v1 = count_program(&[]);
+    let v2 = count_program(&["VERSION=2"]);
+    let n: u32 = 100_000;
+    let (in_a, in_b) = (dir.path().join("a.pcap"), dir.path().join("b.pcap"));
+    let (out_a, out_b) = (dir.path().join("oa.pcap"), dir.path().join("ob.pcap"));
+    traffic_to(&in_a, n, 4, 2);
+    traffic_to(&in_b, n, 4, 4);
+    let mut pipeline = counting_pipeline("default", 1, 2, Arc::clone(&v1));
+    let first = pipeline.init.take().unwrap();
+    pipeline.init = Some(Box::new(move |s: &mut koi_state::State| {
+        first(s)?;
+        let c = koi_control::command::parse("table_add route fwd 0x020000000004 => 4")
+            .map_err(|e| e.to_string())?
+            .ok_or("empty")?;
+        koi_state::cli::execute(s, &c).map_err(|e| e.to_string())?;
+        Ok(())
+    }));
+    let sw = Switch::start(SwitchConfig {
+        pipelines: vec![pipeline],
+        // Port i of the list goes to thread i % 2: port 1 to thread 0, port 3 to thread 1.
+        ports: vec![
+            (1, pcap_in(&in_a), 0),
+            (3, pcap_in(&in_b), 0),
+            (2, pcap_out(&out_a), 0),
+            (4, pcap_out(&out_b), 0),
+        ],
+        patches: vec![],
+        threads: 2,
+        cache: Some(Default::default()),
+    })
+    .expect("switch");
+    let pl = sw.pipeline(None).unwrap();
+    let sent = |sw: &Switch| tx(sw, 0, 2) + tx(sw, 0, 4);
+    let total = 2 * u64::from(n);
+    let start = Instant::now();
+    let mut swaps = 0;
+    for (k, at) in [total / 8, total / 4, total / 2, 3 * total / 4]
+        .into_iter()
+        .enumerate()
+    {
+        while sent(&sw) < at && start.elapsed() < PATIENCE {
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        if sent(&sw) >= total {
+            break;
+        }
+        let next = if k % 2 == 0 { &v2 } else { &v1 };
+        pl.swap(Arc::clone(next), false).expect("swap");
+        swaps += 1;
+    }
+    while sent(&sw) < total && start.elapsed() < PATIENCE {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let counted = sw.command(None, "register_read count 0");
+    sw.stop();
+    sw.join();
+    assert!(swaps >= 2, "the traffic ended before the swaps: {swaps}");
+    for (out, what) in [(&out_a, "port 1 to 2"), (&out_b, "port 3 to 4")] {
+        assert_in_order(&frames(out), n, what);
+    }
+    let counted = counted.expect("register_read");
+    assert!(
+        counted.trim_end().ends_with(&format!("= {total}")),
+        "the register counts every frame of both threads across {swaps} swaps: {counted}"
+    );
+}
+
 #[test]
 fn a_swap_that_cannot_carry_the_state_changes_nothing() {
     let v1 = count_program(&[]);

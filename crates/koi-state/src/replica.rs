@@ -142,7 +142,10 @@ impl State {
         };
         link.held = None;
         for (t, i) in link.hits.drain(..) {
-            let Some(e) = self.tables.get_mut(t.index() as usize).and_then(|x| x.entry_at_mut(i))
+            let Some(e) = self
+                .tables
+                .get_mut(t.index() as usize)
+                .and_then(|x| x.entry_at_mut(i))
             else {
                 continue;
             };

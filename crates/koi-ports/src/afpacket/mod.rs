@@ -9,6 +9,13 @@
 //! the port's own transmissions out of its ring. The interface is put in promiscuous mode
 //! (`PACKET_MR_PROMISC`, undone by the kernel when the socket closes).
 //!
+//! Spread: with [`AfPacketConfig::fanout`], the socket joins a `PACKET_FANOUT` group of type
+//! `PACKET_FANOUT_HASH`: the kernel hands each received frame to one socket of the group,
+//! chosen by the frame's flow hash, so that several ports opened on one interface (one per
+//! poll thread) share its traffic and every flow stays with one of them. `Some(0)` asks the
+//! kernel for a new group with an id of its own (`PACKET_FANOUT_FLAG_UNIQUEID`), which
+//! [`AfPacketPort::fanout_group`] then tells, for the other sockets to join.
+//!
 //! Transmit: [`crate::Port::send`] queues the frame in the port's transmit buffer, and
 //! [`crate::Port::flush`] (the poll thread calls it at the end of each batch; a full queue of
 //! [`sys::SENDMMSG_MAX`] frames flushes by itself) hands the whole queue to the kernel with
@@ -52,6 +59,9 @@ pub struct AfPacketConfig {
     pub retire_ms: u32,
     /// Put the interface in promiscuous mode.
     pub promisc: bool,
+    /// Join this fanout group (spread by flow hash; 0: a new group, see the module
+    /// documentation).
+    pub fanout: Option<u16>,
 }
 
 impl Default for AfPacketConfig {
@@ -62,6 +72,7 @@ impl Default for AfPacketConfig {
             block_nr: 16,
             retire_ms: 2,
             promisc: true,
+            fanout: None,
         }
     }
 }
@@ -87,6 +98,8 @@ struct Live {
     /// The socket reported the link down (`ENETDOWN`). The kernel stops delivering to it and
     /// reports nothing more, not even the interface's removal, so the port looks by itself.
     down: bool,
+    /// The fanout group the socket joined.
+    fanout: Option<u16>,
 }
 
 /// An `AF_PACKET` port on one interface.
@@ -106,8 +119,10 @@ pub struct AfPacketPort {
 impl AfPacketPort {
     /// Opens a port on interface `ifname`. Fails if the interface does not exist or the socket
     /// cannot be set up (no `CAP_NET_RAW`, say).
-    pub fn open(ifname: &str, cfg: AfPacketConfig) -> Result<AfPacketPort> {
+    pub fn open(ifname: &str, mut cfg: AfPacketConfig) -> Result<AfPacketPort> {
         let live = open_live(ifname, &cfg).map_err(|e| PortError::Io(ifname.to_string(), e))?;
+        // A socket reopened later joins the group this one did.
+        cfg.fanout = live.fanout;
         Ok(AfPacketPort {
             ifname: ifname.to_string(),
             cfg,
@@ -118,6 +133,11 @@ impl AfPacketPort {
             ring_drops: Cell::new(0),
             retry: Retry::new(),
         })
+    }
+
+    /// The fanout group the port's socket is in, if it spreads traffic with others.
+    pub fn fanout_group(&self) -> Option<u16> {
+        self.cfg.fanout
     }
 
     /// Whether the port has an open socket (false while an interface that vanished is retried).
@@ -184,6 +204,21 @@ fn open_live(ifname: &str, cfg: &AfPacketConfig) -> io::Result<Live> {
         tracing::warn!(port = %ifname, error = %e, "PACKET_IGNORE_OUTGOING unsupported: the port may see its own transmissions");
     }
     sys::bind_ll(&fd, ifindex)?;
+    let fanout = match cfg.fanout {
+        Some(id) => {
+            let flags = libc::PACKET_FANOUT_HASH
+                | if id == 0 {
+                    libc::PACKET_FANOUT_FLAG_UNIQUEID
+                } else {
+                    0
+                };
+            let arg = (u32::from(id) | (flags << 16)) as libc::c_int;
+            sys::setsockopt(&fd, libc::SOL_PACKET, libc::PACKET_FANOUT, &arg)?;
+            let got = sys::getsockopt::<libc::c_int>(&fd, libc::SOL_PACKET, libc::PACKET_FANOUT)?;
+            Some((got as u32 & 0xffff) as u16)
+        }
+        None => None,
+    };
     if cfg.promisc {
         let mreq = libc::packet_mreq {
             mr_ifindex: ifindex as libc::c_int,
@@ -198,6 +233,7 @@ fn open_live(ifname: &str, cfg: &AfPacketConfig) -> io::Result<Live> {
         ring: RxRing::new(map, block_size, block_nr),
         ifindex,
         down: false,
+        fanout,
     })
 }
 

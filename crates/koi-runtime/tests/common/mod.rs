@@ -25,10 +25,15 @@ pub fn count_program(defines: &[&str]) -> Arc<Program> {
 /// Writes `n` 60-byte frames to 02:..:02, numbered 0.. in their `seq` header, from `flows`
 /// source MACs in turn, to the pcap file `path`.
 pub fn traffic(path: &Path, n: u32, flows: u32) {
+    traffic_to(path, n, flows, 2)
+}
+
+/// As [`traffic`], to 02:00:00:00:00:`dst`.
+pub fn traffic_to(path: &Path, n: u32, flows: u32, dst: u8) {
     let f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
     let mut w = PcapWriter::new(f).unwrap();
     let mut frame = vec![0u8; 60];
-    frame[..6].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
+    frame[..6].copy_from_slice(&[2, 0, 0, 0, 0, dst]);
     frame[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
     frame[12..14].copy_from_slice(&[0x88, 0xb5]);
     for i in 0..n {

@@ -54,9 +54,11 @@ pub struct RunArgs {
     /// Serve Prometheus metrics (port, drop, table and cache counters) at `http://ADDR/metrics`.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<std::net::SocketAddr>,
-    /// Poll threads; the ports are dealt out among them. Each has its own flow caches.
-    #[arg(long, default_value_t = 1)]
-    pub threads: usize,
+    /// Poll threads (default: one per core); the ports are dealt out among them, and a port
+    /// that can spread its traffic by flow (AF_PACKET fanout) is read by every thread. Each
+    /// thread has its own flow caches and its own replica of each pipeline's state.
+    #[arg(long, value_name = "N", value_parser = thread_count)]
+    pub threads: Option<usize>,
     /// Forward every packet through the reference interpreter alone, without flow caches.
     #[arg(long, conflicts_with_all = ["max_megaflows", "upcall_rate", "no_microflow"])]
     pub no_cache: bool,
@@ -320,9 +322,18 @@ fn config(a: &RunArgs) -> Result<SwitchConfig, (u8, String)> {
         pipelines,
         ports,
         patches,
-        threads: a.threads,
+        threads: a
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         cache,
     })
+}
+
+fn thread_count(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n @ 1..=256) => Ok(n),
+        _ => Err(format!("{s}: expected a number of threads from 1 to 256")),
+    }
 }
 
 fn switch(a: &RunArgs) -> Result<(), (u8, String)> {
@@ -391,8 +402,13 @@ fn switch(a: &RunArgs) -> Result<(), (u8, String)> {
 /// Prints every port's counters, the drops without a port and each thread's cache counters.
 fn summary(sw: &Switch) {
     for slot in sw.ports().iter() {
-        let port = slot.port.lock().unwrap_or_else(|p| p.into_inner());
-        println!("port {} ({}): {}", slot.num, port.name(), port.stats());
+        let name = slot
+            .port
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .name()
+            .to_string();
+        println!("port {} ({name}): {}", slot.num, slot.stats());
     }
     let drops: Vec<String> = sw
         .counters

@@ -31,7 +31,6 @@ use koi_state::{ManualClock, State};
 use report::Report;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 #[derive(Args, Debug)]
@@ -92,8 +91,9 @@ pub struct BenchArgs {
     /// as `koi ctl dump_flows` shows them.
     #[arg(long, value_name = "N")]
     pub dump_flows: Option<usize>,
-    /// Forwarding threads, each with its own caches, sharing one state behind a lock taken
-    /// for every batch, as `koi run --threads N`'s poll threads share a pipeline's: every
+    /// Forwarding threads, each with its own caches and its own replica of one state (tables
+    /// copied, counters apart, registers and meters shared), as `koi run --threads N`'s poll
+    /// threads use a pipeline's: every
     /// thread replays the packets from its own place in the list, pinned to a core of its own
     /// (from `--core`, else 0) when it can be. The report gives the total rate.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = thread_count)]
@@ -404,19 +404,20 @@ fn progress_bar(a: &BenchArgs) -> ProgressBar {
 }
 
 /// The replay loop's state.
-/// Where a runner's state is: its own, or one shared by several threads behind a lock taken
-/// for each batch (as `koi run`'s poll threads share a pipeline's).
+/// Where a runner's state is: its own, or the thread's replica of a master state, behind
+/// the replica's lock taken for each batch (as `koi run`'s poll threads each hold a replica
+/// of a pipeline image's state).
 enum StateRef<'a> {
     Own(&'a mut State),
-    Shared(&'a Mutex<State>),
+    Replica(&'a parking_lot::Mutex<State>),
 }
 
 impl StateRef<'_> {
-    /// Runs `f` on the state, under its lock when it is shared.
+    /// Runs `f` on the state, under the replica's lock for a replica.
     fn with<R>(&mut self, f: impl FnOnce(&mut State) -> R) -> R {
         match self {
             StateRef::Own(s) => f(s),
-            StateRef::Shared(m) => f(&mut m.lock().unwrap_or_else(|p| p.into_inner())),
+            StateRef::Replica(m) => f(&mut m.lock()),
         }
     }
 }

@@ -406,7 +406,7 @@ impl Report {
                 .collect();
             let _ = writeln!(
                 o,
-                "threads     {} sharing one state, each with its own caches: {}",
+                "threads     {}, each with its own caches and replica of one state: {}",
                 self.threads.len(),
                 each.join(", ")
             );

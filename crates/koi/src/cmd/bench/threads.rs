@@ -1,6 +1,8 @@
 //! `koi bench --threads N`: N forwarding threads, each with its own datapath (caches,
-//! compiled programs), sharing one runtime state behind a lock taken for every batch, as
-//! `koi run --threads N`'s poll threads share a pipeline's image. Each thread replays the
+//! compiled programs) and its own replica of one master state (`koi_state::replica`:
+//! tables copied, counters counted apart, registers and meters in the master under its
+//! lock for the rest of a packet), as `koi run --threads N`'s poll threads use a pipeline
+//! image's state. Each thread replays the
 //! packets from its own place in the list (thread t from packet t·len/N), pinned to a core of
 //! its own when it can be; they warm up apart, then run the timed part together. The report
 //! is the single-thread one over all threads: the total rate (wall clock), cycles per packet
@@ -14,7 +16,7 @@ use koi_datapath::{CacheInfo, Datapath, DatapathConfig, DatapathStats};
 use koi_ir::Pipeline;
 use koi_state::{ManualClock, State};
 use std::collections::BTreeMap;
-use std::sync::{Barrier, Mutex};
+use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 /// What one thread measured.
@@ -48,14 +50,20 @@ pub(super) fn bench(
     source: report::Source,
 ) -> Result<(), Failure> {
     let n = a.threads;
-    let shared = Mutex::new(state);
+    let master: koi_state::Master = Arc::new(parking_lot::Mutex::new(state));
+    let replicas: Vec<parking_lot::Mutex<State>> = {
+        let m = master.lock();
+        (0..n)
+            .map(|_| parking_lot::Mutex::new(State::replica(&master, &m)))
+            .collect()
+    };
     let ready = Barrier::new(n);
     let base = a.core.unwrap_or(0);
     let cpus = std::thread::available_parallelism().map_or(1, |c| c.get());
     let results: Vec<Result<Measured, String>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
             .map(|t| {
-                let (shared, ready, packets, config) = (&shared, &ready, &packets, &config);
+                let (shared, ready, packets, config) = (&replicas[t], &ready, &packets, &config);
                 s.spawn(move || {
                     one_thread(a, p, t, shared, ready, packets, config, (base + t) % cpus)
                 })
@@ -139,7 +147,7 @@ fn one_thread(
     a: &BenchArgs,
     p: &Pipeline,
     t: usize,
-    shared: &Mutex<State>,
+    shared: &parking_lot::Mutex<State>,
     ready: &Barrier,
     packets: &[Vec<u8>],
     config: &DatapathConfig,
@@ -151,7 +159,7 @@ fn one_thread(
     let empty_bytes = dp.cache_info().memory_bytes;
     let mut run = Runner {
         dp: &mut dp,
-        state: StateRef::Shared(shared),
+        state: StateRef::Replica(shared),
         packets,
         batch: a.batch,
         port: a.port,
