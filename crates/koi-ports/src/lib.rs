@@ -30,6 +30,7 @@ pub mod pcap;
 pub mod poll;
 mod retry;
 pub mod spec;
+pub mod spread;
 pub mod stats;
 mod sys;
 pub mod tap;
@@ -38,6 +39,7 @@ pub mod xdp;
 pub use batch::Batch;
 pub use poll::{Poller, Wake};
 pub use spec::{PortSpec, open, open_spread};
+pub use spread::{Wakeup, flow_hash};
 pub use stats::Stats;
 pub use sys::{prefetch, tsc};
 

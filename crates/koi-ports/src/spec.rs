@@ -1,5 +1,6 @@
 //! Port specifications as `koi run --port N=SPEC` takes them: `IFNAME` (AF_PACKET on that
-//! interface), `xdp:IFNAME[@QUEUE]` (AF_XDP on that queue of the interface, 0 by default),
+//! interface), `xdp:IFNAME[@QUEUE]` (AF_XDP on that queue of the interface; without a queue,
+//! queue 0, or with several poll threads one socket per queue: see [`open_spread`]),
 //! `pcap:IN,OUT` (files; either may be empty) and `tap:NAME`.
 
 use crate::afpacket::{AfPacketConfig, AfPacketPort};
@@ -22,6 +23,8 @@ pub enum PortSpec {
         ifname: String,
         queue: u32,
         mode: XdpMode,
+        /// No queue was named: several poll threads may take a queue each.
+        spread: bool,
     },
 }
 
@@ -58,15 +61,16 @@ impl PortSpec {
                         .ok()
                         .filter(|&q| q < 4096)
                         .ok_or_else(|| bad(s, "the queue after `@` is a number below 4096"))?;
-                    (n, q)
+                    (n, Some(q))
                 }
-                None => (rest, 0),
+                None => (rest, None),
             };
             check_ifname(s, name)?;
             return Ok(PortSpec::Xdp {
                 ifname: name.to_string(),
-                queue,
+                queue: queue.unwrap_or(0),
                 mode,
+                spread: queue.is_none(),
             });
         }
         if let Some(rest) = s.strip_prefix("pcap:") {
@@ -99,6 +103,7 @@ pub fn open(spec: &PortSpec) -> Result<Box<dyn Port>> {
             ifname,
             queue,
             mode,
+            ..
         } => Box::new(XdpPort::open(
             ifname,
             XdpConfig {
@@ -110,10 +115,14 @@ pub fn open(spec: &PortSpec) -> Result<Box<dyn Port>> {
     })
 }
 
-/// Opens the port `spec` describes for `threads` poll threads: for an AF_PACKET interface and
-/// more than one thread, one socket per thread in one fanout group (the kernel spreads the
-/// received frames over them by flow hash; send through any, the first by convention);
-/// otherwise the one port [`open`] gives.
+/// Opens the port `spec` describes for `threads` poll threads, as receive sides that spread
+/// the interface's traffic over the threads by flow (send through the first):
+/// - an AF_PACKET interface: one socket per thread in one fanout group (the kernel hands
+///   each frame to one of them by its flow hash);
+/// - `xdp:IFNAME` without a queue: one AF_XDP socket per receive queue, queues 0, 1, ... up
+///   to one per thread or the interface's number of queues, whichever is fewer (the device
+///   spreads flows over its queues: RSS on a NIC, the sender's queue choice on a veth);
+/// - otherwise (one thread, a named queue, pcap, TAP) the one port [`open`] gives.
 pub fn open_spread(spec: &PortSpec, threads: usize) -> Result<Vec<Box<dyn Port>>> {
     match spec {
         PortSpec::AfPacket(n) if threads > 1 => {
@@ -130,6 +139,30 @@ pub fn open_spread(spec: &PortSpec, threads: usize) -> Result<Vec<Box<dyn Port>>
                     ..cfg.clone()
                 };
                 all.push(Box::new(AfPacketPort::open(n, cfg)?));
+            }
+            Ok(all)
+        }
+        PortSpec::Xdp {
+            ifname,
+            mode,
+            spread: true,
+            ..
+        } if threads > 1 => {
+            let cfg = |queue| XdpConfig {
+                queue,
+                mode: *mode,
+                map_entries: 64.max(threads as u32),
+                ..XdpConfig::default()
+            };
+            let mut all: Vec<Box<dyn Port>> = vec![Box::new(XdpPort::open(ifname, cfg(0))?)];
+            for q in 1..threads as u32 {
+                match XdpPort::open(ifname, cfg(q)) {
+                    Ok(p) => all.push(Box::new(p)),
+                    Err(e) => {
+                        tracing::info!(port = %ifname, queues = q, error = %e, "AF_XDP: one socket per queue the interface has");
+                        break;
+                    }
+                }
             }
             Ok(all)
         }
@@ -171,6 +204,7 @@ mod tests {
                 ifname: "veth0".into(),
                 queue: 0,
                 mode: XdpMode::Auto,
+                spread: true,
             })
         );
         assert_eq!(
@@ -179,6 +213,7 @@ mod tests {
                 ifname: "eth1".into(),
                 queue: 3,
                 mode: XdpMode::Auto,
+                spread: false,
             })
         );
         assert_eq!(
@@ -187,6 +222,7 @@ mod tests {
                 ifname: "eth1".into(),
                 queue: 2,
                 mode: XdpMode::Native,
+                spread: false,
             })
         );
         assert_eq!(
@@ -195,6 +231,7 @@ mod tests {
                 ifname: "veth3".into(),
                 queue: 0,
                 mode: XdpMode::Generic,
+                spread: true,
             })
         );
     }

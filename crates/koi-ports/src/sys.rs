@@ -318,3 +318,26 @@ pub fn tsc() -> u64 {
         0
     }
 }
+
+/// A non-blocking, close-on-exec `eventfd(2)` counter at 0.
+pub fn eventfd() -> io::Result<OwnedFd> {
+    // SAFETY: eventfd(2) takes no pointers; the result is checked before use.
+    let fd = check(unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) })?;
+    // SAFETY: `fd` was just returned by eventfd(2), is open, and nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Adds 1 to an eventfd's counter (it becomes readable). A full counter (`EAGAIN`) is
+/// readable already, so the error is of no consequence.
+pub fn eventfd_signal(fd: &OwnedFd) {
+    let one: u64 = 1;
+    // SAFETY: writes 8 bytes from a live, aligned `u64` to an fd the caller owns.
+    let _ = unsafe { libc::write(fd.as_raw_fd(), (&one as *const u64).cast(), 8) };
+}
+
+/// Resets an eventfd's counter to 0 (no longer readable); nothing to read is no error.
+pub fn eventfd_drain(fd: &OwnedFd) {
+    let mut v: u64 = 0;
+    // SAFETY: reads at most 8 bytes into a live, aligned `u64` from an fd the caller owns.
+    let _ = unsafe { libc::read(fd.as_raw_fd(), (&mut v as *mut u64).cast(), 8) };
+}

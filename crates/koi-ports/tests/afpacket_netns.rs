@@ -3,6 +3,9 @@
 //! transmissions, and an interface that vanishes and comes back. Needs root (CAP_NET_ADMIN,
 //! CAP_NET_RAW); without it each test prints a SKIP line and passes.
 
+mod flows;
+
+use flows::{spread_check, udp_frame};
 use koi_ports::afpacket::{AfPacketConfig, AfPacketPort};
 use koi_ports::{Batch, Poller, Port, Readiness, Wake, netns};
 use std::process::Command;
@@ -282,46 +285,6 @@ fn a_link_that_goes_down_and_up_resumes_and_one_deleted_while_down_is_noticed() 
     );
 }
 
-/// An IPv4/UDP frame of flow `flow` (source port) carrying `seq`, so that the kernel's flow
-/// hash tells flows apart.
-fn udp_frame(flow: u16, seq: u32) -> Vec<u8> {
-    let mut f = Vec::with_capacity(64);
-    f.extend_from_slice(&MAC_B);
-    f.extend_from_slice(&MAC_A);
-    f.extend_from_slice(&[0x08, 0x00]);
-    let total: u16 = 20 + 8 + 8;
-    f.extend_from_slice(&[
-        0x45,
-        0,
-        (total >> 8) as u8,
-        total as u8,
-        0,
-        0,
-        0x40,
-        0,
-        64,
-        17,
-        0,
-        0,
-    ]);
-    f.extend_from_slice(&[10, 0, 0, 1, 10, 0, 0, 2]);
-    f.extend_from_slice(&(10_000 + flow).to_be_bytes());
-    f.extend_from_slice(&[0x30, 0x39, 0, 16, 0, 0]);
-    f.extend_from_slice(b"KOIF");
-    f.extend_from_slice(&seq.to_be_bytes());
-    f
-}
-
-/// `(flow, seq)` of a frame [`udp_frame`] made.
-fn udp_seq(f: &[u8]) -> Option<(u16, u32)> {
-    (f.len() >= 50 && f.get(42..46) == Some(&b"KOIF"[..])).then(|| {
-        (
-            u16::from_be_bytes([f[34], f[35]]) - 10_000,
-            u32::from_be_bytes([f[46], f[47], f[48], f[49]]),
-        )
-    })
-}
-
 /// Two sockets on one interface in one fanout group (what `koi run --threads 2` opens for
 /// an AF_PACKET port): 64 UDP flows of 20 frames each arrive once each, over both sockets,
 /// each flow wholly on one socket and in order.
@@ -344,47 +307,5 @@ fn a_fanout_group_spreads_flows_over_its_sockets_and_keeps_each_flow_on_one() {
         }
         tx.flush().unwrap();
     }
-    // Which socket each flow's frames came to, and their sequence numbers in order.
-    let mut seen: Vec<Vec<(usize, u32)>> = vec![Vec::new(); usize::from(FLOWS)];
-    let mut batch = Batch::new(koi_ports::DEFAULT_SNAPLEN);
-    let mut poller = Poller::new();
-    let want = usize::from(FLOWS) * EACH as usize;
-    let deadline = Instant::now() + PATIENCE;
-    let mut got = 0;
-    while got < want && Instant::now() < deadline {
-        let ready: Vec<Readiness> = ports.iter().map(|p| p.readiness()).collect();
-        poller.wait(&ready, 100).expect("poll");
-        for (k, p) in ports.iter_mut().enumerate() {
-            p.recv_batch(&mut batch).expect("recv");
-            for f in batch.iter() {
-                if let Some((flow, seq)) = udp_seq(f) {
-                    seen[usize::from(flow)].push((k, seq));
-                    got += 1;
-                }
-            }
-        }
-    }
-    let dups: Vec<_> = seen
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.len() != EACH as usize)
-        .map(|(i, f)| (i, f.clone()))
-        .take(3)
-        .collect();
-    assert_eq!(got, want, "every frame once: {dups:?}");
-    let mut per_socket = [0usize; 2];
-    for (flow, frames) in seen.iter().enumerate() {
-        let socket = frames[0].0;
-        assert!(
-            frames.iter().all(|&(k, _)| k == socket),
-            "flow {flow} stays on one socket: {frames:?}"
-        );
-        let seqs: Vec<u32> = frames.iter().map(|&(_, s)| s).collect();
-        assert_eq!(seqs, (0..EACH).collect::<Vec<_>>(), "flow {flow} in order");
-        per_socket[socket] += 1;
-    }
-    assert!(
-        per_socket.iter().all(|&n| n > 0),
-        "both sockets get flows: {per_socket:?}"
-    );
+    spread_check(&mut ports, usize::from(FLOWS), EACH);
 }

@@ -6,6 +6,9 @@
 //! comes back. Needs root; without it (or without AF_XDP) each test prints a SKIP line and
 //! passes.
 
+mod flows;
+
+use flows::{spread_check, udp_frame};
 use koi_ports::afpacket::{AfPacketConfig, AfPacketPort};
 use koi_ports::xdp::{AttachMode, XdpConfig, XdpMode, XdpPort};
 use koi_ports::{Batch, Poller, Port, PortError, Readiness, Wake, netns};
@@ -482,4 +485,42 @@ fn spec_opens_an_xdp_port() {
     .expect("enter namespace")
     .unwrap_or_default();
     assert_eq!(e, "xdp:nosuch0: no such interface");
+}
+
+/// `xdp:va` for two poll threads on a veth with two queues: one AF_XDP socket per queue (one
+/// XDP program between them); 64 UDP flows of 20 frames each, sent from the peer (whose
+/// transmit queue, chosen by flow, is the queue they arrive on), arrive once each, each flow
+/// on one socket and in order, both sockets some flows. With one queue, one socket.
+#[test]
+fn an_unqueued_xdp_port_takes_a_socket_per_queue_and_flows_stay_on_one() {
+    let Some(ns) = Ns::new(2) else { return };
+    let spec = koi_ports::PortSpec::parse("xdp:va").unwrap();
+    let opened =
+        netns::run_in(&ns.name, || koi_ports::open_spread(&spec, 2)).expect("enter namespace");
+    let mut ports = match opened {
+        Ok(p) => p,
+        Err(e) if e.to_string().contains("not supported") => {
+            eprintln!("SKIP: {e}");
+            return;
+        }
+        Err(e) => panic!("open xdp:va: {e}"),
+    };
+    assert_eq!(ports.len(), 2, "a socket per queue");
+    let mut tx = ns.afpacket("vb");
+    const FLOWS: u16 = 64;
+    const EACH: u32 = 20;
+    for seq in 0..EACH {
+        for flow in 0..FLOWS {
+            tx.send(&udp_frame(flow, seq)).unwrap();
+        }
+        tx.flush().unwrap();
+    }
+    spread_check(&mut ports, usize::from(FLOWS), EACH);
+    drop(ports);
+    // A named queue, or one thread, is one socket.
+    let named = koi_ports::PortSpec::parse("xdp:va@1").unwrap();
+    let one = netns::run_in(&ns.name, || koi_ports::open_spread(&named, 2))
+        .expect("enter namespace")
+        .expect("open xdp:va@1");
+    assert_eq!(one.len(), 1);
 }

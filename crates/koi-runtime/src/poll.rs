@@ -171,6 +171,10 @@ struct Work {
     pending: Patched,
     /// The thread's number (which replica of an image's state it forwards with).
     thread: usize,
+    /// Software spread: per thread the frames to hand over, and what was handed to this one
+    /// (buffers kept for reuse).
+    handoff: Vec<Patched>,
+    handed: Patched,
 }
 
 /// Forwards packets received on the ports given to thread `t` until the switch stops; the
@@ -239,6 +243,8 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize) {
             mine.iter()
                 .filter_map(|&i| table[i].receiver(t).map(|r| lock(r).readiness())),
         );
+        // Last: what other threads handed over.
+        ready.push(sw.inboxes[t].wake.readiness());
         if let Err(e) = poller.wait(&ready, POLL_MS) {
             tracing::error!(error = %e, "poll failed");
             sw.stop();
@@ -271,19 +277,27 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize) {
                 passes: 1,
             };
             let lanes = (&*table, &pipelines[..]);
-            run_batch(sw, lanes, &mut slots, t, into, batch.packets(), &mut work);
-            // What the batch sent over patch ports, pipeline after pipeline, in order; each
-            // hop counts towards MAX_PASSES, so this ends.
-            let mut pending = std::mem::take(&mut work.pending);
-            std::mem::swap(&mut pending, &mut work.out.patched);
-            while !pending.is_empty() {
-                pending.runs(|into, packets| {
-                    run_batch(sw, lanes, &mut slots, t, into, packets, &mut work)
-                });
-                pending.clear();
-                std::mem::swap(&mut pending, &mut work.out.patched);
+            if slot.soft_spread {
+                let kept = hand_over(sw, t, into, batch.packets(), &mut work);
+                run_batch(sw, lanes, &mut slots, t, into, &kept, &mut work);
+            } else {
+                run_batch(sw, lanes, &mut slots, t, into, batch.packets(), &mut work);
             }
-            work.pending = pending;
+            run_patched(sw, lanes, &mut slots, t, &mut work);
+        }
+        // What other threads handed over, in the order they did.
+        let inbox = &sw.inboxes[t];
+        if poller.wake(mine.len()) != Wake::Nothing {
+            inbox.wake.clear();
+            let mut handed = std::mem::take(&mut work.handed);
+            std::mem::swap(&mut handed, &mut *lock(&inbox.queue));
+            let lanes = (&*table, &pipelines[..]);
+            handed.runs(|into, packets| {
+                run_batch(sw, lanes, &mut slots, t, into, packets, &mut work);
+                run_patched(sw, lanes, &mut slots, t, &mut work);
+            });
+            handed.clear();
+            work.handed = handed;
         }
     }
     for slot in &mut slots {
@@ -291,6 +305,57 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize) {
             e.with_dependent_mut(|image, e| e.idle(image, true));
         }
     }
+}
+
+/// Runs what the last batches sent over patch ports, pipeline after pipeline, in order; each
+/// hop counts towards MAX_PASSES, so this ends.
+fn run_patched(
+    sw: &Switch,
+    lanes: (&PortTable, &[Arc<Pipeline>]),
+    slots: &mut [Slot],
+    t: usize,
+    work: &mut Work,
+) {
+    let mut pending = std::mem::take(&mut work.pending);
+    std::mem::swap(&mut pending, &mut work.out.patched);
+    while !pending.is_empty() {
+        pending.runs(|into, packets| run_batch(sw, lanes, slots, t, into, packets, work));
+        pending.clear();
+        std::mem::swap(&mut pending, &mut work.out.patched);
+    }
+    work.pending = pending;
+}
+
+/// Software spread: hands each of `packets` (entering as `into`) whose flow belongs to
+/// another thread to that thread (one lock and one wake-up per thread and batch); returns
+/// the ones that are this thread's, in order.
+fn hand_over<'b, P: AsRef<[u8]>>(
+    sw: &Switch,
+    t: usize,
+    into: Ingress,
+    packets: &'b [P],
+    work: &mut Work,
+) -> Vec<&'b [u8]> {
+    let n = sw.inboxes.len();
+    work.handoff.resize_with(n, Patched::default);
+    let mut kept = Vec::with_capacity(packets.len());
+    for p in packets {
+        let p = p.as_ref();
+        let to = (koi_ports::flow_hash(p) % n as u64) as usize;
+        if to == t {
+            kept.push(p);
+        } else {
+            work.handoff[to].push(into, p);
+        }
+    }
+    for (to, h) in work.handoff.iter_mut().enumerate() {
+        if !h.is_empty() {
+            lock(&sw.inboxes[to].queue).append(h);
+            sw.inboxes[to].wake.wake();
+            h.clear();
+        }
+    }
+    kept
 }
 
 /// Runs `packets`, entering as `into` says, through this thread's engine for that pipeline;

@@ -29,19 +29,25 @@ pub struct PortSlot {
     /// More receive sides of the same interface, each read by another poll thread (AF_PACKET
     /// sockets in one fanout group: the kernel spreads the frames over them by flow).
     pub spread: Vec<(usize, Mutex<Box<dyn Port>>)>,
+    /// The device has one receive side for several poll threads: the thread that reads it
+    /// hands each frame to the thread of its flow ([`koi_ports::flow_hash`]).
+    pub soft_spread: bool,
 }
 
 impl PortSlot {
     /// Port `num` of `pipeline` over `ports` (what [`koi_ports::open_spread`] opened): the
     /// first one on poll thread `thread` (and for sending), the others on the threads after
     /// it, one each.
+    /// `soft_spread`: see [`PortSlot::soft_spread`] (only with one port and several threads).
     pub(crate) fn new(
         num: u64,
         pipeline: usize,
         thread: usize,
         threads: usize,
         ports: Vec<Box<dyn Port>>,
+        soft_spread: bool,
     ) -> Option<PortSlot> {
+        let soft_spread = soft_spread && ports.len() == 1 && threads > 1;
         let mut it = ports.into_iter();
         let port = Mutex::new(it.next()?);
         let spread = it
@@ -54,6 +60,7 @@ impl PortSlot {
             thread,
             port,
             spread,
+            soft_spread,
         })
     }
 
@@ -194,8 +201,8 @@ pub(crate) struct Ingress {
     pub passes: u8,
 }
 
-/// Packets handed over patch ports, back to back in one buffer that is reused (no allocation
-/// per packet), in the order they were sent.
+/// Packets handed over patch ports (or to another poll thread by a software spread), back to
+/// back in one buffer that is reused (no allocation per packet), in the order they were sent.
 #[derive(Debug, Default)]
 pub(crate) struct Patched {
     bytes: Vec<u8>,
@@ -223,6 +230,18 @@ impl Patched {
         self.items
             .iter()
             .map(|(to, r)| (*to, &self.bytes[r.clone()]))
+    }
+
+    /// Appends `other`'s packets, in order.
+    pub fn append(&mut self, other: &Patched) {
+        let base = self.bytes.len();
+        self.bytes.extend_from_slice(&other.bytes);
+        self.items.extend(
+            other
+                .items
+                .iter()
+                .map(|(to, r)| (*to, r.start + base..r.end + base)),
+        );
     }
 
     /// Calls `f` with each run of consecutive packets that enter the same way, in order.
@@ -283,5 +302,22 @@ impl Outbox {
     pub fn clear_queued(&mut self) {
         self.bytes.clear();
         self.queued.clear();
+    }
+}
+
+/// What a poll thread is handed by the others (software spread): the frames, as they are to
+/// enter their pipelines, and a wake-up for its `poll(2)`.
+#[derive(Debug)]
+pub(crate) struct Inbox {
+    pub queue: Mutex<Patched>,
+    pub wake: koi_ports::Wakeup,
+}
+
+impl Inbox {
+    pub fn new() -> std::io::Result<Inbox> {
+        Ok(Inbox {
+            queue: Mutex::new(Patched::default()),
+            wake: koi_ports::Wakeup::new()?,
+        })
     }
 }

@@ -111,6 +111,15 @@ pub struct Switch {
     stop: AtomicBool,
     started: Instant,
     threads: Mutex<Vec<JoinHandle<()>>>,
+    /// Per poll thread, what other threads hand it (software spread).
+    pub(crate) inboxes: Vec<crate::ports::Inbox>,
+}
+
+/// Whether ports of this kind get a software spread when they have one receive side for
+/// several poll threads: the live devices (a TAP device, an AF_XDP port on an interface with
+/// one queue). Files are replayed as they are.
+fn soft_spread(spec: &PortSpec) -> bool {
+    matches!(spec, PortSpec::Tap(_) | PortSpec::Xdp { spread: true, .. })
 }
 
 impl Switch {
@@ -187,10 +196,14 @@ impl Switch {
                 koi_ports::open_spread(spec, threads).map_err(|e| format!("port {n}: {e}"))?;
             let (name, spread) = (opened[0].name().to_string(), opened.len());
             tracing::info!(port = n, name, threads = spread, "port open");
-            let slot = PortSlot::new(*n, *p, i % threads, threads, opened)
+            let slot = PortSlot::new(*n, *p, i % threads, threads, opened, soft_spread(spec))
                 .ok_or_else(|| format!("port {n}: nothing opened"))?;
             ports.push(Arc::new(slot));
         }
+        let inboxes = (0..threads)
+            .map(|_| crate::ports::Inbox::new())
+            .collect::<std::io::Result<Vec<_>>>()
+            .map_err(|e| format!("cannot make the poll threads' wake-ups: {e}"))?;
         let sw = Arc::new(Switch {
             ports: RwLock::new(Arc::new(PortTable::new(ports, cfg.patches))),
             ports_version: AtomicU64::new(1),
@@ -203,6 +216,7 @@ impl Switch {
             stop: AtomicBool::new(false),
             started: Instant::now(),
             threads: Mutex::new(Vec::new()),
+            inboxes,
         });
         for t in 0..threads {
             let s = Arc::clone(&sw);
@@ -421,8 +435,15 @@ impl Switch {
             threads = opened.len(),
             "port added"
         );
-        let slot = PortSlot::new(num, pipeline.index(), thread, self.poll_threads, opened)
-            .ok_or_else(|| format!("port {num}: nothing opened"))?;
+        let slot = PortSlot::new(
+            num,
+            pipeline.index(),
+            thread,
+            self.poll_threads,
+            opened,
+            soft_spread(spec),
+        )
+        .ok_or_else(|| format!("port {num}: nothing opened"))?;
         let mut slots = table.to_vec();
         slots.push(Arc::new(slot));
         self.publish_ports(table.with_slots(slots));
