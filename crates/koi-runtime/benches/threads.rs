@@ -64,7 +64,7 @@ fn setup(name: &str, device_id: u64, program: &Arc<Program>) -> PipelineSetup {
 /// Forwards until the ports' output stops growing; Mpps over the run. With `writes`, a
 /// writer changes the `switching` table that many times a second meanwhile; also returns
 /// the writes done per second.
-fn run(cfg: SwitchConfig, writes: u32) -> (f64, f64) {
+fn run(cfg: SwitchConfig, writes: u32) -> (f64, f64, Duration) {
     let sw = Switch::start(cfg).expect("switch");
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let writer = (writes > 0).then(|| {
@@ -88,16 +88,20 @@ fn run(cfg: SwitchConfig, writes: u32) -> (f64, f64) {
         }
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let done = writer.map_or(0, |w| w.join().unwrap());
+    let (done, busy) = writer.map_or((0, Duration::ZERO), |w| w.join().unwrap());
     sw.stop();
     sw.join();
     let secs = last.0.duration_since(start).as_secs_f64();
-    (last.1 as f64 / secs / 1e6, done as f64 / secs)
+    (
+        last.1 as f64 / secs / 1e6,
+        done as f64 / secs,
+        busy / (done.max(1) as u32),
+    )
 }
 
 /// Adds and deletes a `switching` entry in turn, `rate` times a second, until `stop`;
-/// returns how many writes it made.
-fn writer(sw: &Switch, rate: u32, stop: &std::sync::atomic::AtomicBool) -> u64 {
+/// returns how many writes it made and the time spent in them.
+fn writer(sw: &Switch, rate: u32, stop: &std::sync::atomic::AtomicBool) -> (u64, Duration) {
     let pl = sw.pipeline(None).expect("pipeline");
     let add =
         koi_control::command::parse("table_add switching switch_to 02:00:00:00:09:99 300 => 1")
@@ -106,11 +110,13 @@ fn writer(sw: &Switch, rate: u32, stop: &std::sync::atomic::AtomicBool) -> u64 {
     let start = Instant::now();
     let mut n: u64 = 0;
     let mut handle: Option<u32> = None;
+    let mut busy = Duration::ZERO;
     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
         let due = start + Duration::from_secs_f64(n as f64 / f64::from(rate));
         if let Some(wait) = due.checked_duration_since(Instant::now()) {
             std::thread::sleep(wait);
         }
+        let t0 = Instant::now();
         let r = pl.update(|s, ch| {
             let t = s.table_id("switching").unwrap();
             match handle {
@@ -127,10 +133,11 @@ fn writer(sw: &Switch, rate: u32, stop: &std::sync::atomic::AtomicBool) -> u64 {
                 }
             }
         });
+        busy += t0.elapsed();
         handle = r.expect("update");
         n += 1;
     }
-    n
+    (n, busy)
 }
 
 fn main() {
@@ -167,7 +174,7 @@ fn main() {
     let sink = || PortSpec::parse("pcap:,/dev/null").unwrap();
     for round in 1..=2 {
         for threads in [1, 2] {
-            let (rate, _) = run(
+            let (rate, _, _) = run(
                 SwitchConfig {
                     pipelines: vec![setup("default", 1, &program)],
                     ports: vec![(1, input(), 0), (3, input(), 0), (2, sink(), 0)],
@@ -181,7 +188,7 @@ fn main() {
                 "round {round}: one pipeline, two input ports, {threads} thread(s): {rate:.2} Mpps"
             );
         }
-        let (rate, writes) = run(
+        let (rate, writes, each) = run(
             SwitchConfig {
                 pipelines: vec![setup("default", 1, &program)],
                 ports: vec![(1, input(), 0), (3, input(), 0), (2, sink(), 0)],
@@ -193,9 +200,10 @@ fn main() {
         );
         println!(
             "round {round}: one pipeline, two input ports, 2 threads, writer: {rate:.2} Mpps, \
-             {writes:.0} writes/s"
+             {writes:.0} writes/s, {:.1} us a write",
+            each.as_secs_f64() * 1e6
         );
-        let (rate, _) = run(
+        let (rate, _, _) = run(
             SwitchConfig {
                 pipelines: vec![setup("a", 1, &program), setup("b", 2, &program)],
                 ports: vec![

@@ -9,18 +9,19 @@
 //! and the old image is freed once the last thread has left it.
 //!
 //! **The state locks.** The master [`State`] sits behind one mutex. With one poll thread, the
-//! thread takes it for a whole batch. With several, each thread forwards with its own
-//! replica of the state behind its own mutex ([`koi_state::replica`]: tables copied,
-//! counters counted apart, registers and meters reached in the master for the rest of the
-//! packet), so threads share no lock unless their packets use registers or meters. The
-//! control plane takes every replica's lock (in thread order) and then the master's for a
-//! whole request, through [`Image::update`] (every write: `koi ctl` commands, P4Runtime
-//! `Write` batches) or [`Image::read`]; it first adds what the replicas counted into the
-//! master, and after an update every replica takes over what changed. So a request lands
-//! between two batches of every thread, never inside one, counters read exact, and what
-//! `update` changed (and reports for the caches) reaches every thread before that thread's
-//! next packet (see [`crate::cache`]).
-//!
+//! thread takes it for a whole batch, and the control plane for a whole request. With
+//! several, each thread forwards with its own replica of the state behind its own mutex
+//! ([`koi_state::replica`]: tables copied, counters counted apart, registers and meters
+//! reached in the master for the rest of the packet), so threads share no lock unless their
+//! packets use registers or meters. A control-plane request ([`Image::update`]: `koi ctl`
+//! commands, P4Runtime `Write` batches; [`Image::read`]) runs one at a time: it adds every
+//! replica's counts into the master (each replica's lock in turn, then the master's), runs on
+//! the master, then makes each replica in turn take over what changed, and records the change
+//! for the caches after the last one. A thread waits only while its own replica is folded or
+//! brought up to date. So counters read exact, and what `update` changed (and reports for the
+//! caches) reaches every thread before that thread's next packet after `update` returns (see
+//! [`crate::cache`]); a packet forwarded during the request sees the state before or after it.
+
 //! **Retired images.** A swap that carries the state over ([`crate::Pipeline::reload`]) copies
 //! it under the old image's state lock and marks the old image retired before it releases the
 //! lock. Whoever takes the lock of a retired image afterwards (a poll thread with a batch, a
@@ -59,6 +60,8 @@ pub struct Image {
     state: koi_state::Master,
     /// With several poll threads, a replica of the master per thread.
     replicas: Vec<StateLock<State>>,
+    /// Held by an update (and a read, and a swap) from start to end: one at a time.
+    updates: Mutex<()>,
     pub(crate) invalidations: InvalidationLog,
     pub(crate) caches: CacheBoard,
     injector: Mutex<Option<Injector>>,
@@ -72,7 +75,8 @@ pub struct Image {
 /// The whole state of an image locked: every replica and the master
 /// ([`Image::lock_for_swap`]); derefs to the master.
 pub(crate) struct Quiet<'a> {
-    replicas: Vec<StateGuard<'a, State>>,
+    _one: std::sync::MutexGuard<'a, ()>,
+    _replicas: Vec<StateGuard<'a, State>>,
     master: StateGuard<'a, State>,
 }
 
@@ -208,6 +212,7 @@ impl Image {
             generation,
             state: master,
             replicas,
+            updates: Mutex::new(()),
             invalidations: InvalidationLog::default(),
             caches: CacheBoard::new(cache, threads),
             injector: Mutex::new(None),
@@ -243,49 +248,61 @@ impl Image {
     /// report is a bug: report [`Changes::all`] when unsure. A retired image runs nothing
     /// ([`Retired`]): the caller takes the pipeline's current image and tries again.
     pub fn update<R>(&self, f: impl FnOnce(&mut State, &mut Changes) -> R) -> Result<R, Retired> {
-        let mut q = self.quiesce();
-        if self.is_retired() {
-            return Err(Retired);
-        }
         let mut changes = Changes::default();
-        let replicated = !q.replicas.is_empty();
-        if replicated {
-            q.master.journal(true);
+        if self.replicas.is_empty() {
+            let mut master = self.state.lock();
+            if self.is_retired() {
+                return Err(Retired);
+            }
+            let r = f(&mut master, &mut changes);
+            for c in changes.finish() {
+                self.invalidations.record(c);
+            }
+            return Ok(r);
         }
-        let r = f(&mut q.master, &mut changes);
+        let _one = lock(&self.updates);
+        self.fold_all();
+        let r = {
+            let mut master = self.state.lock();
+            if self.is_retired() {
+                return Err(Retired);
+            }
+            master.journal(true);
+            f(&mut master, &mut changes)
+        };
         let list = changes.finish();
         let others = list.contains(&Change::All);
+        for replica in &self.replicas {
+            let mut replica = replica.lock();
+            let mut master = self.state.lock();
+            replica.fold_into(&mut master);
+            replica.follow(&master, others);
+        }
+        self.state.lock().journal(false);
+        // Recorded once every replica follows: a flow a thread cached from its replica
+        // before it followed is dropped at its next batch, and none is cached from an old
+        // table after that.
         for c in list {
             self.invalidations.record(c);
-        }
-        if replicated {
-            let Quiet { replicas, master } = &mut q;
-            for s in replicas.iter_mut() {
-                s.follow(master, others);
-            }
-            master.journal(false);
         }
         Ok(r)
     }
 
-    /// Runs `f` on the state for reading, between two batches of every poll thread, with
-    /// every thread's counts added in. A retired image's state is what was carried over, as
-    /// it was then.
+    /// Runs `f` on the state for reading, with every thread's counts added in. A retired
+    /// image's state is what was carried over, as it was then.
     pub fn read<R>(&self, f: impl FnOnce(&State) -> R) -> R {
-        f(&self.quiesce().master)
+        let _one = lock(&self.updates);
+        self.fold_all();
+        f(&self.state.lock())
     }
 
-    /// Every replica's lock (in thread order), then the master's, with what the replicas
-    /// counted added to the master's counters: the state as of now, with no thread inside
-    /// a batch.
-    fn quiesce(&self) -> Quiet<'_> {
-        let mut replicas: Vec<StateGuard<'_, State>> =
-            self.replicas.iter().map(|r| r.lock()).collect();
-        let mut master = self.state.lock();
-        for r in &mut replicas {
-            r.fold_into(&mut master);
+    /// Adds what every replica counted to the master's counters, one replica at a time
+    /// (its lock, then the master's).
+    fn fold_all(&self) {
+        for replica in &self.replicas {
+            let mut replica = replica.lock();
+            replica.fold_into(&mut self.state.lock());
         }
-        Quiet { replicas, master }
     }
 
     /// The state poll thread `thread` forwards with, locked, unless the image is retired:
@@ -301,10 +318,21 @@ impl Image {
         Ok(state)
     }
 
-    /// The whole state locked even when retired (every thread between batches, counts
-    /// added in), for the swap that carries the state over.
+    /// The whole state locked even when retired (no update running, every thread between
+    /// batches, counts added in), for the swap that carries the state over.
     pub(crate) fn lock_for_swap(&self) -> Quiet<'_> {
-        self.quiesce()
+        let one = lock(&self.updates);
+        let mut replicas: Vec<StateGuard<'_, State>> =
+            self.replicas.iter().map(|r| r.lock()).collect();
+        let mut master = self.state.lock();
+        for r in &mut replicas {
+            r.fold_into(&mut master);
+        }
+        Quiet {
+            _one: one,
+            _replicas: replicas,
+            master,
+        }
     }
 
     /// Marks the image retired; call with its state lock held (from [`Image::lock_for_swap`]).

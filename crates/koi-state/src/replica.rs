@@ -23,11 +23,15 @@
 //! - Digests: queued in the replica; its thread delivers them.
 //!
 //! **Protocol** (what `koi-runtime`'s images do): a thread forwards a batch under its
-//! replica's lock. A control-plane update takes every replica's lock (in order), then the
-//! master's, folds every replica, starts the master's journal, runs, makes every replica
-//! follow, and ends the journal. So an update lands between two batches of every thread
-//! and is seen by each before its next packet; lock order (replicas, then master) is the same
-//! for threads and updates, so neither waits for the other in a cycle.
+//! replica's lock. A control-plane update (one at a time) folds every replica in turn (its
+//! lock, then the master's), runs on the master with the journal on, then makes each replica
+//! in turn fold again and follow (its lock, then the master's), and ends the journal. A thread
+//! is held up only while its own replica folds and follows, never while the update runs or
+//! waits for another thread; the change reaches every replica before the update returns. A
+//! fold after the master changed adds a replica's counts of an entry only to that same entry
+//! (same handle), so counts of an entry deleted meanwhile go with it. Locks are always taken
+//! replica first, then master (a thread's packet that uses a register does the same), so
+//! nothing waits in a cycle.
 
 use crate::arrays::CounterValue;
 use crate::state::{ExternState, State};
@@ -149,11 +153,18 @@ impl State {
             else {
                 continue;
             };
-            let (c, at) = (
+            let (c, at, handle) = (
                 std::mem::take(&mut e.counter),
                 std::mem::take(&mut e.last_hit_ns),
+                e.handle,
             );
-            if let Some(m) = master.table_by_id_mut(t).and_then(|x| x.entry_at_mut(i)) {
+            // Only to the same entry: one the master deleted (and perhaps replaced at this
+            // slot) since this replica last followed it takes no counts.
+            if let Some(m) = master
+                .table_by_id_mut(t)
+                .and_then(|x| x.entry_at_mut(i))
+                .filter(|m| m.handle == handle)
+            {
                 m.counter.packets = m.counter.packets.wrapping_add(c.packets);
                 m.counter.bytes = m.counter.bytes.wrapping_add(c.bytes);
                 m.last_hit_ns = m.last_hit_ns.max(at);

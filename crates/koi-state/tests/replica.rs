@@ -77,20 +77,25 @@ impl Image {
         Image { master, replicas }
     }
 
-    /// Runs `f` on the master the way an image's update does.
+    /// Runs `f` on the master the way an image's update does: every replica folded in turn,
+    /// `f` with the journal on, every replica folded again and following in turn.
     fn update<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
-        let mut rs: Vec<_> = self.replicas.iter().map(|r| r.lock()).collect();
-        let mut m = self.master.lock();
-        for r in &mut rs {
-            r.fold_into(&mut m);
+        for r in &self.replicas {
+            r.lock().fold_into(&mut self.master.lock());
         }
-        m.journal(true);
-        let out = f(&mut m);
-        for r in &mut rs {
-            // Every change is followed as if it touched more than tables, and as if not.
+        let out = {
+            let mut m = self.master.lock();
+            m.journal(true);
+            f(&mut m)
+        };
+        for r in &self.replicas {
+            let mut r = r.lock();
+            let mut m = self.master.lock();
+            r.fold_into(&mut m);
+            // Every change is followed as if it touched more than tables.
             r.follow(&m, true);
         }
-        m.journal(false);
+        self.master.lock().journal(false);
         out
     }
 
