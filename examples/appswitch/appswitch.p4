@@ -1,0 +1,308 @@
+// AppSwitch: a memcached load balancer inside the switch (v1model).
+//
+// Clients send memcached requests over UDP to a virtual service address (VIP:11211, the
+// `vip` table). The switch hashes each request's key and sends the request to the server
+// the key maps to: a pinned key (`pinned`, exact on the key's hashes and length) first,
+// else the consistent-hash ring (`ring`, a range table over the key's hash, written by the
+// controller as twemproxy's ketama continuum). The request's destination MAC, IPv4 address
+// and UDP port become the server's; the IPv4 checksum is recomputed and the UDP checksum
+// updated incrementally (a zero UDP checksum, "none", stays zero). Replies from a server
+// (`servers`, by source address and port) get the VIP back as their source, so clients see
+// one server. A request the program cannot route (a multi-datagram request, an IP fragment,
+// a malformed or truncated header, a command without a key, a key over 250 bytes) goes to
+// the `fallback` table (the proxy, or dropped), never to a wrong server. Everything else is
+// switched by destination MAC (`l2`).
+//
+// Protocols: the memcached UDP frame header (8 bytes) then the binary protocol (magic 0x80:
+// a 24-byte header, extras, then the key; every command with a key is routed: GET, GETQ,
+// GETK, GETKQ, SET, ADD, REPLACE, DELETE, INCR, DECR, APPEND, PREPEND, TOUCH, GAT ...).
+//
+// The key's hash is CRC-32 (IEEE, as zlib) over its bytes; `hash_mode` says what the ring is
+// indexed by: the CRC itself (twemproxy's `crc32a`) or its bits 30..16 (twemproxy's
+// `crc32`, which keeps 15 bits).
+
+#include <core.p4>
+#include <v1model.p4>
+
+const bit<16> ETHERTYPE_IPV4 = 0x0800;
+const bit<8>  PROTO_UDP = 17;
+const bit<16> MEMCACHED_PORT = 11211;
+const bit<8>  MAGIC_REQUEST = 0x80;
+
+header ethernet_t { bit<48> dst; bit<48> src; bit<16> ether_type; }
+header ipv4_t {
+    bit<4> version; bit<4> ihl; bit<8> tos; bit<16> total_len; bit<16> id;
+    bit<3> flags; bit<13> frag_offset; bit<8> ttl; bit<8> protocol; bit<16> checksum;
+    bit<32> src; bit<32> dst;
+}
+header ipv4_options_t { varbit<320> options; }
+header udp_t { bit<16> sport; bit<16> dport; bit<16> len; bit<16> checksum; }
+// memcached's UDP frame header.
+header mc_frame_t { bit<16> request_id; bit<16> seq; bit<16> datagrams; bit<16> reserved; }
+// The binary protocol's request header.
+header mc_binary_t {
+    bit<8> magic; bit<8> opcode; bit<16> key_len; bit<8> extras_len; bit<8> data_type;
+    bit<16> vbucket; bit<32> body_len; bit<32> opaque; bit<64> cas;
+}
+header mc_extras_t { varbit<160> data; }
+header mc_key_t { varbit<2000> key; }
+
+struct headers_t {
+    ethernet_t ethernet;
+    ipv4_t ipv4;
+    ipv4_options_t ipv4_options;
+    udp_t udp;
+    mc_frame_t mc_frame;
+    mc_binary_t mc_binary;
+    mc_extras_t mc_extras;
+    mc_key_t mc_key;
+}
+
+struct metadata_t {
+    // The parse found a request it can route (one datagram, a whole binary header with a
+    // key of 1..250 bytes); else `unroutable` says why not.
+    bool routable;
+    bool unroutable;
+    bit<32> crc;      // CRC-32 of the key
+    bit<16> crc16;    // a second hash of the key, for pinned keys
+    bit<32> point;    // where the key falls on the ring
+}
+
+parser AppParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
+                 inout standard_metadata_t std) {
+    state start {
+        pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_IPV4: ipv4;
+            default: accept;
+        }
+    }
+    state ipv4 {
+        pkt.extract(hdr.ipv4);
+        transition select(hdr.ipv4.ihl) {
+            5: ipv4_payload;
+            6 &&& 0xe: ipv4_options;   // 6, 7
+            8 &&& 0x8: ipv4_options;   // 8 .. 15
+            default: accept;           // ihl below 5: not a usable header
+        }
+    }
+    state ipv4_options {
+        pkt.extract(hdr.ipv4_options, ((bit<32>) hdr.ipv4.ihl - 5) * 32);
+        transition ipv4_payload;
+    }
+    state ipv4_payload {
+        // Only a whole datagram (not a fragment) has the UDP header where it is expected.
+        transition select(hdr.ipv4.flags[0:0], hdr.ipv4.frag_offset, hdr.ipv4.protocol) {
+            (0, 0, PROTO_UDP): udp;
+            default: accept;
+        }
+    }
+    state udp {
+        pkt.extract(hdr.udp);
+        transition select(hdr.udp.dport) {
+            MEMCACHED_PORT: memcached;
+            default: accept;
+        }
+    }
+    state memcached {
+        meta.unroutable = true;   // until the parse says otherwise
+        pkt.extract(hdr.mc_frame);
+        // One datagram: sequence number 0 of 1.
+        transition select(hdr.mc_frame.seq, hdr.mc_frame.datagrams, pkt.lookahead<bit<8>>()) {
+            (0, 1, MAGIC_REQUEST): binary;
+            default: accept;
+        }
+    }
+    state binary {
+        pkt.extract(hdr.mc_binary);
+        transition select(hdr.mc_binary.extras_len) {
+            0: binary_key;
+            1 .. 20: binary_extras;
+            default: accept;   // more extras than any command has
+        }
+    }
+    state binary_extras {
+        pkt.extract(hdr.mc_extras, (bit<32>) hdr.mc_binary.extras_len * 8);
+        transition binary_key;
+    }
+    state binary_key {
+        transition select(hdr.mc_binary.key_len) {
+            1 .. 250: binary_key_bytes;
+            default: accept;   // no key, or longer than memcached allows
+        }
+    }
+    state binary_key_bytes {
+        pkt.extract(hdr.mc_key, (bit<32>) hdr.mc_binary.key_len * 8);
+        meta.routable = true;
+        meta.unroutable = false;
+        transition accept;
+    }
+}
+
+control AppVerify(inout headers_t hdr, inout metadata_t meta) { apply { } }
+
+control AppIngress(inout headers_t hdr, inout metadata_t meta,
+                   inout standard_metadata_t std) {
+    // The UDP checksum's incremental update (RFC 1624) for a 32-bit and a 16-bit field
+    // that change from (a, p) to (b, q). A zero checksum (none) stays zero.
+    action udp_checksum_update(bit<32> a, bit<32> b, bit<16> p, bit<16> q) {
+        bit<32> sum = (bit<32>) (~hdr.udp.checksum)
+            + (bit<32>) (~a[31:16]) + (bit<32>) (~a[15:0])
+            + (bit<32>) b[31:16] + (bit<32>) b[15:0]
+            + (bit<32>) (~p) + (bit<32>) q;
+        sum = (bit<32>) sum[15:0] + (bit<32>) sum[31:16];
+        sum = (bit<32>) sum[15:0] + (bit<32>) sum[31:16];
+        bit<16> c = ~sum[15:0];
+        // 0 means "no checksum" on the wire: a computed 0 is sent as 0xffff.
+        hdr.udp.checksum = (hdr.udp.checksum == 0) ? 16w0 : ((c == 0) ? 16w0xffff : c);
+    }
+
+    action drop() { mark_to_drop(std); }
+
+    // A request for the service: route it by its key.
+    action to_server(bit<48> mac, bit<32> ip, bit<16> port, bit<9> egress) {
+        udp_checksum_update(hdr.ipv4.dst, ip, hdr.udp.dport, port);
+        hdr.ethernet.dst = mac;
+        hdr.ipv4.dst = ip;
+        hdr.udp.dport = port;
+        std.egress_spec = egress;
+    }
+
+    // The service's address and port (the controller writes the pool's `listen`).
+    table vip {
+        key = { hdr.ipv4.dst: exact; hdr.udp.dport: exact; }
+        actions = { NoAction; }
+        default_action = NoAction();
+        size = 16;
+    }
+
+    // Twemproxy's hash variants over the key's CRC-32.
+    action hash_crc32a() { meta.point = meta.crc; }
+    action hash_crc32() { meta.point = (bit<32>) meta.crc[30:16]; }
+    table hash_mode {
+        actions = { hash_crc32a; hash_crc32; }
+        default_action = hash_crc32a();
+    }
+
+    // The service's address alone, for IP fragments (whose UDP ports are not in every
+    // fragment): a fragmented request is not routed.
+    table vip_address {
+        key = { hdr.ipv4.dst: exact; }
+        actions = { NoAction; }
+        default_action = NoAction();
+        size = 16;
+    }
+
+    // Hot keys placed by the controller (by the key's two hashes and its length); wins over
+    // the ring.
+    table pinned {
+        key = {
+            meta.crc: exact;
+            meta.crc16: exact;
+            hdr.mc_binary.key_len: exact;
+        }
+        actions = { to_server; NoAction; }
+        default_action = NoAction();
+        size = 4096;
+    }
+
+    // The consistent-hash ring: each range of points to the server that owns it.
+    table ring {
+        key = { meta.point: range; }
+        actions = { to_server; NoAction; }
+        default_action = NoAction();
+        size = 16384;
+    }
+
+    // Where a request the switch cannot route goes: the proxy, or nowhere.
+    table fallback {
+        actions = { to_server; drop; }
+        default_action = drop();
+        size = 1;
+    }
+
+    // Replies from a server get the service's address as their source.
+    action from_server(bit<48> vip_mac, bit<32> vip_ip, bit<16> vip_port) {
+        udp_checksum_update(hdr.ipv4.src, vip_ip, hdr.udp.sport, vip_port);
+        hdr.ethernet.src = vip_mac;
+        hdr.ipv4.src = vip_ip;
+        hdr.udp.sport = vip_port;
+    }
+    table servers {
+        key = { hdr.ipv4.src: exact; hdr.udp.sport: exact; }
+        actions = { from_server; NoAction; }
+        default_action = NoAction();
+        size = 1024;
+    }
+
+    // Everything else: switched by destination MAC.
+    action forward(bit<9> port) { std.egress_spec = port; }
+    table l2 {
+        key = { hdr.ethernet.dst: exact; }
+        actions = { forward; drop; }
+        default_action = drop();
+        size = 4096;
+    }
+
+    apply {
+        if (hdr.udp.isValid() && vip.apply().hit) {
+            if (meta.routable && std.parser_error == error.NoError
+                    && hdr.mc_binary.body_len >= (bit<32>) hdr.mc_binary.key_len
+                                                + (bit<32>) hdr.mc_binary.extras_len) {
+                hash(meta.crc, HashAlgorithm.crc32, 32w0, { hdr.mc_key.key }, 64w0x100000000);
+                hash(meta.crc16, HashAlgorithm.crc16, 16w0, { hdr.mc_key.key }, 32w0x10000);
+                hash_mode.apply();
+                if (!pinned.apply().hit) {
+                    if (!ring.apply().hit) {
+                        fallback.apply();
+                    }
+                }
+            } else {
+                fallback.apply();
+            }
+        } else {
+            if (hdr.udp.isValid()) {
+                servers.apply();
+            } else if (hdr.ipv4.isValid() && (hdr.ipv4.flags[0:0] == 1 || hdr.ipv4.frag_offset != 0)
+                       && vip_address.apply().hit) {
+                fallback.apply();
+            }
+            if (std.egress_spec == 0) {
+                l2.apply();
+            }
+        }
+    }
+}
+
+control AppEgress(inout headers_t hdr, inout metadata_t meta,
+                  inout standard_metadata_t std) { apply { } }
+
+control AppChecksum(inout headers_t hdr, inout metadata_t meta) {
+    apply {
+        update_checksum(hdr.ipv4.isValid() && hdr.ipv4.ihl == 5,
+            { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.tos, hdr.ipv4.total_len, hdr.ipv4.id,
+              hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.ttl, hdr.ipv4.protocol,
+              hdr.ipv4.src, hdr.ipv4.dst },
+            hdr.ipv4.checksum, HashAlgorithm.csum16);
+        update_checksum(hdr.ipv4.isValid() && hdr.ipv4.ihl > 5,
+            { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.tos, hdr.ipv4.total_len, hdr.ipv4.id,
+              hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.ttl, hdr.ipv4.protocol,
+              hdr.ipv4.src, hdr.ipv4.dst, hdr.ipv4_options.options },
+            hdr.ipv4.checksum, HashAlgorithm.csum16);
+    }
+}
+
+control AppDeparser(packet_out pkt, in headers_t hdr) {
+    apply {
+        pkt.emit(hdr.ethernet);
+        pkt.emit(hdr.ipv4);
+        pkt.emit(hdr.ipv4_options);
+        pkt.emit(hdr.udp);
+        pkt.emit(hdr.mc_frame);
+        pkt.emit(hdr.mc_binary);
+        pkt.emit(hdr.mc_extras);
+        pkt.emit(hdr.mc_key);
+    }
+}
+
+V1Switch(AppParser(), AppVerify(), AppIngress(), AppEgress(), AppChecksum(), AppDeparser()) main;
