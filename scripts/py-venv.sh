@@ -7,7 +7,8 @@
 #   export KOI_PYTHON_SHELL="$(./scripts/py-venv.sh shell)"; cargo test -p koi --test p4rt_shell
 #
 # - `scripts/py-venv.sh`: target/py-venv (or $KOI_PY_VENV): scapy and p4lang's PTF (e2e_*),
-#   the `p4runtime` package's stubs and finsy (p4rt_*, examples/l2_learning/controller.py).
+#   the `p4runtime` package's stubs and finsy (p4rt_*, examples/l2_learning/controller.py),
+#   PyYAML (examples/appswitch: twemproxy's pool files).
 # - `scripts/py-venv.sh shell`: target/py-venv-shell (or $KOI_PY_VENV_SHELL): p4runtime-shell,
 #   which pins protobuf 3.20 and p4runtime 1.4.1 and so needs an environment of its own, and
 #   scapy.
@@ -29,8 +30,8 @@ case "${1:-}" in
 "")
   venv="${KOI_PY_VENV:-target/py-venv}"
   # The packages, pinned; the stamp file records what the environment was built with.
-  requirements="scapy==2.8.0 ptf==0.12.0 p4runtime==1.6.0 finsy==0.30.0"
-  imports="import scapy.all, ptf.testutils, finsy, p4.v1.p4runtime_pb2, p4.tmp.p4config_pb2"
+  requirements="scapy==2.8.0 ptf==0.12.0 p4runtime==1.6.0 finsy==0.30.0 PyYAML==6.0.3"
+  imports="import scapy.all, ptf.testutils, finsy, yaml, p4.v1.p4runtime_pb2, p4.tmp.p4config_pb2"
   ;;
 shell)
   venv="${KOI_PY_VENV_SHELL:-target/py-venv-shell}"

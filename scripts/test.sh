@@ -22,7 +22,7 @@ else
 fi
 
 # End-to-end tests (crates/koi/tests/e2e_*.rs): koi between network namespaces (root), with
-# ping, ethtool, scapy and p4lang's PTF. As root (CI) they must run: KOI_E2E_REQUIRED makes a
+# ping, ethtool, scapy, p4lang's PTF, memcached and twemproxy (nutcracker). As root (CI) they must run: KOI_E2E_REQUIRED makes a
 # missing prerequisite fail them instead of skipping them. The Python venvs are created once
 # and reused (scripts/py-venv.sh): target/py-venv (scapy, ptf, the p4runtime stubs, finsy),
 # found by the tests through KOI_PYTHON, and target/py-venv-shell (p4runtime-shell, which pins
@@ -32,6 +32,9 @@ if [ "$(id -u)" = 0 ]; then
   command -v ip >/dev/null || missing+=(iproute2)
   command -v ping >/dev/null || missing+=(iputils-ping)
   command -v ethtool >/dev/null || missing+=(ethtool)
+  # Real memcached servers and twemproxy, for the AppSwitch example's placement test.
+  command -v memcached >/dev/null || missing+=(memcached)
+  command -v nutcracker >/dev/null || missing+=(nutcracker)
   if [ ${#missing[@]} -gt 0 ]; then
     echo "== installing ${missing[*]} (end-to-end tests)"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -1,0 +1,289 @@
+//! AppSwitch's key placement is twemproxy's:
+//!
+//! - `examples/appswitch/ketama.py` against the real twemproxy (Debian's `nutcracker`) and
+//!   three real memcached servers in a network namespace: 300 keys of 16, 80 and 250 bytes
+//!   stored through twemproxy land on the server ketama.py names, with the hash `crc32a` and
+//!   with `crc32`, servers named by address, by address and port, and by name, one weighted
+//!   twice (`check_placement.py`);
+//! - the switch's entries that ketama.py writes for a pool, traced through
+//!   `examples/appswitch/appswitch.p4` with `koi trace`: every request goes to the port of
+//!   the server ketama.py places its key on, for both hashes.
+//!
+//! Needs root, memcached, nutcracker and the Python venv (PyYAML); see `e2e/mod.rs`.
+
+mod e2e;
+use e2e::*;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+const POOL: &str = "\
+beta:
+  listen: 10.0.0.100:11211
+  hash: HASH
+  distribution: ketama
+  servers:
+   - 10.0.0.11:11211:1
+   - 10.0.0.12:11212:1
+   - 10.0.0.13:11211:2 third
+";
+
+/// Hosts of the traced topology: address = MAC @ switch port.
+const HOSTS: [&str; 4] = [
+    "10.0.0.1=02:00:00:00:00:01@1",
+    "10.0.0.11=02:00:00:00:00:0b@2",
+    "10.0.0.12=02:00:00:00:00:0c@3",
+    "10.0.0.13=02:00:00:00:00:0d@4",
+];
+
+/// The key `check_placement.py` and this test use: `key-I-xxx...` of 16, 80 or 250 bytes.
+fn key_of(i: usize) -> Vec<u8> {
+    let size = [16, 80, 250][i % 3];
+    let mut k = format!("key-{i}-").into_bytes();
+    k.resize(size.max(k.len()), b'x');
+    k.truncate(size);
+    k
+}
+
+fn csum(data: &[u8]) -> u16 {
+    let mut s: u32 = data
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
+        .sum();
+    while s >> 16 != 0 {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    !(s as u16)
+}
+
+/// A binary GET of `key` from 10.0.0.1 to the service, UDP checksum 0.
+fn get_request(key: &[u8]) -> Vec<u8> {
+    let mut mc = vec![0, 7, 0, 0, 0, 1, 0, 0, 0x80, 0x00];
+    mc.extend_from_slice(&(key.len() as u16).to_be_bytes());
+    mc.extend_from_slice(&[0, 0, 0, 0]);
+    mc.extend_from_slice(&(key.len() as u32).to_be_bytes());
+    mc.extend_from_slice(&[0; 12]);
+    mc.extend_from_slice(key);
+    let udp_len = 8 + mc.len() as u16;
+    let mut f = vec![2, 0, 0, 0, 0, 0x64, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+    let mut ip = vec![0x45, 0];
+    ip.extend_from_slice(&(20 + udp_len).to_be_bytes());
+    ip.extend_from_slice(&[0, 1, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 100]);
+    let c = csum(&ip);
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    f.extend_from_slice(&ip);
+    f.extend_from_slice(&40000u16.to_be_bytes());
+    f.extend_from_slice(&11211u16.to_be_bytes());
+    f.extend_from_slice(&udp_len.to_be_bytes());
+    f.extend_from_slice(&[0, 0]);
+    f.extend_from_slice(&mc);
+    f
+}
+
+fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
+    let mut out = Vec::new();
+    out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    out.extend_from_slice(&[2, 0, 4, 0]);
+    out.extend_from_slice(&[0; 8]);
+    out.extend_from_slice(&65535u32.to_le_bytes());
+    out.extend_from_slice(&1u32.to_le_bytes());
+    for f in frames {
+        out.extend_from_slice(&[0; 8]);
+        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        out.extend_from_slice(f);
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+#[test]
+fn the_switch_routes_every_key_where_ketama_places_it() {
+    let test = "the_switch_routes_every_key_where_ketama_places_it";
+    let Some(py) = venv_python(test, "KOI_PYTHON", "import yaml") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("koi-appswitch-ring-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let n = 90;
+    let keys: Vec<Vec<u8>> = (0..n).map(key_of).collect();
+    let pcap = dir.join("requests.pcap");
+    write_pcap(
+        &pcap,
+        &keys.iter().map(|k| get_request(k)).collect::<Vec<_>>(),
+    );
+    for hash in ["crc32a", "crc32"] {
+        let pool = dir.join(format!("pool-{hash}.yml"));
+        std::fs::write(&pool, POOL.replace("HASH", hash)).unwrap();
+        let ketama = repo().join("examples/appswitch/ketama.py");
+        let out = Command::new(&py)
+            .arg(&ketama)
+            .arg(&pool)
+            .arg("02:00:00:00:00:64")
+            .args(HOSTS)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let entries = dir.join(format!("{hash}.entries"));
+        std::fs::write(&entries, &out.stdout).unwrap();
+        // Where ketama.py places each key: the server's switch port.
+        let script = format!(
+            "import sys; sys.path.insert(0, {dir:?})\n\
+             import ketama\n\
+             pool = ketama.Pool.load({pool:?})\n\
+             ports = {{'10.0.0.11': 2, '10.0.0.12': 3, '10.0.0.13': 4}}\n\
+             for i in range({n}):\n\
+             \x20   size = (16, 80, 250)[i % 3]\n\
+             \x20   k = (f'key-{{i}}-' + 'x' * size)[:size].encode()\n\
+             \x20   print(ports[ketama.place(pool, k).addr])\n",
+            dir = ketama.parent().unwrap().display().to_string(),
+            pool = pool.display().to_string(),
+        );
+        let out = Command::new(&py).args(["-c", &script]).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let want: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| format!("port {l}:"))
+            .collect();
+        assert_eq!(want.len(), n);
+        let out = Command::new(env!("CARGO_BIN_EXE_koi"))
+            .args(["trace", "examples/appswitch/appswitch.p4", "--entries"])
+            .arg(&entries)
+            .args(["--port", "1", "--pcap"])
+            .arg(&pcap)
+            .current_dir(repo())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got: Vec<&str> = text.lines().filter(|l| l.starts_with("result:")).collect();
+        assert_eq!(got.len(), n, "{hash}: a result per request");
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                g.starts_with(&format!("result: {w}")),
+                "{hash}: key {i} ({} bytes): ketama.py says {w}, the switch: {g}",
+                keys[i].len()
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The servers started in the test's namespace (killed, and the namespace deleted, on drop).
+struct Place {
+    ns: String,
+    dir: std::path::PathBuf,
+    children: Vec<std::process::Child>,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = Command::new("ip").args(["netns", "del", &self.ns]).status();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[test]
+fn ketama_places_keys_where_twemproxy_does() {
+    let test = "ketama_places_keys_where_twemproxy_does";
+    if !tools(test, &["memcached", "nutcracker"]) {
+        return;
+    }
+    let Some(py) = venv_python(test, "KOI_PYTHON", "import yaml") else {
+        return;
+    };
+    let ns = format!("koiplace{}", std::process::id());
+    if ip(&["netns", "add", &ns]).is_err() {
+        unavailable(test, "cannot create network namespaces (needs root)");
+        return;
+    }
+    let mut place = Place {
+        ns: ns.clone(),
+        dir: std::env::temp_dir().join(format!("koi-place-{}", std::process::id())),
+        children: Vec::new(),
+    };
+    std::fs::create_dir_all(&place.dir).unwrap();
+    ip(&["-n", &ns, "link", "set", "lo", "up"]).unwrap();
+    let in_ns = |prog: &str| {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &ns, prog]);
+        c
+    };
+    for port in ["11211", "11212", "11213"] {
+        let c = in_ns("memcached")
+            .args(["-u", "root", "-l", "127.0.0.1", "-p", port, "-U", "0"])
+            .spawn()
+            .expect("start memcached");
+        place.children.push(c);
+    }
+    for port in ["11211", "11212", "11213"] {
+        let up = eventually(Duration::from_secs(10), || {
+            in_ns("bash")
+                .args(["-c", &format!("exec 3<>/dev/tcp/127.0.0.1/{port}")])
+                .status()
+                .is_ok_and(|s| s.success())
+        });
+        assert!(up, "memcached listens on {port}");
+    }
+    for hash in ["crc32a", "crc32"] {
+        let pool = place.dir.join(format!("{hash}.yml"));
+        std::fs::write(
+            &pool,
+            format!(
+                "alpha:\n  listen: 127.0.0.1:22121\n  hash: {hash}\n  distribution: ketama\n  \
+                 servers:\n   - 127.0.0.1:11211:1\n   - 127.0.0.1:11212:1\n   - 127.0.0.1:11213:2 third\n"
+            ),
+        )
+        .unwrap();
+        let pid = place.dir.join(format!("{hash}.pid"));
+        let mut proxy = in_ns("nutcracker")
+            .arg("-c")
+            .arg(&pool)
+            .args(["-s", "22222", "-p"])
+            .arg(&pid)
+            .arg("-o")
+            .arg(place.dir.join(format!("{hash}.log")))
+            .spawn()
+            .expect("start nutcracker");
+        let up = eventually(Duration::from_secs(10), || {
+            in_ns("bash")
+                .args(["-c", "exec 3<>/dev/tcp/127.0.0.1/22121"])
+                .status()
+                .is_ok_and(|s| s.success())
+        });
+        if !up {
+            let _ = proxy.kill();
+            panic!("nutcracker does not listen");
+        }
+        let out = in_ns(py.to_str().unwrap())
+            .arg(repo().join("examples/appswitch/check_placement.py"))
+            .arg(&pool)
+            .arg("300")
+            .output()
+            .unwrap();
+        let _ = proxy.kill();
+        let _ = proxy.wait();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{hash}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("placed 300 keys: 300 as twemproxy"), "{text}");
+    }
+}

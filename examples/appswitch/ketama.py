@@ -1,0 +1,226 @@
+"""Key placement as twemproxy (nutcracker) does it, so that koi's AppSwitch puts every key on
+the server twemproxy would, from the same pool file.
+
+- `Pool.load(path)`: one pool of a nutcracker YAML file (`listen`, `hash`, `distribution`,
+  `servers`, `auto_eject_hosts`, `server_failure_limit`, `server_retry_timeout`).
+- `key_hash(name, key)`: the hash functions the switch computes (`crc32`: twemproxy's
+  libmemcached-compatible 15-bit CRC-32; `crc32a`: the whole CRC-32).
+- `ketama(servers)`: the continuum twemproxy builds for the live servers (160 points per
+  server, weighted, from MD5 of "NAME-i"), and `ring_ranges(...)`: the same continuum as
+  ranges of hash values, each to the server that owns it, which is what the switch's `ring`
+  table holds.
+- `place(pool, key)`: the server a key goes to.
+
+Each rule is twemproxy's (nc_conf.c, nc_ketama.c, nc_crc32.c), written down here:
+- A server line is `ADDR:PORT:WEIGHT [NAME]`; its name on the continuum is NAME, else ADDR
+  when PORT is 11211, else ADDR:PORT.
+- Points per server: floor(weight / total * 160 / 4 * live + 1e-10) * 4, computed in single
+  precision as twemproxy does; for point group i of a server, MD5("NAME-i") gives four
+  points, its bytes 4x..4x+3 read little-endian.
+- A key goes to the first point whose value is at or above the key's hash, the first point
+  of all when there is none.
+"""
+
+import hashlib
+import struct
+import zlib
+
+KETAMA_POINTS = 160
+
+
+def f32(x):
+    """`x` rounded to single precision, as a C `float` holds it."""
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def key_hash(name, key):
+    """The hash `name` (a nutcracker `hash:` value) of `key` (bytes)."""
+    crc = zlib.crc32(key) & 0xFFFFFFFF
+    if name == "crc32a":
+        return crc
+    if name == "crc32":
+        return (crc >> 16) & 0x7FFF
+    raise ValueError(f"hash {name}: the switch computes crc32 and crc32a")
+
+
+class Server:
+    def __init__(self, line):
+        parts = line.split()
+        if len(parts) not in (1, 2):
+            raise ValueError(f"server {line!r}: expected ADDR:PORT:WEIGHT [NAME]")
+        fields = parts[0].rsplit(":", 2)
+        if len(fields) != 3:
+            raise ValueError(f"server {line!r}: expected ADDR:PORT:WEIGHT [NAME]")
+        self.addr, port, weight = fields
+        self.port, self.weight = int(port), int(weight)
+        if self.weight <= 0:
+            raise ValueError(f"server {line!r}: the weight must be positive")
+        if len(parts) == 2:
+            self.name = parts[1]
+        elif self.port == 11211:
+            self.name = self.addr
+        else:
+            self.name = f"{self.addr}:{self.port}"
+        self.line = line
+
+    def __repr__(self):
+        return f"Server({self.line!r})"
+
+
+class Pool:
+    def __init__(self, name, conf):
+        self.name = name
+        listen = str(conf.get("listen", ""))
+        host, _, port = listen.rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"pool {name}: listen {listen!r}: expected ADDR:PORT")
+        self.listen = (host, int(port))
+        self.hash = conf.get("hash", "fnv1a_64")
+        self.distribution = conf.get("distribution", "ketama")
+        if self.distribution not in ("ketama", "modula", "random"):
+            raise ValueError(f"pool {name}: distribution {self.distribution!r}")
+        if "hash_tag" in conf:
+            raise ValueError(f"pool {name}: hash_tag is not supported by the switch")
+        self.auto_eject_hosts = bool(conf.get("auto_eject_hosts", False))
+        self.server_failure_limit = int(conf.get("server_failure_limit", 2))
+        self.server_retry_timeout = int(conf.get("server_retry_timeout", 30000))
+        self.servers = [Server(s) for s in conf.get("servers", [])]
+        if not self.servers:
+            raise ValueError(f"pool {name}: no servers")
+
+    @staticmethod
+    def load(path, pool=None):
+        import yaml
+
+        with open(path) as f:
+            doc = yaml.safe_load(f)
+        if not isinstance(doc, dict) or not doc:
+            raise ValueError(f"{path}: expected one or more pools")
+        name = pool or next(iter(doc))
+        if name not in doc:
+            raise ValueError(f"{path}: no pool {name}")
+        return Pool(name, doc[name])
+
+
+def ketama(servers):
+    """The sorted continuum of `servers` (the live ones): (value, server index) pairs. Ties
+    keep the order the points were made in (twemproxy's qsort leaves it open)."""
+    total = sum(s.weight for s in servers)
+    live = len(servers)
+    points = []
+    for index, s in enumerate(servers):
+        pct = f32(f32(s.weight) / f32(total))
+        per_server = int(
+            f32(
+                float(f32(f32(f32(pct * KETAMA_POINTS) / 4) * f32(live))) + 0.0000000001
+            )
+            // 1
+        ) * 4
+        for group in range(per_server // 4):
+            digest = hashlib.md5(f"{s.name}-{group}".encode()).digest()
+            for x in range(4):
+                value = struct.unpack_from("<I", digest, 4 * x)[0]
+                points.append((value, index))
+    points.sort(key=lambda p: p[0])
+    return points
+
+
+def dispatch(continuum, h):
+    """The server index that hash `h` falls to."""
+    lo, hi = 0, len(continuum)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if continuum[mid][0] < h:
+            lo = mid + 1
+        else:
+            hi = mid
+    return continuum[lo if lo < len(continuum) else 0][1]
+
+
+def ring_ranges(continuum, top=0xFFFFFFFF):
+    """The continuum as `(low, high, server index)` ranges covering 0..`top`, in order, each
+    range merged with its neighbours of the same server."""
+    ranges = []
+    low = 0
+    for value, index in continuum:
+        if value > top:
+            break
+        if value >= low:
+            ranges.append([low, value, index])
+            low = value + 1
+    if low <= top:
+        ranges.append([low, top, continuum[0][1]])
+    merged = []
+    for r in ranges:
+        if merged and merged[-1][2] == r[2] and merged[-1][1] + 1 == r[0]:
+            merged[-1][1] = r[1]
+        else:
+            merged.append(r)
+    return [tuple(r) for r in merged]
+
+
+def hash_top(name):
+    """The largest value hash `name` gives."""
+    return 0x7FFF if name == "crc32" else 0xFFFFFFFF
+
+
+def place(pool, key, live=None):
+    """The server `key` (bytes) goes to, among `live` (default: all of the pool's)."""
+    servers = live if live is not None else pool.servers
+    h = key_hash(pool.hash, key)
+    if pool.distribution == "modula":
+        return servers[h % len(servers)]
+    return servers[dispatch(ketama(servers), h)]
+
+
+def switch_entries(pool, hosts, vip_mac, live=None):
+    """The AppSwitch program's table entries for `pool` (simple_switch_CLI lines, as `koi
+    run --entries` and `koi ctl` take them): the service address, the hash mode, the ring
+    (or, for `modula` and `random`, equal shares of the hash range: the switch cannot take a
+    remainder by a number the controller changes), the servers' replies, and L2 forwarding.
+    `hosts`: every server's and client's address to (MAC, switch port); `live`: the servers
+    in service (default: all)."""
+    vip, vport = pool.listen
+    servers = live if live is not None else pool.servers
+    if pool.hash not in ("crc32", "crc32a"):
+        raise ValueError(f"hash {pool.hash}: the switch computes crc32 and crc32a")
+    if pool.distribution == "modula":
+        raise ValueError("distribution modula: the switch routes by ketama ranges only")
+    lines = [
+        f"table_add vip NoAction {vip} {vport} =>",
+        f"table_add vip_address NoAction {vip} =>",
+        "table_set_default hash_mode " + ("hash_crc32" if pool.hash == "crc32" else "hash_crc32a"),
+    ]
+    top = hash_top(pool.hash)
+    if pool.distribution == "ketama":
+        ranges = ring_ranges(ketama(servers), top)
+    else:
+        share = (top + 1) // len(servers)
+        ranges = [
+            (i * share, top if i == len(servers) - 1 else (i + 1) * share - 1, i)
+            for i in range(len(servers))
+        ]
+    for low, high, index in ranges:
+        s = servers[index]
+        mac, port = hosts[s.addr]
+        lines.append(
+            f"table_add ring to_server 0x{low:x}->0x{high:x} => {mac} {s.addr} {s.port} {port} 1"
+        )
+    for s in pool.servers:
+        lines.append(f"table_add servers from_server {s.addr} {s.port} => {vip_mac} {vip} {vport}")
+    for addr, (mac, port) in hosts.items():
+        lines.append(f"table_add l2 forward {mac} => {port}")
+    return lines
+
+
+if __name__ == "__main__":
+    # ketama.py POOL.yml VIP_MAC ADDR=MAC@PORT...: the switch's entries for the pool.
+    import sys
+
+    pool = Pool.load(sys.argv[1])
+    hosts = {}
+    for h in sys.argv[3:]:
+        addr, _, rest = h.partition("=")
+        mac, _, port = rest.partition("@")
+        hosts[addr] = (mac, int(port))
+    print("\n".join(switch_entries(pool, hosts, sys.argv[2])))
