@@ -8,10 +8,12 @@
 // and UDP port become the server's; the IPv4 checksum is recomputed and the UDP checksum
 // updated incrementally (a zero UDP checksum, "none", stays zero). Replies from a server
 // (`servers`, by source address and port) get the VIP back as their source, so clients see
-// one server. A request the program cannot route (a multi-datagram request, an IP fragment,
+// one server. The switch answers ARP requests for the service address itself (`vip_arp`).
+// A request the program cannot route (a multi-datagram request, an IP fragment,
 // a malformed or truncated header, a command without a key, a key over 250 bytes) goes to
 // the `fallback` table (the proxy, or dropped), never to a wrong server. Everything else is
-// switched by destination MAC (`l2`).
+// switched by destination MAC (`l2`; a broadcast, such as an ARP request, goes to multicast
+// group 1, which the controller fills with every port).
 //
 // Protocols: the memcached UDP frame header (8 bytes) then the binary protocol (magic 0x80:
 // a 24-byte header, extras, then the key; every command with a key is routed: GET, GETQ,
@@ -25,6 +27,7 @@
 #include <v1model.p4>
 
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
+const bit<16> ETHERTYPE_ARP = 0x0806;
 const bit<8>  PROTO_UDP = 17;
 const bit<16> MEMCACHED_PORT = 11211;
 const bit<8>  MAGIC_REQUEST = 0x80;
@@ -36,6 +39,11 @@ header ipv4_t {
     bit<32> src; bit<32> dst;
 }
 header ipv4_options_t { varbit<320> options; }
+// ARP for IPv4 over Ethernet.
+header arp_t {
+    bit<16> htype; bit<16> ptype; bit<8> hlen; bit<8> plen; bit<16> op;
+    bit<48> sha; bit<32> spa; bit<48> tha; bit<32> tpa;
+}
 header udp_t { bit<16> sport; bit<16> dport; bit<16> len; bit<16> checksum; }
 // memcached's UDP frame header.
 header mc_frame_t { bit<16> request_id; bit<16> seq; bit<16> datagrams; bit<16> reserved; }
@@ -49,6 +57,7 @@ header mc_key_t { varbit<2000> key; }
 
 struct headers_t {
     ethernet_t ethernet;
+    arp_t arp;
     ipv4_t ipv4;
     ipv4_options_t ipv4_options;
     udp_t udp;
@@ -74,8 +83,13 @@ parser AppParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
         pkt.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
             ETHERTYPE_IPV4: ipv4;
+            ETHERTYPE_ARP: arp;
             default: accept;
         }
+    }
+    state arp {
+        pkt.extract(hdr.arp);
+        transition accept;
     }
     state ipv4 {
         pkt.extract(hdr.ipv4);
@@ -237,14 +251,37 @@ control AppIngress(inout headers_t hdr, inout metadata_t meta,
 
     // Everything else: switched by destination MAC.
     action forward(bit<9> port) { std.egress_spec = port; }
+    action flood() { std.mcast_grp = 1; }
     table l2 {
         key = { hdr.ethernet.dst: exact; }
-        actions = { forward; drop; }
+        actions = { forward; flood; drop; }
         default_action = drop();
         size = 4096;
     }
 
+    // The switch answers "who has the service address?" with the service's MAC.
+    action arp_reply(bit<48> vip_mac) {
+        hdr.ethernet.dst = hdr.arp.sha;
+        hdr.ethernet.src = vip_mac;
+        hdr.arp.op = 2;
+        hdr.arp.tha = hdr.arp.sha;
+        bit<32> asker = hdr.arp.spa;
+        hdr.arp.sha = vip_mac;
+        hdr.arp.spa = hdr.arp.tpa;
+        hdr.arp.tpa = asker;
+        std.egress_spec = std.ingress_port;
+    }
+    table vip_arp {
+        key = { hdr.arp.tpa: exact; }
+        actions = { arp_reply; NoAction; }
+        default_action = NoAction();
+        size = 16;
+    }
+
     apply {
+        if (hdr.arp.isValid() && hdr.arp.op == 1 && vip_arp.apply().hit) {
+            return;
+        }
         if (hdr.udp.isValid() && vip.apply().hit) {
             if (meta.routable && std.parser_error == error.NoError
                     && hdr.mc_binary.body_len >= (bit<32>) hdr.mc_binary.key_len
@@ -275,7 +312,14 @@ control AppIngress(inout headers_t hdr, inout metadata_t meta,
 }
 
 control AppEgress(inout headers_t hdr, inout metadata_t meta,
-                  inout standard_metadata_t std) { apply { } }
+                  inout standard_metadata_t std) {
+    apply {
+        // A flooded copy does not go back where the frame came from.
+        if (std.instance_type == 5 && std.egress_port == std.ingress_port) {
+            mark_to_drop(std);
+        }
+    }
+}
 
 control AppChecksum(inout headers_t hdr, inout metadata_t meta) {
     apply {
@@ -295,6 +339,7 @@ control AppChecksum(inout headers_t hdr, inout metadata_t meta) {
 control AppDeparser(packet_out pkt, in headers_t hdr) {
     apply {
         pkt.emit(hdr.ethernet);
+        pkt.emit(hdr.arp);
         pkt.emit(hdr.ipv4);
         pkt.emit(hdr.ipv4_options);
         pkt.emit(hdr.udp);

@@ -189,6 +189,8 @@ def switch_entries(pool, hosts, vip_mac, live=None):
     lines = [
         f"table_add vip NoAction {vip} {vport} =>",
         f"table_add vip_address NoAction {vip} =>",
+        f"table_add vip_arp arp_reply {vip} => {vip_mac}",
+        "table_add l2 flood ff:ff:ff:ff:ff:ff =>",
         "table_set_default hash_mode " + ("hash_crc32" if pool.hash == "crc32" else "hash_crc32a"),
     ]
     top = hash_top(pool.hash)

@@ -316,6 +316,27 @@ fn replies_carry_the_service_address_and_other_traffic_is_switched() {
         true,
     );
     assert_eq!(trace(&dns, 1, ""), Some((2, dns.clone())));
+    // ARP for the service address: answered by the switch with the service's MAC.
+    let ask = |target: [u8; 4]| {
+        let mut f = vec![0xff; 6];
+        f.extend_from_slice(&CLIENT_MAC);
+        f.extend_from_slice(&[0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 1]);
+        f.extend_from_slice(&CLIENT_MAC);
+        f.extend_from_slice(&CLIENT);
+        f.extend_from_slice(&[0; 6]);
+        f.extend_from_slice(&target);
+        f
+    };
+    let mut answer = CLIENT_MAC.to_vec();
+    answer.extend_from_slice(&VIP_MAC);
+    answer.extend_from_slice(&[0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 2]);
+    answer.extend_from_slice(&VIP_MAC);
+    answer.extend_from_slice(&VIP);
+    answer.extend_from_slice(&CLIENT_MAC);
+    answer.extend_from_slice(&CLIENT);
+    assert_eq!(trace(&ask(VIP), 1, ""), Some((1, answer)));
+    // ARP for a server: flooded to the other ports (the first copy: port 2).
+    assert_eq!(trace(&ask(A.1), 1, ""), Some((2, ask(A.1))));
     // An unknown destination MAC: dropped.
     let lost = frame(
         (CLIENT_MAC, [2, 0, 0, 0, 0, 0x99]),
