@@ -173,46 +173,77 @@ def place(pool, key, live=None):
     return servers[dispatch(ketama(servers), h)]
 
 
+class Entry:
+    """A table entry of the AppSwitch program: `match` and `params` are (name, value) pairs in
+    the program's key and parameter order; a range is a (low, high) pair. `default`: the
+    table's default action instead."""
+
+    def __init__(self, table, match, action, params=(), priority=None, default=False):
+        self.table, self.match, self.action = table, list(match), action
+        self.params, self.priority, self.default = list(params), priority, default
+
+    def cli(self):
+        """As a simple_switch_CLI command."""
+        if self.default:
+            return " ".join(["table_set_default", self.table, self.action]
+                            + [str(v) for _, v in self.params])
+        keys = [f"0x{v[0]:x}->0x{v[1]:x}" if isinstance(v, tuple) else str(v)
+                for _, v in self.match]
+        line = ["table_add", self.table, self.action] + keys + ["=>"]
+        line += [str(v) for _, v in self.params]
+        if self.priority is not None:
+            line.append(str(self.priority))
+        return " ".join(line)
+
+
 def switch_entries(pool, hosts, vip_mac, live=None):
-    """The AppSwitch program's table entries for `pool` (simple_switch_CLI lines, as `koi
-    run --entries` and `koi ctl` take them): the service address, the hash mode, the ring
-    (or, for `modula` and `random`, equal shares of the hash range: the switch cannot take a
-    remainder by a number the controller changes), the servers' replies, and L2 forwarding.
+    """The AppSwitch program's table entries for `pool` ([`Entry`]): the service address
+    (and the switch's ARP answer for it), the hash mode, the ring (or, for `random`, equal
+    shares of the hash range), the servers' replies, and L2 forwarding (a broadcast floods).
     `hosts`: every server's and client's address to (MAC, switch port); `live`: the servers
-    in service (default: all)."""
+    in service (default: all). `modula` is refused: the switch cannot take a remainder by a
+    number the controller changes."""
     vip, vport = pool.listen
     servers = live if live is not None else pool.servers
     if pool.hash not in ("crc32", "crc32a"):
         raise ValueError(f"hash {pool.hash}: the switch computes crc32 and crc32a")
     if pool.distribution == "modula":
-        raise ValueError("distribution modula: the switch routes by ketama ranges only")
-    lines = [
-        f"table_add vip NoAction {vip} {vport} =>",
-        f"table_add vip_address NoAction {vip} =>",
-        f"table_add vip_arp arp_reply {vip} => {vip_mac}",
-        "table_add l2 flood ff:ff:ff:ff:ff:ff =>",
-        "table_set_default hash_mode " + ("hash_crc32" if pool.hash == "crc32" else "hash_crc32a"),
+        raise ValueError("distribution modula: the switch routes by ranges of the hash only")
+    entries = [
+        Entry("vip", [("hdr.ipv4.dst", vip), ("hdr.udp.dport", vport)], "NoAction"),
+        Entry("vip_address", [("hdr.ipv4.dst", vip)], "NoAction"),
+        Entry("vip_arp", [("hdr.arp.tpa", vip)], "arp_reply", [("vip_mac", vip_mac)]),
+        Entry("hash_mode", [], "hash_crc32" if pool.hash == "crc32" else "hash_crc32a",
+              default=True),
+        Entry("l2", [("hdr.ethernet.dst", "ff:ff:ff:ff:ff:ff")], "flood"),
     ]
+    entries += ring_entries(pool, hosts, servers)
+    for s in pool.servers:
+        entries.append(Entry("servers", [("hdr.ipv4.src", s.addr), ("hdr.udp.sport", s.port)],
+                             "from_server",
+                             [("vip_mac", vip_mac), ("vip_ip", vip), ("vip_port", vport)]))
+    for addr, (mac, port) in hosts.items():
+        entries.append(Entry("l2", [("hdr.ethernet.dst", mac)], "forward", [("port", port)]))
+    return entries
+
+
+def ring_entries(pool, hosts, servers):
+    """The `ring` table's entries for the live `servers`."""
     top = hash_top(pool.hash)
     if pool.distribution == "ketama":
         ranges = ring_ranges(ketama(servers), top)
     else:
         share = (top + 1) // len(servers)
-        ranges = [
-            (i * share, top if i == len(servers) - 1 else (i + 1) * share - 1, i)
-            for i in range(len(servers))
-        ]
+        ranges = [(i * share, top if i == len(servers) - 1 else (i + 1) * share - 1, i)
+                  for i in range(len(servers))]
+    out = []
     for low, high, index in ranges:
         s = servers[index]
         mac, port = hosts[s.addr]
-        lines.append(
-            f"table_add ring to_server 0x{low:x}->0x{high:x} => {mac} {s.addr} {s.port} {port} 1"
-        )
-    for s in pool.servers:
-        lines.append(f"table_add servers from_server {s.addr} {s.port} => {vip_mac} {vip} {vport}")
-    for addr, (mac, port) in hosts.items():
-        lines.append(f"table_add l2 forward {mac} => {port}")
-    return lines
+        out.append(Entry("ring", [("meta.point", (low, high))], "to_server",
+                         [("mac", mac), ("ip", s.addr), ("port", s.port), ("egress", port)],
+                         priority=1))
+    return out
 
 
 if __name__ == "__main__":
@@ -225,4 +256,4 @@ if __name__ == "__main__":
         addr, _, rest = h.partition("=")
         mac, _, port = rest.partition("@")
         hosts[addr] = (mac, int(port))
-    print("\n".join(switch_entries(pool, hosts, sys.argv[2])))
+    print("\n".join(e.cli() for e in switch_entries(pool, hosts, sys.argv[2])))

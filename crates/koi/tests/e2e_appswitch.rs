@@ -1,0 +1,201 @@
+//! AppSwitch end to end: `examples/appswitch/appswitch --config POOL.yml` (koi run and its
+//! P4Runtime controller, one command) in the switch namespace, three real memcached servers
+//! with UDP on, each in a namespace of its own, and a client in a fourth. The client stores
+//! and reads back 120 keys of 16, 80 and 250 bytes with memcached's binary protocol over UDP,
+//! sent to the service address: every reply comes from the service address (the client's
+//! socket is connected to it and takes nothing else), every value reads back, and each server,
+//! asked directly, holds exactly the keys twemproxy's placement gives it (ketama.py, itself
+//! checked against twemproxy in `appswitch_ring.rs`). Needs root, memcached and the Python
+//! venv (finsy, PyYAML); see `e2e/mod.rs`.
+
+mod e2e;
+use e2e::*;
+use std::time::Duration;
+
+/// The client: argv = service address, N keys. Stores each key (binary SET over UDP, one
+/// datagram, the frame header's request id = the key's number) and reads it back (GET),
+/// checking every reply's magic, status and opaque; prints `ok N` or what went wrong.
+const CLIENT: &str = r#"
+import socket, struct, sys
+vip, n = sys.argv[1], int(sys.argv[2])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.connect((vip, 11211))   # replies from anywhere else are not received
+s.settimeout(3)
+def key_of(i):
+    size = (16, 80, 250)[i % 3]
+    return (f"key-{i}-" + "x" * size)[:size].encode()
+def call(rid, opcode, key, extras=b"", value=b""):
+    body = extras + key + value
+    hdr = struct.pack("!BBHBBHIIQ", 0x80, opcode, len(key), len(extras), 0, 0, len(body), rid, 0)
+    for attempt in range(3):
+        s.send(struct.pack("!HHHH", rid, 0, 1, 0) + hdr + body)
+        try:
+            while True:
+                d = s.recv(65536)
+                r = struct.unpack("!HHHH", d[:8])
+                if r[0] == rid:
+                    break
+        except socket.timeout:
+            continue
+        magic, op, klen, elen, _, status, blen, opaque, _ = struct.unpack("!BBHBBHIIQ", d[8:32])
+        if magic != 0x81 or status != 0 or opaque != rid:
+            sys.exit(f"key {rid}: reply magic {magic:#x} status {status} opaque {opaque}")
+        return d[32 + elen + klen:32 + blen]
+    sys.exit(f"key {rid}: no reply")
+for i in range(n):
+    call(i, 0x01, key_of(i), extras=struct.pack("!II", 0, 0), value=b"v%d" % i)
+for i in range(n):
+    got = call(i, 0x00, key_of(i))
+    if got != b"v%d" % i:
+        sys.exit(f"key {i}: read back {got!r}")
+print("ok", n, flush=True)
+"#;
+
+/// Run in a server's namespace: argv = its address, N keys, the pool file, ketama.py's
+/// folder. Asks the server (memcached's ASCII protocol over TCP) which keys it holds, and
+/// prints `holds H, ketama says K, wrong W`.
+const SERVER_CHECK: &str = r#"
+import socket, sys
+addr, n, pool_file, here = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+sys.path.insert(0, here)
+import ketama
+pool = ketama.Pool.load(pool_file)
+def key_of(i):
+    size = (16, 80, 250)[i % 3]
+    return (f"key-{i}-" + "x" * size)[:size].encode()
+c = socket.create_connection((addr, 11211), timeout=5)
+def ask(line):
+    c.sendall(line)
+    d = b""
+    while not d.endswith(b"END\r\n"):
+        d += c.recv(65536)
+    return d
+holds = {i for i in range(n) if ask(b"get " + key_of(i) + b"\r\n").startswith(b"VALUE")}
+says = {i for i in range(n) if ketama.place(pool, key_of(i)).addr == addr}
+print(f"holds {len(holds)}, ketama says {len(says)}, wrong {len(holds ^ says)}", flush=True)
+"#;
+
+const POOL: &str = "\
+koi:
+  listen: 10.0.0.100:11211
+  hash: crc32a
+  distribution: ketama
+  servers:
+   - 10.0.0.11:11211:1
+   - 10.0.0.12:11211:1
+   - 10.0.0.13:11211:2 third
+";
+
+/// Host i: MAC, address.
+const HOSTS: [(&str, &str); 4] = [
+    ("02:00:00:00:00:01", "10.0.0.1"),
+    ("02:00:00:00:00:0b", "10.0.0.11"),
+    ("02:00:00:00:00:0c", "10.0.0.12"),
+    ("02:00:00:00:00:0d", "10.0.0.13"),
+];
+
+#[test]
+fn appswitch_spreads_keys_as_twemproxy_would_and_replies_come_from_the_service() {
+    let test = "appswitch_spreads_keys_as_twemproxy_would_and_replies_come_from_the_service";
+    if !tools(test, &["memcached"]) {
+        return;
+    }
+    let Some(py) = venv_python(test, "KOI_PYTHON", "import finsy, yaml") else {
+        return;
+    };
+    let Some(lab) = Lab::new(test, 4, Layout::HostPerNs) else {
+        return;
+    };
+    for (i, (mac, addr)) in HOSTS.iter().enumerate() {
+        lab.ipv4_host(i + 1, mac, &format!("{addr}/24"), "10.0.0.254");
+    }
+    let pool = lab.dir.join("pool.yml");
+    std::fs::write(&pool, POOL).unwrap();
+    let mut servers: Vec<Proc> = (2..=4)
+        .map(|i| {
+            Proc::spawn(lab.cmd(&lab.host(i).ns, "memcached").args([
+                "-u",
+                "root",
+                "-l",
+                HOSTS[i - 1].1,
+                "-p",
+                "11211",
+                "-U",
+                "11211",
+            ]))
+        })
+        .collect();
+    let mut args: Vec<String> = vec![
+        repo()
+            .join("examples/appswitch/appswitch")
+            .display()
+            .to_string(),
+        "--config".into(),
+        pool.display().to_string(),
+        "--koi".into(),
+        env!("CARGO_BIN_EXE_koi").into(),
+    ];
+    for (i, (mac, addr)) in HOSTS.iter().enumerate() {
+        let h = lab.host(i + 1);
+        args.extend(["--port".into(), format!("{}={}", i + 1, h.sw_if)]);
+        args.extend(["--host".into(), format!("{addr}={mac}@{}", i + 1)]);
+    }
+    let mut switch = Proc::spawn(
+        lab.cmd(&lab.sw, &py)
+            .args(&args)
+            .env("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION", "python"),
+    );
+    assert!(
+        switch.wait_line("ready:", Duration::from_secs(90)),
+        "appswitch did not come up:\n{}",
+        switch.output_so_far()
+    );
+    let n = 120;
+    let client = run(
+        lab.cmd(&lab.host(1).ns, &py)
+            .args(["-c", CLIENT, "10.0.0.100", &n.to_string()]),
+        Duration::from_secs(120),
+    );
+    assert!(
+        client.ok() && client.stdout.contains(&format!("ok {n}")),
+        "client: {}\nappswitch: {}",
+        client.show(),
+        switch.output_so_far()
+    );
+    let here = repo().join("examples/appswitch");
+    let mut total = 0;
+    for i in 2..=4 {
+        let addr = HOSTS[i - 1].1;
+        let out = run(
+            lab.cmd(&lab.host(i).ns, &py).args([
+                "-c",
+                SERVER_CHECK,
+                addr,
+                &n.to_string(),
+                pool.to_str().unwrap(),
+                here.to_str().unwrap(),
+            ]),
+            Duration::from_secs(60),
+        );
+        assert!(out.ok(), "server {addr}: {}", out.show());
+        let line = out.stdout.trim();
+        assert!(line.ends_with("wrong 0"), "server {addr}: {line}");
+        let holds: usize = line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|h| h.trim_end_matches(',').parse().ok())
+            .unwrap();
+        assert!(holds > 0, "server {addr} got keys: {line}");
+        total += holds;
+    }
+    assert_eq!(total, n, "every key on exactly one server");
+    // SIGTERM stops appswitch, which stops koi.
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &switch.pid().to_string()])
+        .status();
+    let out = switch.finish(Duration::from_secs(20));
+    assert!(out.stdout.contains("stopped"), "{}", out.show());
+    for s in &mut servers {
+        s.kill();
+    }
+}
