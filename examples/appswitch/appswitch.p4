@@ -8,7 +8,8 @@
 // and UDP port become the server's; the IPv4 checksum is recomputed and the UDP checksum
 // updated incrementally (a zero UDP checksum, "none", stays zero). Replies from a server
 // (`servers`, by source address and port) get the VIP back as their source, so clients see
-// one server. The switch answers ARP requests for the service address itself (`vip_arp`).
+// one server. The controller's health probes go out through the switch (packet-out) and their
+// answers come back to it (`probes`, packet-in). The switch answers ARP requests for the service address itself (`vip_arp`).
 // A request the program cannot route (a multi-datagram request, an IP fragment,
 // a malformed or truncated header, a command without a key, a key over 250 bytes) goes to
 // the `fallback` table (the proxy, or dropped), never to a wrong server. Everything else is
@@ -31,6 +32,15 @@ const bit<16> ETHERTYPE_ARP = 0x0806;
 const bit<8>  PROTO_UDP = 17;
 const bit<16> MEMCACHED_PORT = 11211;
 const bit<8>  MAGIC_REQUEST = 0x80;
+// The port koi run's --cpu-port names: packets to and from the controller.
+const bit<9>  CPU_PORT = 255;
+
+// A frame the controller sends out of a port (its health probes)...
+@controller_header("packet_out")
+header packet_out_t { bit<9> egress_port; bit<7> pad; }
+// ... and one the switch hands it (the probes' answers).
+@controller_header("packet_in")
+header packet_in_t { bit<9> ingress_port; bit<7> pad; }
 
 header ethernet_t { bit<48> dst; bit<48> src; bit<16> ether_type; }
 header ipv4_t {
@@ -56,6 +66,8 @@ header mc_extras_t { varbit<160> data; }
 header mc_key_t { varbit<2000> key; }
 
 struct headers_t {
+    packet_in_t packet_in;
+    packet_out_t packet_out;
     ethernet_t ethernet;
     arp_t arp;
     ipv4_t ipv4;
@@ -80,6 +92,16 @@ struct metadata_t {
 parser AppParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
                  inout standard_metadata_t std) {
     state start {
+        transition select(std.ingress_port) {
+            CPU_PORT: from_controller;
+            default: ethernet;
+        }
+    }
+    state from_controller {
+        pkt.extract(hdr.packet_out);
+        transition accept;
+    }
+    state ethernet {
         pkt.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
             ETHERTYPE_IPV4: ipv4;
@@ -249,6 +271,20 @@ control AppIngress(inout headers_t hdr, inout metadata_t meta,
         size = 1024;
     }
 
+    // The answers to the controller's health probes (sent from the service address and a
+    // port of the controller's) go to the controller.
+    action to_controller() {
+        std.egress_spec = CPU_PORT;
+        hdr.packet_in.setValid();
+        hdr.packet_in.ingress_port = std.ingress_port;
+    }
+    table probes {
+        key = { hdr.ipv4.dst: exact; hdr.udp.dport: exact; }
+        actions = { to_controller; NoAction; }
+        default_action = NoAction();
+        size = 16;
+    }
+
     // Everything else: switched by destination MAC.
     action forward(bit<9> port) { std.egress_spec = port; }
     action flood() { std.mcast_grp = 1; }
@@ -279,7 +315,15 @@ control AppIngress(inout headers_t hdr, inout metadata_t meta,
     }
 
     apply {
+        if (hdr.packet_out.isValid()) {
+            std.egress_spec = hdr.packet_out.egress_port;
+            hdr.packet_out.setInvalid();
+            return;
+        }
         if (hdr.arp.isValid() && hdr.arp.op == 1 && vip_arp.apply().hit) {
+            return;
+        }
+        if (hdr.udp.isValid() && probes.apply().hit) {
             return;
         }
         if (hdr.udp.isValid() && vip.apply().hit) {
@@ -338,6 +382,7 @@ control AppChecksum(inout headers_t hdr, inout metadata_t meta) {
 
 control AppDeparser(packet_out pkt, in headers_t hdr) {
     apply {
+        pkt.emit(hdr.packet_in);
         pkt.emit(hdr.ethernet);
         pkt.emit(hdr.arp);
         pkt.emit(hdr.ipv4);

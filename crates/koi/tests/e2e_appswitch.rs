@@ -52,14 +52,15 @@ print("ok", n, flush=True)
 "#;
 
 /// Run in a server's namespace: argv = its address, N keys, the pool file, ketama.py's
-/// folder. Asks the server (memcached's ASCII protocol over TCP) which keys it holds, and
-/// prints `holds H, ketama says K, wrong W`.
+/// folder, the live servers' addresses (comma-separated). Asks the server (memcached's ASCII
+/// protocol over TCP) which keys it holds, and prints `holds H, ketama says K, wrong W`.
 const SERVER_CHECK: &str = r#"
 import socket, sys
 addr, n, pool_file, here = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 sys.path.insert(0, here)
 import ketama
 pool = ketama.Pool.load(pool_file)
+live = [s for s in pool.servers if s.addr in sys.argv[5].split(",")]
 def key_of(i):
     size = (16, 80, 250)[i % 3]
     return (f"key-{i}-" + "x" * size)[:size].encode()
@@ -71,7 +72,8 @@ def ask(line):
         d += c.recv(65536)
     return d
 holds = {i for i in range(n) if ask(b"get " + key_of(i) + b"\r\n").startswith(b"VALUE")}
-says = {i for i in range(n) if ketama.place(pool, key_of(i)).addr == addr}
+says = {i for i in range(n) if ketama.place(pool, key_of(i), live).addr == addr}
+c.sendall(b"flush_all\r\n")
 print(f"holds {len(holds)}, ketama says {len(says)}, wrong {len(holds ^ says)}", flush=True)
 "#;
 
@@ -80,6 +82,9 @@ koi:
   listen: 10.0.0.100:11211
   hash: crc32a
   distribution: ketama
+  auto_eject_hosts: true
+  server_failure_limit: 2
+  server_retry_timeout: 2000
   servers:
    - 10.0.0.11:11211:1
    - 10.0.0.12:11211:1
@@ -151,20 +156,23 @@ fn appswitch_spreads_keys_as_twemproxy_would_and_replies_come_from_the_service()
         switch.output_so_far()
     );
     let n = 120;
-    let client = run(
-        lab.cmd(&lab.host(1).ns, &py)
-            .args(["-c", CLIENT, "10.0.0.100", &n.to_string()]),
-        Duration::from_secs(120),
-    );
-    assert!(
-        client.ok() && client.stdout.contains(&format!("ok {n}")),
-        "client: {}\nappswitch: {}",
-        client.show(),
-        switch.output_so_far()
-    );
+    let client = |what: &str, switch: &Proc| {
+        let out = run(
+            lab.cmd(&lab.host(1).ns, &py)
+                .args(["-c", CLIENT, "10.0.0.100", &n.to_string()]),
+            Duration::from_secs(120),
+        );
+        assert!(
+            out.ok() && out.stdout.contains(&format!("ok {n}")),
+            "client ({what}): {}\nappswitch: {}",
+            out.show(),
+            switch.output_so_far()
+        );
+    };
+    // Each server, asked directly, holds the keys ketama places on it among `live` servers
+    // (and is emptied for the next round); returns how many it held.
     let here = repo().join("examples/appswitch");
-    let mut total = 0;
-    for i in 2..=4 {
+    let check = |i: usize, live: &str| -> usize {
         let addr = HOSTS[i - 1].1;
         let out = run(
             lab.cmd(&lab.host(i).ns, &py).args([
@@ -174,21 +182,65 @@ fn appswitch_spreads_keys_as_twemproxy_would_and_replies_come_from_the_service()
                 &n.to_string(),
                 pool.to_str().unwrap(),
                 here.to_str().unwrap(),
+                live,
             ]),
             Duration::from_secs(60),
         );
         assert!(out.ok(), "server {addr}: {}", out.show());
-        let line = out.stdout.trim();
+        let line = out.stdout.trim().to_string();
         assert!(line.ends_with("wrong 0"), "server {addr}: {line}");
-        let holds: usize = line
-            .split_whitespace()
+        line.split_whitespace()
             .nth(1)
             .and_then(|h| h.trim_end_matches(',').parse().ok())
-            .unwrap();
-        assert!(holds > 0, "server {addr} got keys: {line}");
-        total += holds;
-    }
-    assert_eq!(total, n, "every key on exactly one server");
+            .unwrap()
+    };
+    client("all servers up", &switch);
+    let all = "10.0.0.11,10.0.0.12,10.0.0.13";
+    let held: Vec<usize> = (2..=4).map(|i| check(i, all)).collect();
+    assert!(
+        held.iter().all(|&h| h > 0),
+        "every server got keys: {held:?}"
+    );
+    assert_eq!(
+        held.iter().sum::<usize>(),
+        n,
+        "every key on exactly one server"
+    );
+
+    // Server `third` dies: ejected after two missed probes; every request then goes to the
+    // two live servers, as twemproxy would place them.
+    servers[2].kill();
+    assert!(
+        switch.wait_line("ejected third", Duration::from_secs(20)),
+        "not ejected:\n{}",
+        switch.output_so_far()
+    );
+    client("third ejected", &switch);
+    let live = "10.0.0.11,10.0.0.12";
+    let held: Vec<usize> = (2..=3).map(|i| check(i, live)).collect();
+    assert_eq!(
+        held.iter().sum::<usize>(),
+        n,
+        "every key on a live server: {held:?}"
+    );
+
+    // It comes back: restored on its first answer after the retry timeout.
+    servers[2] = Proc::spawn(
+        lab.cmd(&lab.host(4).ns, "memcached")
+            .args(["-u", "root", "-l", HOSTS[3].1, "-p", "11211", "-U", "11211"]),
+    );
+    assert!(
+        switch.wait_line("restored third", Duration::from_secs(20)),
+        "not restored:\n{}",
+        switch.output_so_far()
+    );
+    client("third restored", &switch);
+    let held: Vec<usize> = (2..=4).map(|i| check(i, all)).collect();
+    assert_eq!(
+        held.iter().sum::<usize>(),
+        n,
+        "every key where the full ring says: {held:?}"
+    );
     // SIGTERM stops appswitch, which stops koi.
     let _ = std::process::Command::new("kill")
         .args(["-TERM", &switch.pid().to_string()])
