@@ -18,7 +18,10 @@
 //
 // Protocols: the memcached UDP frame header (8 bytes) then the binary protocol (magic 0x80:
 // a 24-byte header, extras, then the key; every command with a key is routed: GET, GETQ,
-// GETK, GETKQ, SET, ADD, REPLACE, DELETE, INCR, DECR, APPEND, PREPEND, TOUCH, GAT ...).
+// GETK, GETKQ, SET, ADD, REPLACE, DELETE, INCR, DECR, APPEND, PREPEND, TOUCH, GAT ...) or
+// the ASCII protocol (`get`/`gets` of one key, `set`, `add`, `replace`, `append`, `prepend`,
+// `cas`, `delete`, `incr`, `decr`, `touch`: the key is the second word; ascii_parser.p4,
+// written by gen_ascii_parser.py, finds where it ends).
 //
 // The key's hash is CRC-32 (IEEE, as zlib) over its bytes; `hash_mode` says what the ring is
 // indexed by: the CRC itself (twemproxy's `crc32a`) or its bits 30..16 (twemproxy's
@@ -63,6 +66,8 @@ header mc_binary_t {
     bit<16> vbucket; bit<32> body_len; bit<32> opaque; bit<64> cas;
 }
 header mc_extras_t { varbit<160> data; }
+// The ASCII protocol's command word and its space ("get ", "delete ", ...).
+header mc_ascii_cmd_t { varbit<64> cmd; }
 header mc_key_t { varbit<2000> key; }
 
 struct headers_t {
@@ -75,6 +80,7 @@ struct headers_t {
     udp_t udp;
     mc_frame_t mc_frame;
     mc_binary_t mc_binary;
+    mc_ascii_cmd_t mc_ascii_cmd;
     mc_extras_t mc_extras;
     mc_key_t mc_key;
 }
@@ -87,6 +93,8 @@ struct metadata_t {
     bit<32> crc;      // CRC-32 of the key
     bit<16> crc16;    // a second hash of the key, for pinned keys
     bit<32> point;    // where the key falls on the ring
+    bit<16> key_len;  // the key's length in bytes
+    bool ascii_get;   // an ASCII get/gets (one key per routable request)
 }
 
 parser AppParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
@@ -146,9 +154,12 @@ parser AppParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
         // One datagram: sequence number 0 of 1.
         transition select(hdr.mc_frame.seq, hdr.mc_frame.datagrams, pkt.lookahead<bit<8>>()) {
             (0, 1, MAGIC_REQUEST): binary;
+            (0, 1, _): ascii;
             default: accept;
         }
     }
+#include "ascii_parser.p4"
+
     state binary {
         pkt.extract(hdr.mc_binary);
         transition select(hdr.mc_binary.extras_len) {
@@ -169,6 +180,7 @@ parser AppParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
     }
     state binary_key_bytes {
         pkt.extract(hdr.mc_key, (bit<32>) hdr.mc_binary.key_len * 8);
+        meta.key_len = hdr.mc_binary.key_len;
         meta.routable = true;
         meta.unroutable = false;
         transition accept;
@@ -235,7 +247,7 @@ control AppIngress(inout headers_t hdr, inout metadata_t meta,
         key = {
             meta.crc: exact;
             meta.crc16: exact;
-            hdr.mc_binary.key_len: exact;
+            meta.key_len: exact;
         }
         actions = { to_server; NoAction; }
         default_action = NoAction();
@@ -328,8 +340,9 @@ control AppIngress(inout headers_t hdr, inout metadata_t meta,
         }
         if (hdr.udp.isValid() && vip.apply().hit) {
             if (meta.routable && std.parser_error == error.NoError
-                    && hdr.mc_binary.body_len >= (bit<32>) hdr.mc_binary.key_len
-                                                + (bit<32>) hdr.mc_binary.extras_len) {
+                    && (!hdr.mc_binary.isValid()
+                        || hdr.mc_binary.body_len >= (bit<32>) hdr.mc_binary.key_len
+                                                     + (bit<32>) hdr.mc_binary.extras_len)) {
                 hash(meta.crc, HashAlgorithm.crc32, 32w0, { hdr.mc_key.key }, 64w0x100000000);
                 hash(meta.crc16, HashAlgorithm.crc16, 16w0, { hdr.mc_key.key }, 32w0x10000);
                 hash_mode.apply();
@@ -390,6 +403,7 @@ control AppDeparser(packet_out pkt, in headers_t hdr) {
         pkt.emit(hdr.udp);
         pkt.emit(hdr.mc_frame);
         pkt.emit(hdr.mc_binary);
+        pkt.emit(hdr.mc_ascii_cmd);
         pkt.emit(hdr.mc_extras);
         pkt.emit(hdr.mc_key);
     }

@@ -133,6 +133,15 @@ fn binary(
     m
 }
 
+/// memcached's UDP frame header and an ASCII request made of `parts`.
+fn ascii(parts: &[&[u8]]) -> Vec<u8> {
+    let mut m = vec![0, 7, 0, 0, 0, 1, 0, 0];
+    for p in parts {
+        m.extend_from_slice(p);
+    }
+    m
+}
+
 fn get(key: &[u8]) -> Vec<u8> {
     binary(0, 1, 0x80, 0x00, &[], key, key.len() as u16)
 }
@@ -259,6 +268,40 @@ fn the_key_routes_the_request_to_its_server_on_the_ring() {
 }
 
 #[test]
+fn ascii_requests_are_routed_by_their_key_too() {
+    let (a, b) = (key_in_half(true), key_in_half(false));
+    for (key, server) in [(&a, A), (&b, B)] {
+        for m in [
+            ascii(&[b"get ", key, b"\r\n"]),
+            ascii(&[b"gets ", key, b"\r\n"]),
+            ascii(&[b"set ", key, b" 0 0 1\r\nv\r\n"]),
+            ascii(&[b"add ", key, b" 5 60 2 noreply\r\nvv\r\n"]),
+            ascii(&[b"delete ", key, b"\r\n"]),
+            ascii(&[b"incr ", key, b" 1\r\n"]),
+            ascii(&[b"touch ", key, b" 10\r\n"]),
+        ] {
+            assert_eq!(
+                trace(&request(&m, true), 1, ""),
+                Some(to_server(&m, server, true)),
+                "{}",
+                String::from_utf8_lossy(&m[8..])
+            );
+        }
+    }
+    // Keys of 1 and 250 bytes.
+    for len in [1, 250] {
+        let key: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+        let server = if crc32(&key) < 0x8000_0000 { A } else { B };
+        let m = ascii(&[b"get ", &key, b"\r\n"]);
+        assert_eq!(
+            trace(&request(&m, true), 1, ""),
+            Some(to_server(&m, server, true)),
+            "{len}"
+        );
+    }
+}
+
+#[test]
 fn a_pinned_key_wins_over_the_ring_and_the_hash_mode_is_twemproxys() {
     let key = key_in_half(false);
     let m = get(&key);
@@ -371,13 +414,20 @@ fn what_cannot_be_routed_goes_to_the_fallback_never_to_a_server() {
             "a reply's magic",
             binary(0, 1, 0x81, 0x00, &[], &key, key.len() as u16),
         ),
-        ("ASCII (not yet parsed)", {
-            let mut m = vec![0, 7, 0, 0, 0, 1, 0, 0];
-            m.extend_from_slice(b"get ");
-            m.extend_from_slice(&key);
-            m.extend_from_slice(b"\r\n");
-            m
-        }),
+        (
+            "an ASCII get of two keys",
+            ascii(&[b"get ", &key, b" ", &key, b"\r\n"]),
+        ),
+        ("an ASCII get without a key", ascii(&[b"get \r\n"])),
+        (
+            "an ASCII key over 250 bytes",
+            ascii(&[b"get ", &[b'k'; 251], b"\r\n"]),
+        ),
+        (
+            "an ASCII gat (expiry first)",
+            ascii(&[b"gat 10 ", &key, b"\r\n"]),
+        ),
+        ("an unknown ASCII command", ascii(&[b"stats\r\n"])),
         ("a short frame header", vec![0, 7, 0, 0]),
     ];
     for (what, m) in &cases {
@@ -408,4 +458,26 @@ fn what_cannot_be_routed_goes_to_the_fallback_never_to_a_server() {
     };
     frag[24..26].copy_from_slice(&c.to_be_bytes());
     assert_eq!(trace(&frag, 1, ""), None, "a fragment is not routed");
+}
+
+#[test]
+fn the_ascii_parser_is_what_its_generator_writes() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let out = Command::new("python3")
+        .arg("examples/appswitch/gen_ascii_parser.py")
+        .current_dir(root)
+        .output()
+        .expect("run python3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let committed =
+        std::fs::read_to_string(format!("{root}/examples/appswitch/ascii_parser.p4")).unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout) == committed,
+        "examples/appswitch/ascii_parser.p4 is stale: run \
+         `python3 examples/appswitch/gen_ascii_parser.py > examples/appswitch/ascii_parser.p4`"
+    );
 }

@@ -2,22 +2,24 @@
 //! P4Runtime controller, one command) in the switch namespace, three real memcached servers
 //! with UDP on, each in a namespace of its own, and a client in a fourth. The client stores
 //! and reads back 120 keys of 16, 80 and 250 bytes with memcached's binary protocol over UDP,
-//! sent to the service address: every reply comes from the service address (the client's
+//! then with the ASCII protocol, sent to the service address: every reply comes from the service address (the client's
 //! socket is connected to it and takes nothing else), every value reads back, and each server,
 //! asked directly, holds exactly the keys twemproxy's placement gives it (ketama.py, itself
-//! checked against twemproxy in `appswitch_ring.rs`). Needs root, memcached and the Python
+//! checked against twemproxy in `appswitch_ring.rs`). Then one server is killed: it is
+//! ejected, and every request goes to the two others as twemproxy would place them; it comes
+//! back and is restored. Needs root, memcached and the Python
 //! venv (finsy, PyYAML); see `e2e/mod.rs`.
 
 mod e2e;
 use e2e::*;
 use std::time::Duration;
 
-/// The client: argv = service address, N keys. Stores each key (binary SET over UDP, one
-/// datagram, the frame header's request id = the key's number) and reads it back (GET),
-/// checking every reply's magic, status and opaque; prints `ok N` or what went wrong.
+/// The client: argv = service address, N keys, `binary` or `ascii`. Stores each key (a SET
+/// over UDP, one datagram, the frame header's request id = the key's number) and reads it
+/// back (GET), checking every reply; prints `ok N` or what went wrong.
 const CLIENT: &str = r#"
 import socket, struct, sys
-vip, n = sys.argv[1], int(sys.argv[2])
+vip, n, proto = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.connect((vip, 11211))   # replies from anywhere else are not received
 s.settimeout(3)
@@ -42,11 +44,33 @@ def call(rid, opcode, key, extras=b"", value=b""):
             sys.exit(f"key {rid}: reply magic {magic:#x} status {status} opaque {opaque}")
         return d[32 + elen + klen:32 + blen]
     sys.exit(f"key {rid}: no reply")
+def text(rid, line, until):
+    for attempt in range(3):
+        s.send(struct.pack("!HHHH", rid, 0, 1, 0) + line)
+        try:
+            while True:
+                d = s.recv(65536)
+                if struct.unpack("!H", d[:2])[0] == rid and d.endswith(until):
+                    return d[8:]
+        except socket.timeout:
+            continue
+    sys.exit(f"key {rid}: no reply to {line[:20]!r}")
 for i in range(n):
-    call(i, 0x01, key_of(i), extras=struct.pack("!II", 0, 0), value=b"v%d" % i)
+    v = b"%s%d" % (proto.encode(), i)
+    if proto == "binary":
+        call(i, 0x01, key_of(i), extras=struct.pack("!II", 0, 0), value=v)
+    else:
+        r = text(i, b"set %s 0 0 %d\r\n%s\r\n" % (key_of(i), len(v), v), b"\r\n")
+        if r != b"STORED\r\n":
+            sys.exit(f"key {i}: set: {r!r}")
 for i in range(n):
-    got = call(i, 0x00, key_of(i))
-    if got != b"v%d" % i:
+    v = b"%s%d" % (proto.encode(), i)
+    if proto == "binary":
+        got = call(i, 0x00, key_of(i))
+    else:
+        r = text(i, b"get %s\r\n" % key_of(i), b"END\r\n")
+        got = r.split(b"\r\n")[1] if r.startswith(b"VALUE ") else r
+    if got != v:
         sys.exit(f"key {i}: read back {got!r}")
 print("ok", n, flush=True)
 "#;
@@ -156,10 +180,10 @@ fn appswitch_spreads_keys_as_twemproxy_would_and_replies_come_from_the_service()
         switch.output_so_far()
     );
     let n = 120;
-    let client = |what: &str, switch: &Proc| {
+    let client = |what: &str, switch: &Proc, proto: &str| {
         let out = run(
             lab.cmd(&lab.host(1).ns, &py)
-                .args(["-c", CLIENT, "10.0.0.100", &n.to_string()]),
+                .args(["-c", CLIENT, "10.0.0.100", &n.to_string(), proto]),
             Duration::from_secs(120),
         );
         assert!(
@@ -194,18 +218,20 @@ fn appswitch_spreads_keys_as_twemproxy_would_and_replies_come_from_the_service()
             .and_then(|h| h.trim_end_matches(',').parse().ok())
             .unwrap()
     };
-    client("all servers up", &switch);
     let all = "10.0.0.11,10.0.0.12,10.0.0.13";
-    let held: Vec<usize> = (2..=4).map(|i| check(i, all)).collect();
-    assert!(
-        held.iter().all(|&h| h > 0),
-        "every server got keys: {held:?}"
-    );
-    assert_eq!(
-        held.iter().sum::<usize>(),
-        n,
-        "every key on exactly one server"
-    );
+    for proto in ["binary", "ascii"] {
+        client("all servers up", &switch, proto);
+        let held: Vec<usize> = (2..=4).map(|i| check(i, all)).collect();
+        assert!(
+            held.iter().all(|&h| h > 0),
+            "{proto}: every server got keys: {held:?}"
+        );
+        assert_eq!(
+            held.iter().sum::<usize>(),
+            n,
+            "{proto}: every key on exactly one server"
+        );
+    }
 
     // Server `third` dies: ejected after two missed probes; every request then goes to the
     // two live servers, as twemproxy would place them.
@@ -215,7 +241,7 @@ fn appswitch_spreads_keys_as_twemproxy_would_and_replies_come_from_the_service()
         "not ejected:\n{}",
         switch.output_so_far()
     );
-    client("third ejected", &switch);
+    client("third ejected", &switch, "binary");
     let live = "10.0.0.11,10.0.0.12";
     let held: Vec<usize> = (2..=3).map(|i| check(i, live)).collect();
     assert_eq!(
@@ -234,7 +260,7 @@ fn appswitch_spreads_keys_as_twemproxy_would_and_replies_come_from_the_service()
         "not restored:\n{}",
         switch.output_so_far()
     );
-    client("third restored", &switch);
+    client("third restored", &switch, "ascii");
     let held: Vec<usize> = (2..=4).map(|i| check(i, all)).collect();
     assert_eq!(
         held.iter().sum::<usize>(),
