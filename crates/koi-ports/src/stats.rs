@@ -31,6 +31,18 @@ impl Stats {
     }
 
     /// All drops together.
+    /// Adds `other`'s counts to these (several ports, or several sockets of one port).
+    pub fn add(&mut self, other: &Stats) {
+        self.rx_packets += other.rx_packets;
+        self.rx_bytes += other.rx_bytes;
+        self.tx_packets += other.tx_packets;
+        self.tx_bytes += other.tx_bytes;
+        self.drop_too_big += other.drop_too_big;
+        self.drop_link_down += other.drop_link_down;
+        self.drop_error += other.drop_error;
+        self.drop_ring_full += other.drop_ring_full;
+    }
+
     pub fn drops(&self) -> u64 {
         self.drop_too_big + self.drop_link_down + self.drop_error + self.drop_ring_full
     }

@@ -72,18 +72,12 @@ impl PortSlot {
         self.spread.iter().find(|(u, _)| *u == t).map(|(_, p)| p)
     }
 
-    /// The port's counters, its spread receive sides' added in.
+    /// The port's counters, its spread receive sides' added in (they send nothing).
     pub fn stats(&self) -> koi_ports::Stats {
         let lock = |m: &Mutex<Box<dyn Port>>| m.lock().unwrap_or_else(|p| p.into_inner()).stats();
         let mut total = lock(&self.port);
         for (_, p) in &self.spread {
-            let s = lock(p);
-            total.rx_packets += s.rx_packets;
-            total.rx_bytes += s.rx_bytes;
-            total.drop_too_big += s.drop_too_big;
-            total.drop_link_down += s.drop_link_down;
-            total.drop_error += s.drop_error;
-            total.drop_ring_full += s.drop_ring_full;
+            total.add(&lock(p));
         }
         total
     }

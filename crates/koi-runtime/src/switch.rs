@@ -597,15 +597,7 @@ impl Switch {
     pub fn port_totals(&self) -> koi_ports::Stats {
         let mut total = koi_ports::Stats::default();
         for slot in self.ports().iter() {
-            let s = slot.stats();
-            total.rx_packets += s.rx_packets;
-            total.rx_bytes += s.rx_bytes;
-            total.tx_packets += s.tx_packets;
-            total.tx_bytes += s.tx_bytes;
-            total.drop_too_big += s.drop_too_big;
-            total.drop_link_down += s.drop_link_down;
-            total.drop_error += s.drop_error;
-            total.drop_ring_full += s.drop_ring_full;
+            total.add(&slot.stats());
         }
         total
     }
