@@ -101,6 +101,26 @@ c.sendall(b"flush_all\r\n")
 print(f"holds {len(holds)}, ketama says {len(says)}, wrong {len(holds ^ says)}", flush=True)
 "#;
 
+/// A request without a key (binary NOOP) to the service: the switch cannot route it by key,
+/// so it goes to the fallback (here server 10.0.0.11, standing in for a proxy), whose answer
+/// comes back from the service address. Prints `noop ok`.
+const NOOP: &str = r#"
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.connect((sys.argv[1], 11211))
+s.settimeout(3)
+for attempt in range(3):
+    s.send(struct.pack("!HHHH", 999, 0, 1, 0) + struct.pack("!BBHBBHIIQ", 0x80, 0x0a, 0, 0, 0, 0, 0, 999, 0))
+    try:
+        d = s.recv(65536)
+    except socket.timeout:
+        continue
+    if d[8] == 0x81 and d[9] == 0x0a and struct.unpack("!I", d[20:24])[0] == 999:
+        print("noop ok", flush=True)
+        sys.exit(0)
+sys.exit("no answer to the NOOP")
+"#;
+
 const POOL: &str = "\
 koi:
   listen: 10.0.0.100:11211
@@ -164,6 +184,14 @@ fn appswitch_spreads_keys_as_twemproxy_would_and_replies_come_from_the_service()
         "--koi".into(),
         env!("CARGO_BIN_EXE_koi").into(),
     ];
+    args.extend([
+        "--check-interval".into(),
+        "0.3".into(),
+        "--ctl".into(),
+        lab.dir.join("koi.sock").display().to_string(),
+        "--fallback".into(),
+        "10.0.0.11:11211".into(),
+    ]);
     for (i, (mac, addr)) in HOSTS.iter().enumerate() {
         let h = lab.host(i + 1);
         args.extend(["--port".into(), format!("{}={}", i + 1, h.sw_if)]);
@@ -232,6 +260,18 @@ fn appswitch_spreads_keys_as_twemproxy_would_and_replies_come_from_the_service()
             "{proto}: every key on exactly one server"
         );
     }
+
+    let noop = run(
+        lab.cmd(&lab.host(1).ns, &py)
+            .args(["-c", NOOP, "10.0.0.100"]),
+        Duration::from_secs(30),
+    );
+    assert!(
+        noop.stdout.contains("noop ok"),
+        "fallback: {}\nappswitch: {}",
+        noop.show(),
+        switch.output_so_far()
+    );
 
     // Server `third` dies: ejected after two missed probes; every request then goes to the
     // two live servers, as twemproxy would place them.
