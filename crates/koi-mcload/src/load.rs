@@ -36,6 +36,15 @@ impl Report {
         self.latencies[i - 1] as f64 / 1e3
     }
 
+    /// Counts an answer: its latency (nanoseconds) if it answered well, else a failure.
+    fn answer(&mut self, ok: bool, latency_ns: u64) {
+        if ok {
+            self.latencies.push(latency_ns);
+        } else {
+            self.failed += 1;
+        }
+    }
+
     fn add(&mut self, other: Report) {
         self.latencies.extend(other.latencies);
         self.lost += other.lost;
@@ -57,6 +66,21 @@ impl Rng {
     fn unit(&mut self) -> f64 {
         (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
+}
+
+/// The next request into `req` (numbered `id`): a GET or, else, a SET of `value`, of a key
+/// chosen uniformly; returns the key.
+fn next_request(args: &Args, rng: &mut Rng, id: u32, value: &[u8], req: &mut Vec<u8>) -> Vec<u8> {
+    let op = if rng.unit() < args.gets {
+        Op::Get
+    } else {
+        Op::Set
+    };
+    let key = args.key((rng.next() % u64::from(args.keys.max(1))) as u32);
+    req.clear();
+    let udp = args.transport == Transport::Udp;
+    proto::request(req, args.protocol, udp, id, op, &key, value);
+    key
 }
 
 /// Which target holds `key` when the client spreads keys itself (FNV-1a, modulo).
@@ -243,15 +267,8 @@ fn closed(args: &Args, c: usize, clock: Clock) -> Result<Report, String> {
         if t0 >= clock.end {
             break;
         }
-        let op = if rng.unit() < args.gets {
-            Op::Get
-        } else {
-            Op::Set
-        };
-        let key = args.key((rng.next() % u64::from(args.keys.max(1))) as u32);
         id = id.wrapping_add(1);
-        req.clear();
-        proto::request(&mut req, args.protocol, udp, id, op, &key, &value);
+        let key = next_request(args, &mut rng, id, &value, &mut req);
         let t = target_of(&key, conns.len());
         let got = exchange(&mut conns[t], args, id, &req, t0 + args.timeout());
         if t0 < clock.measure {
@@ -261,8 +278,7 @@ fn closed(args: &Args, c: usize, clock: Clock) -> Result<Report, String> {
             continue;
         }
         match got {
-            Some(true) => report.latencies.push(t0.elapsed().as_nanos() as u64),
-            Some(false) => report.failed += 1,
+            Some(ok) => report.answer(ok, t0.elapsed().as_nanos() as u64),
             None => {
                 report.lost += 1;
                 if !udp {
@@ -310,7 +326,6 @@ fn open(args: &Args, c: usize, clock: Clock, rate: f64) -> Result<Report, String
     }
     let mut rng = Rng(0xd1b5_4a32_d192_ed03 ^ (c as u64 + 1).wrapping_mul(0x9e37_79b9));
     let value = vec![b'v'; args.value_len];
-    let udp = args.transport == Transport::Udp;
     let interval = Duration::from_secs_f64(1.0 / rate);
     let mut req = Vec::new();
     let mut measured_sent = 0u64;
@@ -328,15 +343,8 @@ fn open(args: &Args, c: usize, clock: Clock, rate: f64) -> Result<Report, String
                 std::hint::spin_loop();
             }
         }
-        let op = if rng.unit() < args.gets {
-            Op::Get
-        } else {
-            Op::Set
-        };
-        let key = args.key((rng.next() % u64::from(args.keys.max(1))) as u32);
         id = id.wrapping_add(1);
-        req.clear();
-        proto::request(&mut req, args.protocol, udp, id, op, &key, &value);
+        let key = next_request(args, &mut rng, id, &value, &mut req);
         let t = target_of(&key, senders.len());
         let (tx, sent, order) = &mut senders[t];
         // The send time, +1 so that 0 means "answered"; the top bit marks the warm-up.
@@ -404,11 +412,10 @@ fn read_udp(
         if at == 0 || at & (1 << 63) != 0 {
             continue;
         }
-        if ok && !is_error(&buf[8..n], protocol) {
-            report.latencies.push(now.saturating_sub(at - 1));
-        } else {
-            report.failed += 1;
-        }
+        report.answer(
+            ok && !is_error(&buf[8..n], protocol),
+            now.saturating_sub(at - 1),
+        );
     }
     report
 }
@@ -431,13 +438,7 @@ fn read_tcp(
             let ok = !is_error(&rx[..len], protocol);
             rx.drain(..len);
             match at {
-                Some(at) if at & (1 << 63) == 0 => {
-                    if ok {
-                        report.latencies.push(now.saturating_sub(at - 1));
-                    } else {
-                        report.failed += 1;
-                    }
-                }
+                Some(at) if at & (1 << 63) == 0 => report.answer(ok, now.saturating_sub(at - 1)),
                 _ => {}
             }
         }

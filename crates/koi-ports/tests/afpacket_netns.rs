@@ -5,7 +5,7 @@
 
 mod flows;
 
-use flows::{spread_check, udp_frame};
+use flows::{send_flows, spread_check};
 use koi_ports::afpacket::{AfPacketConfig, AfPacketPort};
 use koi_ports::{Batch, Poller, Port, Readiness, Wake, netns};
 use std::process::Command;
@@ -301,11 +301,6 @@ fn a_fanout_group_spreads_flows_over_its_sockets_and_keeps_each_flow_on_one() {
     let mut tx = t.open(&t.b, "vb", AfPacketConfig::default());
     const FLOWS: u16 = 64;
     const EACH: u32 = 20;
-    for seq in 0..EACH {
-        for flow in 0..FLOWS {
-            tx.send(&udp_frame(flow, seq)).unwrap();
-        }
-        tx.flush().unwrap();
-    }
+    send_flows(&mut tx, FLOWS, EACH);
     spread_check(&mut ports, usize::from(FLOWS), EACH);
 }

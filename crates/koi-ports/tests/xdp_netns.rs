@@ -8,7 +8,7 @@
 
 mod flows;
 
-use flows::{spread_check, udp_frame};
+use flows::{send_flows, spread_check};
 use koi_ports::afpacket::{AfPacketConfig, AfPacketPort};
 use koi_ports::xdp::{AttachMode, XdpConfig, XdpMode, XdpPort};
 use koi_ports::{Batch, Poller, Port, PortError, Readiness, Wake, netns};
@@ -509,12 +509,7 @@ fn an_unqueued_xdp_port_takes_a_socket_per_queue_and_flows_stay_on_one() {
     let mut tx = ns.afpacket("vb");
     const FLOWS: u16 = 64;
     const EACH: u32 = 20;
-    for seq in 0..EACH {
-        for flow in 0..FLOWS {
-            tx.send(&udp_frame(flow, seq)).unwrap();
-        }
-        tx.flush().unwrap();
-    }
+    send_flows(&mut tx, FLOWS, EACH);
     spread_check(&mut ports, usize::from(FLOWS), EACH);
     drop(ports);
     // A named queue, or one thread, is one socket.

@@ -20,7 +20,7 @@ use crate::cache::Publisher;
 use crate::image::Image;
 use crate::lock;
 use crate::pipeline::Pipeline;
-use crate::ports::{Ingress, Outbox, Patched, PortTable};
+use crate::ports::{Ingress, Outbox, Outputs, Patched, PortTable};
 use crate::switch::Switch;
 use koi_datapath::{Datapath, PathTaken};
 use koi_interp::Interpreter;
@@ -123,36 +123,6 @@ impl Slot {
                 "cannot run the program on this thread; its packets are dropped"
             ),
         }
-    }
-}
-
-/// The output packets of one batch, copied out of the state lock's critical section:
-/// `bytes` holds them back to back, `outs` their packet index, port and length. Reused.
-#[derive(Default)]
-struct Outputs {
-    bytes: Vec<u8>,
-    outs: Vec<(usize, u64, usize)>,
-}
-
-impl Outputs {
-    fn clear(&mut self) {
-        self.bytes.clear();
-        self.outs.clear();
-    }
-
-    fn push(&mut self, packet: usize, port: u64, bytes: &[u8]) {
-        self.bytes.extend_from_slice(bytes);
-        self.outs.push((packet, port, bytes.len()));
-    }
-
-    /// The outputs in order: packet index, port, bytes.
-    fn iter(&self) -> impl Iterator<Item = (usize, u64, &[u8])> {
-        let mut at = 0;
-        self.outs.iter().map(move |&(k, port, len)| {
-            let b = &self.bytes[at..at + len];
-            at += len;
-            (k, port, b)
-        })
     }
 }
 
@@ -442,7 +412,9 @@ fn forward<P: AsRef<[u8]>>(
                         port,
                         sw.clock(),
                         Some(koi_ports::prefetch),
-                        &mut |k, p, b| outputs.push(k, p, b),
+                        &mut |k, p, b| {
+                            outputs.push(k, p, b);
+                        },
                         &mut |_, r| {
                             fates.push(
                                 r.map(|s| (Some(s.path), s.aborted.clone()))
@@ -457,7 +429,7 @@ fn forward<P: AsRef<[u8]>>(
         }
         let mut sent = outputs.iter().peekable();
         for (k, fate) in fates.iter().enumerate() {
-            let mine = std::iter::from_fn(|| sent.next_if(|(j, _, _)| *j == k));
+            let mine = std::iter::from_fn(|| sent.next_if(|(_, j, _)| *j == k));
             let (path, aborted) = match fate {
                 Ok(r) => r,
                 Err(e) => {
@@ -476,9 +448,9 @@ fn forward<P: AsRef<[u8]>>(
                 continue;
             }
             let mut any = false;
-            for (_, out_port, bytes) in mine {
+            for (i, _, _) in mine {
                 any = true;
-                sw.send(table, out, pipeline, image, out_port, bytes, into.passes);
+                sw.send(table, out, pipeline, image, outputs, i, into.passes);
             }
             if !any {
                 sw.counters.program_drops.fetch_add(1, Ordering::Relaxed);
@@ -486,6 +458,6 @@ fn forward<P: AsRef<[u8]>>(
         }
         true
     });
-    sw.flush(table, out);
+    sw.flush(table, out, outputs);
     done
 }

@@ -1,7 +1,8 @@
 //! The switch's ports as the forwarding threads see them: a [`PortTable`] snapshot (the open
 //! ports, each bound to a pipeline and a poll thread, and the patch ports joining two
 //! pipelines), replaced whole when a port is added or removed, and the per-thread buffers an
-//! output goes through ([`Outbox`]: the ports to flush, the packets handed over patch ports).
+//! output goes through ([`Outputs`]: the batch's output packets; [`Outbox`]: which of them go
+//! to which port, and the packets handed over patch ports).
 //!
 //! Port numbers are each pipeline's own: an output to port N of pipeline P is found with one
 //! lookup of (P, N), which gives either an open port or the far end of a patch port.
@@ -72,12 +73,18 @@ impl PortSlot {
         self.spread.iter().find(|(u, _)| *u == t).map(|(_, p)| p)
     }
 
+    /// Each receive side's counters with its poll thread: the port first.
+    fn sides(&self) -> impl Iterator<Item = (usize, koi_ports::Stats)> + '_ {
+        let stats = |m: &Mutex<Box<dyn Port>>| m.lock().unwrap_or_else(|p| p.into_inner()).stats();
+        std::iter::once((self.thread, stats(&self.port)))
+            .chain(self.spread.iter().map(move |(t, p)| (*t, stats(p))))
+    }
+
     /// The port's counters, its spread receive sides' added in (they send nothing).
     pub fn stats(&self) -> koi_ports::Stats {
-        let lock = |m: &Mutex<Box<dyn Port>>| m.lock().unwrap_or_else(|p| p.into_inner()).stats();
-        let mut total = lock(&self.port);
-        for (_, p) in &self.spread {
-            total.add(&lock(p));
+        let mut total = koi_ports::Stats::default();
+        for (_, s) in self.sides() {
+            total.add(&s);
         }
         total
     }
@@ -85,10 +92,8 @@ impl PortSlot {
     /// Each receive side's packets received and dropped for a full ring, by poll thread
     /// (for `port_show`).
     pub fn rx_by_thread(&self) -> Vec<(usize, u64, u64)> {
-        let lock = |m: &Mutex<Box<dyn Port>>| m.lock().unwrap_or_else(|p| p.into_inner()).stats();
-        let one = |t: usize, s: koi_ports::Stats| (t, s.rx_packets, s.drop_ring_full);
-        std::iter::once(one(self.thread, lock(&self.port)))
-            .chain(self.spread.iter().map(|(t, p)| one(*t, lock(p))))
+        self.sides()
+            .map(|(t, s)| (t, s.rx_packets, s.drop_ring_full))
             .collect()
     }
 }
@@ -252,16 +257,53 @@ impl Patched {
     }
 }
 
-/// A thread's buffers for the outputs of one batch: the packets for each port (sent after
-/// the batch, each port locked once for all of its packets, so that threads sending to one
-/// port meet on its lock once a batch rather than once a packet), and the packets it handed
-/// over patch ports (to run after the batch).
+/// The output packets of one batch, copied out of the state lock's critical section (the
+/// one copy an output makes before its port takes it): `bytes` holds them back to back,
+/// `outs` each one's packet index, port number and place in `bytes`. Reused.
+#[derive(Debug, Default)]
+pub(crate) struct Outputs {
+    bytes: Vec<u8>,
+    outs: Vec<(usize, u64, Range<usize>)>,
+}
+
+impl Outputs {
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.outs.clear();
+    }
+
+    /// Adds an output of packet `packet` to port `port`; returns its index.
+    pub fn push(&mut self, packet: usize, port: u64, bytes: &[u8]) -> usize {
+        let at = self.bytes.len();
+        self.bytes.extend_from_slice(bytes);
+        self.outs.push((packet, port, at..self.bytes.len()));
+        self.outs.len() - 1
+    }
+
+    /// The outputs in order: index, packet index, port.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, usize, u64)> + '_ {
+        self.outs
+            .iter()
+            .enumerate()
+            .map(|(i, &(k, port, _))| (i, k, port))
+    }
+
+    /// Output `i`'s port number and bytes.
+    pub fn get(&self, i: usize) -> (u64, &[u8]) {
+        let (_, port, r) = &self.outs[i];
+        (*port, &self.bytes[r.clone()])
+    }
+}
+
+/// A thread's buffers for the outputs of one batch: which outputs (of an [`Outputs`]) go to
+/// which port (sent after the batch, each port locked once for all of its packets, so that
+/// threads sending to one port meet on its lock once a batch rather than once a packet), and
+/// the packets it handed over patch ports (to run after the batch).
 #[derive(Debug, Default)]
 pub(crate) struct Outbox {
     /// By index in the port table: whether packets are queued for it.
     pub touched: Vec<bool>,
-    /// The queued packets back to back, and per packet its port's index and length.
-    bytes: Vec<u8>,
+    /// Per queued packet: its port's index in the table and its index in the outputs.
     queued: Vec<(usize, usize)>,
     pub patched: Patched,
 }
@@ -275,26 +317,21 @@ impl Outbox {
         }
     }
 
-    /// Queues `bytes` for the port at index `j`.
-    pub fn queue(&mut self, j: usize, bytes: &[u8]) {
-        self.bytes.extend_from_slice(bytes);
-        self.queued.push((j, bytes.len()));
+    /// Queues output `i` for the port at index `j`.
+    pub fn queue(&mut self, j: usize, i: usize) {
+        self.queued.push((j, i));
         self.touched[j] = true;
     }
 
-    /// The packets queued for the port at index `j`, in order.
-    pub fn queued_for(&self, j: usize) -> impl Iterator<Item = &[u8]> {
-        let mut at = 0;
-        self.queued.iter().filter_map(move |&(k, len)| {
-            let b = &self.bytes[at..at + len];
-            at += len;
-            (k == j).then_some(b)
-        })
+    /// The outputs queued for the port at index `j`, in order.
+    pub fn queued_for(&self, j: usize) -> impl Iterator<Item = usize> + '_ {
+        self.queued
+            .iter()
+            .filter_map(move |&(k, i)| (k == j).then_some(i))
     }
 
     /// Forgets the queued packets.
     pub fn clear_queued(&mut self) {
-        self.bytes.clear();
         self.queued.clear();
     }
 }

@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use crate::ports::{Dest, Ingress, Outbox};
+use crate::ports::{Dest, Ingress, Outbox, Outputs};
 pub use crate::ports::{MAX_PASSES, PatchEnd, PortSlot, PortTable};
 
 /// Drops that belong to no port.
@@ -507,8 +507,10 @@ impl Switch {
         }
         let table = self.ports();
         let mut out = Outbox::for_table(&table);
+        let mut outputs = Outputs::default();
         for (port, b) in &outs {
-            self.send(&table, &mut out, pipeline, &image, *port, b, 1);
+            let i = outputs.push(0, *port, b);
+            self.send(&table, &mut out, pipeline, &image, &outputs, i, 1);
         }
         // A retired image's digests were delivered before it retired.
         let _ = image.update(|s, _| pipeline.deliver_digests(&image, s));
@@ -524,22 +526,23 @@ impl Switch {
                     continue;
                 };
                 for (port, b) in &img.inject(to.port, bytes, &self.clock)? {
-                    self.send(&table, &mut out, next, &img, *port, b, to.passes);
+                    let i = outputs.push(0, *port, b);
+                    self.send(&table, &mut out, next, &img, &outputs, i, to.passes);
                 }
                 let _ = img.update(|s, _| next.deliver_digests(&img, s));
             }
             pending.clear();
             std::mem::swap(&mut pending, &mut out.patched);
         }
-        self.flush(&table, &mut out);
+        self.flush(&table, &mut out, &outputs);
         Ok(())
     }
 
-    /// Sends one output of `pipeline`'s `image` to `port`: the controller for the CPU port,
-    /// else the pipeline's port of that number (marked in `out` for [`Switch::flush`]), or, for
-    /// a patch port, into `out`'s patched packets (`passes`: the pipelines the packet has
-    /// passed through, this one included; one past [`MAX_PASSES`] it is dropped). An unknown
-    /// number is counted.
+    /// Sends output `i` of `outputs`, made by `pipeline`'s `image`, to its port: the
+    /// controller for the CPU port, else the pipeline's port of that number (queued in `out`
+    /// for [`Switch::flush`]), or, for a patch port, into `out`'s patched packets (`passes`:
+    /// the pipelines the packet has passed through, this one included; one past
+    /// [`MAX_PASSES`] it is dropped). An unknown number is counted.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn send(
         &self,
@@ -547,16 +550,17 @@ impl Switch {
         out: &mut Outbox,
         pipeline: &Pipeline,
         image: &crate::Image,
-        port: u64,
-        bytes: &[u8],
+        outputs: &Outputs,
+        i: usize,
         passes: u8,
     ) {
+        let (port, bytes) = outputs.get(i);
         if pipeline.cpu_port() == Some(port) {
             pipeline.packet_in(image, bytes);
             return;
         }
         match table.dest((pipeline.index(), port)) {
-            Some(Dest::Port(j)) => out.queue(j, bytes),
+            Some(Dest::Port(j)) => out.queue(j, i),
             Some(Dest::Patch((p, n))) if passes < MAX_PASSES => {
                 let to = Ingress {
                     pipeline: p,
@@ -574,17 +578,17 @@ impl Switch {
         }
     }
 
-    /// Sends the packets queued in `out`, port by port (each port locked once), flushes
-    /// those ports and clears the queue.
-    pub(crate) fn flush(&self, table: &PortTable, out: &mut Outbox) {
+    /// Sends the outputs queued in `out` (indices into `outputs`), port by port (each port
+    /// locked once), flushes those ports and clears the queue.
+    pub(crate) fn flush(&self, table: &PortTable, out: &mut Outbox, outputs: &Outputs) {
         for j in 0..out.touched.len() {
             if !std::mem::take(&mut out.touched[j]) {
                 continue;
             }
             let mut port = lock(&table[j].port);
-            for bytes in out.queued_for(j) {
+            for i in out.queued_for(j) {
                 // Failures are counted by the port itself.
-                if let Err(e) = port.send(bytes) {
+                if let Err(e) = port.send(outputs.get(i).1) {
                     tracing::debug!(port = table[j].num, error = %e, "send failed");
                 }
             }

@@ -33,7 +33,6 @@
 //! replica first, then master (a thread's packet that uses a register does the same), so
 //! nothing waits in a cycle.
 
-use crate::arrays::CounterValue;
 use crate::state::{ExternState, State};
 use crate::value_set::DigestQueue;
 use koi_ir::entity::EntityId;
@@ -90,11 +89,7 @@ impl State {
     pub fn replica(master: &Master, of: &State) -> State {
         let mut r = of.clone();
         for t in &mut r.tables {
-            t.journal(false);
-            for e in t.entries_mut() {
-                e.counter = CounterValue::default();
-                e.last_hit_ns = 0;
-            }
+            t.forget_counts();
         }
         for x in &mut r.externs {
             if let ExternState::Counter(a) = x {

@@ -58,6 +58,14 @@ pub struct Entry {
     pub cookie: Cookie,
 }
 
+impl Entry {
+    /// No packet counted, no hit time (a replica's copy, see [`crate::replica`]).
+    pub(crate) fn forget_counts(&mut self) {
+        self.counter = CounterValue::default();
+        self.last_hit_ns = 0;
+    }
+}
+
 /// A new entry, before validation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NewEntry {
@@ -481,9 +489,13 @@ impl TableState {
         });
     }
 
-    /// Every entry, mutably, for a replica to clear what it counted.
-    pub(crate) fn entries_mut(&mut self) -> impl Iterator<Item = &mut Entry> {
-        self.entries.values_mut()
+    /// Makes this table a replica's: no journal, and no entry counted or hit (a replica's
+    /// counts are what it counted since they were last taken into the master's).
+    pub(crate) fn forget_counts(&mut self) {
+        self.journal = None;
+        for e in self.entries.values_mut() {
+            e.forget_counts();
+        }
     }
 
     /// Makes this replica's table what lookups see of `master`'s: slot by slot when the
@@ -502,8 +514,7 @@ impl TableState {
                     }
                     if let Some(e) = master.entries.get(i) {
                         let mut e = e.clone();
-                        e.counter = CounterValue::default();
-                        e.last_hit_ns = 0;
+                        e.forget_counts();
                         self.matcher.insert(&e.keys, e.priority.unwrap_or(0), i);
                         self.entries.insert_at(i, e);
                     }
@@ -517,11 +528,7 @@ impl TableState {
             }
             _ => {
                 *self = master.clone();
-                self.journal = None;
-                for e in self.entries.values_mut() {
-                    e.counter = CounterValue::default();
-                    e.last_hit_ns = 0;
-                }
+                self.forget_counts();
             }
         }
         self.generation = master.generation;

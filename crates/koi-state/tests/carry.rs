@@ -4,21 +4,15 @@
 //! by name: equal where the rules say "carried", refused with every problem named where they
 //! say "refused", with each allowed loss reported.
 
+mod common;
+
 use koi_control::command;
 use koi_ir::{Architecture, Bits, Pattern, Pipeline};
 use koi_state::carry::{CarryProblem, CarryReport, ObjectKind, carry_over};
 use koi_state::{Cookie, State, cli};
 
 fn compile(src: &str) -> Pipeline {
-    let opts = koi_syntax::PpOptions::default();
-    let (sm, program, diags) = koi_syntax::parse_str("carry.p4", src, &opts);
-    let render =
-        |d: &koi_syntax::Diagnostics| -> String { d.list.iter().map(|x| x.render(&sm)).collect() };
-    assert!(!diags.has_errors(), "{}", render(&diags));
-    let copts = koi_sema::CheckOptions { require_main: true };
-    let (checked, sdiags) = koi_sema::check(&program, &copts);
-    assert!(!sdiags.has_errors(), "{}", render(&sdiags));
-    koi_lower::lower(&program, &checked).unwrap_or_else(|d| panic!("{}", render(&d)))
+    common::compile("carry.p4", src)
 }
 
 /// The old program: every kind of state koi keeps.

@@ -5,6 +5,8 @@
 //! clears and default changes); counts made in replicas must add up in the master; and
 //! registers written by threads at once through their replicas must count exactly.
 
+mod common;
+
 use koi_control::command;
 use koi_ir::{Bits, Pipeline, TableId};
 use koi_state::{Lookup, Master, State, cli};
@@ -13,15 +15,7 @@ use proptest::prelude::*;
 use std::sync::Arc;
 
 fn compile(src: &str) -> Pipeline {
-    let opts = koi_syntax::PpOptions::default();
-    let (sm, program, diags) = koi_syntax::parse_str("replica.p4", src, &opts);
-    let render =
-        |d: &koi_syntax::Diagnostics| -> String { d.list.iter().map(|x| x.render(&sm)).collect() };
-    assert!(!diags.has_errors(), "{}", render(&diags));
-    let copts = koi_sema::CheckOptions { require_main: true };
-    let (checked, sdiags) = koi_sema::check(&program, &copts);
-    assert!(!sdiags.has_errors(), "{}", render(&sdiags));
-    koi_lower::lower(&program, &checked).unwrap_or_else(|d| panic!("{}", render(&d)))
+    common::compile("replica.p4", src)
 }
 
 const PROGRAM: &str = r#"

@@ -7,6 +7,8 @@
 //! is not a request) goes to the fallback and never to a server. The key hashes are computed
 //! here independently (bitwise CRC-32/ISO-HDLC and CRC-16/ARC).
 
+mod e2e;
+use e2e::csum16;
 use std::process::Command;
 
 const PROGRAM: &str = "examples/appswitch/appswitch.p4";
@@ -50,17 +52,6 @@ fn crc16_arc(data: &[u8]) -> u16 {
     c
 }
 
-fn csum(data: &[u8]) -> u16 {
-    let mut s: u32 = data
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
-        .sum();
-    while s >> 16 != 0 {
-        s = (s & 0xffff) + (s >> 16);
-    }
-    !(s as u16)
-}
-
 /// An Ethernet/IPv4/UDP frame with both checksums computed (`udp_csum`: else 0, none).
 fn frame(
     macs: ([u8; 6], [u8; 6]),
@@ -83,7 +74,7 @@ fn frame(
         ph.extend_from_slice(&[0, 17]);
         ph.extend_from_slice(&udp_len.to_be_bytes());
         ph.extend_from_slice(&udp);
-        let c = match csum(&ph) {
+        let c = match csum16(&ph) {
             0 => 0xffff,
             c => c,
         };
@@ -94,7 +85,7 @@ fn frame(
     ip.extend_from_slice(&[0, 1, 0, 0, 64, 17, 0, 0]);
     ip.extend_from_slice(&ips.0);
     ip.extend_from_slice(&ips.1);
-    let c = csum(&ip);
+    let c = csum16(&ip);
     ip[10..12].copy_from_slice(&c.to_be_bytes());
     let mut f = Vec::new();
     f.extend_from_slice(&macs.1);
@@ -454,7 +445,7 @@ fn what_cannot_be_routed_goes_to_the_fallback_never_to_a_server() {
     let c = {
         frag[24] = 0;
         frag[25] = 0;
-        csum(&frag[14..34])
+        csum16(&frag[14..34])
     };
     frag[24..26].copy_from_slice(&c.to_be_bytes());
     assert_eq!(trace(&frag, 1, ""), None, "a fragment is not routed");

@@ -11,9 +11,10 @@
 //!
 //! Needs root, memcached, nutcracker and the Python venv (PyYAML); see `e2e/mod.rs`.
 
+mod ctl_support;
 mod e2e;
+use ctl_support::write_pcap;
 use e2e::*;
-use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -45,17 +46,6 @@ fn key_of(i: usize) -> Vec<u8> {
     k
 }
 
-fn csum(data: &[u8]) -> u16 {
-    let mut s: u32 = data
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
-        .sum();
-    while s >> 16 != 0 {
-        s = (s & 0xffff) + (s >> 16);
-    }
-    !(s as u16)
-}
-
 /// A binary GET of `key` from 10.0.0.1 to the service, UDP checksum 0.
 fn get_request(key: &[u8]) -> Vec<u8> {
     let mut mc = vec![0, 7, 0, 0, 0, 1, 0, 0, 0x80, 0x00];
@@ -64,36 +54,11 @@ fn get_request(key: &[u8]) -> Vec<u8> {
     mc.extend_from_slice(&(key.len() as u32).to_be_bytes());
     mc.extend_from_slice(&[0; 12]);
     mc.extend_from_slice(key);
-    let udp_len = 8 + mc.len() as u16;
-    let mut f = vec![2, 0, 0, 0, 0, 0x64, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
-    let mut ip = vec![0x45, 0];
-    ip.extend_from_slice(&(20 + udp_len).to_be_bytes());
-    ip.extend_from_slice(&[0, 1, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 100]);
-    let c = csum(&ip);
-    ip[10..12].copy_from_slice(&c.to_be_bytes());
-    f.extend_from_slice(&ip);
-    f.extend_from_slice(&40000u16.to_be_bytes());
-    f.extend_from_slice(&11211u16.to_be_bytes());
-    f.extend_from_slice(&udp_len.to_be_bytes());
-    f.extend_from_slice(&[0, 0]);
-    f.extend_from_slice(&mc);
+    let (vip_mac, client_mac) = ([2, 0, 0, 0, 0, 0x64], [2, 0, 0, 0, 0, 1]);
+    let mut f = udp_frame(vip_mac, client_mac, [10, 0, 0, 1], [10, 0, 0, 100], 64, &mc);
+    // To memcached's port (no UDP checksum to mend).
+    f[36..38].copy_from_slice(&11211u16.to_be_bytes());
     f
-}
-
-fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
-    let mut out = Vec::new();
-    out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
-    out.extend_from_slice(&[2, 0, 4, 0]);
-    out.extend_from_slice(&[0; 8]);
-    out.extend_from_slice(&65535u32.to_le_bytes());
-    out.extend_from_slice(&1u32.to_le_bytes());
-    for f in frames {
-        out.extend_from_slice(&[0; 8]);
-        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
-        out.extend_from_slice(f);
-    }
-    std::fs::write(path, out).unwrap();
 }
 
 #[test]

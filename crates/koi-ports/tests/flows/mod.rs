@@ -47,6 +47,16 @@ pub fn udp_seq(f: &[u8]) -> Option<(u16, u32)> {
     })
 }
 
+/// Sends `each` frames of each of `flows` flows through `tx`, round by round.
+pub fn send_flows(tx: &mut dyn Port, flows: u16, each: u32) {
+    for seq in 0..each {
+        for flow in 0..flows {
+            tx.send(&udp_frame(flow, seq)).unwrap();
+        }
+        tx.flush().unwrap();
+    }
+}
+
 /// Receives from `ports` until `flows` x `each` frames of [`udp_frame`] have come (or 10 s
 /// passed) and checks them: each once, each flow wholly on one port and in order, every port
 /// some flows.
