@@ -3,8 +3,10 @@
 // Clients send memcached requests over UDP to a virtual service address (VIP:11211, the
 // `vip` table). The switch hashes each request's key and sends the request to the server
 // the key maps to: a pinned key (`pinned`, exact on the key's hashes and length) first,
-// else the consistent-hash ring (`ring`, a range table over the key's hash, written by the
-// controller as twemproxy's ketama continuum). The request's destination MAC, IPv4 address
+// else by the pool's distribution (`distribution`): the consistent-hash ring (`ring`, a
+// range table over the key's hash, written by the controller as twemproxy's ketama
+// continuum), or the hash modulo a number of slots, or a random slot (`slots`, twemproxy's
+// modula and random). The request's destination MAC, IPv4 address
 // and UDP port become the server's; the IPv4 checksum is recomputed and the UDP checksum
 // updated incrementally (a zero UDP checksum, "none", stays zero). Replies from a server
 // (`servers`, by source address and port) get the VIP back as their source, so clients see
@@ -37,6 +39,11 @@ const bit<16> MEMCACHED_PORT = 11211;
 const bit<8>  MAGIC_REQUEST = 0x80;
 // The port koi run's --cpu-port names: packets to and from the controller.
 const bit<9>  CPU_PORT = 255;
+// Twemproxy's distributions: the consistent-hash ring, the hash modulo the number of slots,
+// a random slot.
+const bit<2>  DIST_KETAMA = 0;
+const bit<2>  DIST_MODULA = 1;
+const bit<2>  DIST_RANDOM = 2;
 
 // A frame the controller sends out of a port (its health probes)...
 @controller_header("packet_out")
@@ -93,6 +100,9 @@ struct metadata_t {
     bit<32> crc;      // CRC-32 of the key
     bit<16> crc16;    // a second hash of the key, for pinned keys
     bit<32> point;    // where the key falls on the ring
+    bit<2>  dist;     // the distribution: DIST_KETAMA, DIST_MODULA or DIST_RANDOM
+    bit<32> nslots;   // modula/random: how many slots the live servers fill
+    bit<32> slot;     // modula/random: the slot the request goes to
     bit<16> key_len;  // the key's length in bytes
     bool ascii_get;   // an ASCII get/gets (one key per routable request)
 }
@@ -262,6 +272,26 @@ control AppIngress(inout headers_t hdr, inout metadata_t meta,
         size = 16384;
     }
 
+    // How the pool distributes keys: twemproxy's `ketama` (the `ring` table), `modula` (the
+    // point modulo the number of slots, then `slots`) or `random` (a random slot). For
+    // modula, each live server fills as many consecutive slots as its weight; for random,
+    // one slot each (twemproxy ignores weights there).
+    action dist_ketama() { meta.dist = DIST_KETAMA; }
+    action dist_modula(bit<32> nslots) { meta.dist = DIST_MODULA; meta.nslots = nslots; }
+    action dist_random(bit<32> nslots) { meta.dist = DIST_RANDOM; meta.nslots = nslots; }
+    table distribution {
+        actions = { dist_ketama; dist_modula; dist_random; }
+        default_action = dist_ketama();
+    }
+
+    // The modula/random slots: each to the server that owns it.
+    table slots {
+        key = { meta.slot: exact; }
+        actions = { to_server; NoAction; }
+        default_action = NoAction();
+        size = 4096;
+    }
+
     // Where a request the switch cannot route goes: the proxy, or nowhere.
     table fallback {
         actions = { to_server; drop; }
@@ -347,7 +377,22 @@ control AppIngress(inout headers_t hdr, inout metadata_t meta,
                 hash(meta.crc16, HashAlgorithm.crc16, 16w0, { hdr.mc_key.key }, 32w0x10000);
                 hash_mode.apply();
                 if (!pinned.apply().hit) {
-                    if (!ring.apply().hit) {
+                    distribution.apply();
+                    bool routed;
+                    if (meta.dist == DIST_KETAMA) {
+                        routed = ring.apply().hit;
+                    } else {
+                        if (meta.dist == DIST_MODULA) {
+                            // The point modulo the slots (`identity` hands the point to
+                            // `hash`, whose remainder by `max` is the modulo).
+                            hash(meta.slot, HashAlgorithm.identity, 32w0, { meta.point },
+                                 meta.nslots);
+                        } else {
+                            random(meta.slot, 32w0, meta.nslots - 1);
+                        }
+                        routed = slots.apply().hit;
+                    }
+                    if (!routed) {
                         fallback.apply();
                     }
                 }

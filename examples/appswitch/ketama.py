@@ -9,6 +9,7 @@ the server twemproxy would, from the same pool file.
   server, weighted, from MD5 of "NAME-i"), and `ring_ranges(...)`: the same continuum as
   ranges of hash values, each to the server that owns it, which is what the switch's `ring`
   table holds.
+- `modula(servers)`: twemproxy's `modula` slots (each server as many times as its weight).
 - `place(pool, key)`: the server a key goes to.
 
 Each rule is twemproxy's (nc_conf.c, nc_ketama.c, nc_crc32.c), written down here:
@@ -19,6 +20,9 @@ Each rule is twemproxy's (nc_conf.c, nc_ketama.c, nc_crc32.c), written down here
   points, its bytes 4x..4x+3 read little-endian.
 - A key goes to the first point whose value is at or above the key's hash, the first point
   of all when there is none.
+- Servers are kept sorted by name, a shorter name first, then bytewise; `modula` gives each
+  live server, in that order, as many slots as its weight, and a key goes to slot
+  `hash % slots`. `random` gives each live server one slot and picks a slot at random.
 """
 
 import hashlib
@@ -84,9 +88,19 @@ class Pool:
         self.auto_eject_hosts = bool(conf.get("auto_eject_hosts", False))
         self.server_failure_limit = int(conf.get("server_failure_limit", 2))
         self.server_retry_timeout = int(conf.get("server_retry_timeout", 30000))
-        self.servers = [Server(s) for s in conf.get("servers", [])]
-        if not self.servers:
+        servers = [Server(s) for s in conf.get("servers", [])]
+        if not servers:
             raise ValueError(f"pool {name}: no servers")
+        # Twemproxy refuses duplicates and keeps its servers sorted by name, shorter names
+        # first (`conf_validate_server`, `string_compare`): that order is modula's.
+        for what, key in (("address", lambda s: (s.addr, s.port, s.weight)),
+                          ("name", lambda s: s.name)):
+            seen = set()
+            for s in servers:
+                if key(s) in seen:
+                    raise ValueError(f"pool {name}: server {s.line!r}: a duplicate {what}")
+                seen.add(key(s))
+        self.servers = sorted(servers, key=lambda s: (len(s.name.encode()), s.name.encode()))
 
     @staticmethod
     def load(path, pool=None):
@@ -164,12 +178,22 @@ def hash_top(name):
     return 0x7FFF if name == "crc32" else 0xFFFFFFFF
 
 
+def modula(servers):
+    """Twemproxy's `modula` continuum of `servers` (the live ones): each server's index as
+    many times as its weight, in pool order. A key goes to slot `hash % len(slots)`."""
+    return [index for index, s in enumerate(servers) for _ in range(s.weight)]
+
+
 def place(pool, key, live=None):
-    """The server `key` (bytes) goes to, among `live` (default: all of the pool's)."""
+    """The server `key` (bytes) goes to, among `live` (default: all of the pool's). `random`
+    places no key: each request goes to a server picked at random."""
     servers = live if live is not None else pool.servers
     h = key_hash(pool.hash, key)
     if pool.distribution == "modula":
-        return servers[h % len(servers)]
+        slots = modula(servers)
+        return servers[slots[h % len(slots)]]
+    if pool.distribution == "random":
+        raise ValueError("distribution random places no key")
     return servers[dispatch(ketama(servers), h)]
 
 
@@ -201,14 +225,11 @@ def switch_entries(pool, hosts, vip_mac, live=None):
     (and the switch's ARP answer for it), the hash mode, the ring (or, for `random`, equal
     shares of the hash range), the servers' replies, and L2 forwarding (a broadcast floods).
     `hosts`: every server's and client's address to (MAC, switch port); `live`: the servers
-    in service (default: all). `modula` is refused: the switch cannot take a remainder by a
-    number the controller changes."""
+    in service (default: all)."""
     vip, vport = pool.listen
     servers = live if live is not None else pool.servers
     if pool.hash not in ("crc32", "crc32a"):
         raise ValueError(f"hash {pool.hash}: the switch computes crc32 and crc32a")
-    if pool.distribution == "modula":
-        raise ValueError("distribution modula: the switch routes by ranges of the hash only")
     entries = [
         Entry("vip", [("hdr.ipv4.dst", vip), ("hdr.udp.dport", vport)], "NoAction"),
         Entry("vip_address", [("hdr.ipv4.dst", vip)], "NoAction"),
@@ -227,23 +248,47 @@ def switch_entries(pool, hosts, vip_mac, live=None):
     return entries
 
 
+def to_server(s, hosts):
+    """The `to_server` action's parameters for server `s`."""
+    mac, port = hosts[s.addr]
+    return [("mac", mac), ("ip", s.addr), ("port", s.port), ("egress", port)]
+
+
 def ring_entries(pool, hosts, servers):
-    """The `ring` table's entries for the live `servers`."""
-    top = hash_top(pool.hash)
+    """The placement of the live `servers`, as entries: for `ketama`, the `ring` table's
+    ranges; for `modula` and `random`, the `distribution` table's default (how many slots)
+    and the `slots` table (each slot's server)."""
     if pool.distribution == "ketama":
-        ranges = ring_ranges(ketama(servers), top)
+        out = [Entry("distribution", [], "dist_ketama", default=True)]
+        for low, high, index in ring_ranges(ketama(servers), hash_top(pool.hash)):
+            out.append(Entry("ring", [("meta.point", (low, high))], "to_server",
+                             to_server(servers[index], hosts), priority=1))
+        return out
+    if pool.distribution == "modula":
+        slots = modula(servers)
     else:
-        share = (top + 1) // len(servers)
-        ranges = [(i * share, top if i == len(servers) - 1 else (i + 1) * share - 1, i)
-                  for i in range(len(servers))]
-    out = []
-    for low, high, index in ranges:
-        s = servers[index]
-        mac, port = hosts[s.addr]
-        out.append(Entry("ring", [("meta.point", (low, high))], "to_server",
-                         [("mac", mac), ("ip", s.addr), ("port", s.port), ("egress", port)],
-                         priority=1))
+        slots = list(range(len(servers)))
+    out = [Entry("distribution", [], f"dist_{pool.distribution}",
+                 [("nslots", len(slots))], default=True)]
+    for i, index in enumerate(slots):
+        out.append(Entry("slots", [("meta.slot", i)], "to_server",
+                         to_server(servers[index], hosts)))
     return out
+
+
+def changes(old, new):
+    """What turns the entries `old` into `new`: (deletes, inserts, modifies), each a list of
+    entries. An entry is known by its table and match; a default action is modified."""
+    def key(e):
+        return (e.table, "default" if e.default else repr(e.match))
+
+    before = {key(e): e for e in old}
+    after = {key(e): e for e in new}
+    deletes = [e for k, e in before.items() if k not in after]
+    inserts = [e for k, e in after.items() if k not in before]
+    modifies = [e for k, e in after.items()
+                if k in before and before[k].cli() != e.cli()]
+    return deletes, inserts, modifies
 
 
 if __name__ == "__main__":

@@ -22,12 +22,21 @@ const POOL: &str = "\
 beta:
   listen: 10.0.0.100:11211
   hash: HASH
-  distribution: ketama
+  distribution: DIST
   servers:
    - 10.0.0.11:11211:1
    - 10.0.0.12:11212:1
    - 10.0.0.13:11211:2 third
 ";
+
+/// The (hash, distribution) pairs whose placement is checked: twemproxy's ketama and modula
+/// over its 32-bit and its 15-bit CRC-32.
+const PLACEMENTS: [(&str, &str); 4] = [
+    ("crc32a", "ketama"),
+    ("crc32", "ketama"),
+    ("crc32a", "modula"),
+    ("crc32", "modula"),
+];
 
 /// Hosts of the traced topology: address = MAC @ switch port.
 const HOSTS: [&str; 4] = [
@@ -76,24 +85,11 @@ fn the_switch_routes_every_key_where_ketama_places_it() {
         &pcap,
         &keys.iter().map(|k| get_request(k)).collect::<Vec<_>>(),
     );
-    for hash in ["crc32a", "crc32"] {
-        let pool = dir.join(format!("pool-{hash}.yml"));
-        std::fs::write(&pool, POOL.replace("HASH", hash)).unwrap();
+    for (hash, dist) in PLACEMENTS {
+        let pool = dir.join(format!("pool-{hash}-{dist}.yml"));
+        std::fs::write(&pool, POOL.replace("HASH", hash).replace("DIST", dist)).unwrap();
+        let entries = entries_for(&py, &pool, &dir.join(format!("{hash}-{dist}.entries")));
         let ketama = repo().join("examples/appswitch/ketama.py");
-        let out = Command::new(&py)
-            .arg(&ketama)
-            .arg(&pool)
-            .arg("02:00:00:00:00:64")
-            .args(HOSTS)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let entries = dir.join(format!("{hash}.entries"));
-        std::fs::write(&entries, &out.stdout).unwrap();
         // Where ketama.py places each key: the server's switch port.
         let script = format!(
             "import sys; sys.path.insert(0, {dir:?})\n\
@@ -118,29 +114,101 @@ fn the_switch_routes_every_key_where_ketama_places_it() {
             .map(|l| format!("port {l}:"))
             .collect();
         assert_eq!(want.len(), n);
-        let out = Command::new(env!("CARGO_BIN_EXE_koi"))
-            .args(["trace", "examples/appswitch/appswitch.p4", "--entries"])
-            .arg(&entries)
-            .args(["--port", "1", "--pcap"])
-            .arg(&pcap)
-            .current_dir(repo())
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{text}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let got: Vec<&str> = text.lines().filter(|l| l.starts_with("result:")).collect();
-        assert_eq!(got.len(), n, "{hash}: a result per request");
+        let got = trace(&entries, &pcap);
+        assert_eq!(got.len(), n, "{hash}/{dist}: a result per request");
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
             assert!(
                 g.starts_with(&format!("result: {w}")),
-                "{hash}: key {i} ({} bytes): ketama.py says {w}, the switch: {g}",
+                "{hash}/{dist}: key {i} ({} bytes): ketama.py says {w}, the switch: {g}",
                 keys[i].len()
             );
         }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The switch's entries that ketama.py writes for `pool`, in a file at `path`.
+fn entries_for(
+    py: &std::path::Path,
+    pool: &std::path::Path,
+    path: &std::path::Path,
+) -> std::path::PathBuf {
+    let out = Command::new(py)
+        .arg(repo().join("examples/appswitch/ketama.py"))
+        .arg(pool)
+        .arg("02:00:00:00:00:64")
+        .args(HOSTS)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(path, &out.stdout).unwrap();
+    path.to_path_buf()
+}
+
+/// `koi trace` of the requests in `pcap` through appswitch.p4 with `entries`: each packet's
+/// `result:` line.
+fn trace(entries: &std::path::Path, pcap: &std::path::Path) -> Vec<String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_koi"))
+        .args(["trace", "examples/appswitch/appswitch.p4", "--entries"])
+        .arg(entries)
+        .args(["--port", "1", "--pcap"])
+        .arg(pcap)
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text.lines()
+        .filter(|l| l.starts_with("result:"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn random_distribution_spreads_requests_over_every_server() {
+    let test = "random_distribution_spreads_requests_over_every_server";
+    let Some(py) = venv_python(test, "KOI_PYTHON", "import yaml") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("koi-appswitch-random-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // The same key 150 times: with `random`, the key does not decide the server.
+    let n = 150;
+    let pcap = dir.join("requests.pcap");
+    write_pcap(&pcap, &vec![get_request(&key_of(0)); n]);
+    let pool = dir.join("pool.yml");
+    std::fs::write(
+        &pool,
+        POOL.replace("HASH", "crc32a").replace("DIST", "random"),
+    )
+    .unwrap();
+    let entries = entries_for(&py, &pool, &dir.join("random.entries"));
+    let got = trace(&entries, &pcap);
+    assert_eq!(got.len(), n, "a result per request");
+    let mut per_port = [0usize; 3];
+    for g in &got {
+        let port = (2..=4).find(|p| g.starts_with(&format!("result: port {p}:")));
+        let Some(port) = port else {
+            panic!("a request not sent to a server: {g}");
+        };
+        per_port[port - 2] += 1;
+    }
+    // Twemproxy's random picks each live server alike (weights do not count): each of the
+    // three gets a third of 150 requests, give or take; below 20 is a 1-in-10^5 event.
+    for (i, &c) in per_port.iter().enumerate() {
+        assert!(
+            c >= 20,
+            "server on port {} got {c} of {n}: {per_port:?}",
+            i + 2
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -205,24 +273,24 @@ fn ketama_places_keys_where_twemproxy_does() {
         });
         assert!(up, "memcached listens on {port}");
     }
-    for hash in ["crc32a", "crc32"] {
-        let pool = place.dir.join(format!("{hash}.yml"));
+    for (hash, dist) in PLACEMENTS {
+        let pool = place.dir.join(format!("{hash}-{dist}.yml"));
         std::fs::write(
             &pool,
             format!(
-                "alpha:\n  listen: 127.0.0.1:22121\n  hash: {hash}\n  distribution: ketama\n  \
+                "alpha:\n  listen: 127.0.0.1:22121\n  hash: {hash}\n  distribution: {dist}\n  \
                  servers:\n   - 127.0.0.1:11211:1\n   - 127.0.0.1:11212:1\n   - 127.0.0.1:11213:2 third\n"
             ),
         )
         .unwrap();
-        let pid = place.dir.join(format!("{hash}.pid"));
+        let pid = place.dir.join(format!("{hash}-{dist}.pid"));
         let mut proxy = in_ns("nutcracker")
             .arg("-c")
             .arg(&pool)
             .args(["-s", "22222", "-p"])
             .arg(&pid)
             .arg("-o")
-            .arg(place.dir.join(format!("{hash}.log")))
+            .arg(place.dir.join(format!("{hash}-{dist}.log")))
             .spawn()
             .expect("start nutcracker");
         let up = eventually(Duration::from_secs(10), || {
@@ -246,9 +314,12 @@ fn ketama_places_keys_where_twemproxy_does() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
-            "{hash}: {text}{}",
+            "{hash}/{dist}: {text}{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(text.contains("placed 300 keys: 300 as twemproxy"), "{text}");
+        assert!(
+            text.contains("placed 300 keys: 300 as twemproxy"),
+            "{hash}/{dist}: {text}"
+        );
     }
 }

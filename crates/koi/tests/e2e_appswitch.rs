@@ -7,7 +7,7 @@
 //! asked directly, holds exactly the keys twemproxy's placement gives it (ketama.py, itself
 //! checked against twemproxy in `appswitch_ring.rs`). Then one server is killed: it is
 //! ejected, and every request goes to the two others as twemproxy would place them; it comes
-//! back and is restored. Needs root, memcached and the Python
+//! back and is restored. Both with twemproxy's `ketama` and its `modula` distribution. Needs root, memcached and the Python
 //! venv (finsy, PyYAML); see `e2e/mod.rs`.
 
 mod e2e;
@@ -145,7 +145,23 @@ const HOSTS: [(&str, &str); 4] = [
 
 #[test]
 fn appswitch_spreads_keys_as_twemproxy_would_and_replies_come_from_the_service() {
-    let test = "appswitch_spreads_keys_as_twemproxy_would_and_replies_come_from_the_service";
+    end_to_end(
+        "appswitch_spreads_keys_as_twemproxy_would_and_replies_come_from_the_service",
+        "ketama",
+    );
+}
+
+/// The same with twemproxy's `modula` distribution: the switch takes the key's hash modulo the
+/// slots, and an ejection rewrites the slots.
+#[test]
+fn appswitch_with_modula_places_keys_as_twemproxy_would() {
+    end_to_end(
+        "appswitch_with_modula_places_keys_as_twemproxy_would",
+        "modula",
+    );
+}
+
+fn end_to_end(test: &str, distribution: &str) {
     if !tools(test, &["memcached"]) {
         return;
     }
@@ -159,7 +175,14 @@ fn appswitch_spreads_keys_as_twemproxy_would_and_replies_come_from_the_service()
         lab.ipv4_host(i + 1, mac, &format!("{addr}/24"), "10.0.0.254");
     }
     let pool = lab.dir.join("pool.yml");
-    std::fs::write(&pool, POOL).unwrap();
+    std::fs::write(
+        &pool,
+        POOL.replace(
+            "distribution: ketama",
+            &format!("distribution: {distribution}"),
+        ),
+    )
+    .unwrap();
     let mut servers: Vec<Proc> = (2..=4)
         .map(|i| {
             Proc::spawn(lab.cmd(&lab.host(i).ns, "memcached").args([
