@@ -15,8 +15,11 @@
 // A request the program cannot route (a multi-datagram request, an IP fragment,
 // a malformed or truncated header, a command without a key, a key over 250 bytes) goes to
 // the `fallback` table (the proxy, or dropped), never to a wrong server. Everything else is
-// switched by destination MAC (`l2`; a broadcast, such as an ARP request, goes to multicast
-// group 1, which the controller fills with every port).
+// switched by destination MAC (`l2`; a broadcast, such as an ARP request, or an unknown
+// destination goes to multicast group 1, which the controller fills with every port). The
+// controller learns where hosts are: a source MAC new on its port is reported by digest
+// (`sources`), and ARP answers to the service address, which the controller asks for each
+// server, are handed to it (`arp_answers`).
 //
 // Protocols: the memcached UDP frame header (8 bytes) then the binary protocol (magic 0x80:
 // a 24-byte header, extras, then the key; every command with a key is routed: GET, GETQ,
@@ -90,6 +93,12 @@ struct headers_t {
     mc_ascii_cmd_t mc_ascii_cmd;
     mc_extras_t mc_extras;
     mc_key_t mc_key;
+}
+
+// What a frame from a source the switch does not know yet tells the controller (L2 learning).
+struct learn_t {
+    bit<48> src;
+    bit<9>  port;
 }
 
 struct metadata_t {
@@ -327,14 +336,33 @@ control AppIngress(inout headers_t hdr, inout metadata_t meta,
         size = 16;
     }
 
-    // Everything else: switched by destination MAC.
+    // Everything else: switched by destination MAC, an unknown one flooded.
     action forward(bit<9> port) { std.egress_spec = port; }
     action flood() { std.mcast_grp = 1; }
     table l2 {
         key = { hdr.ethernet.dst: exact; }
         actions = { forward; flood; drop; }
-        default_action = drop();
+        default_action = flood();
         size = 4096;
+    }
+
+    // L2 learning: a source MAC not known on the port it came from is reported to the
+    // controller (digest `learn_t`), which writes it into `l2` and here.
+    action learn() { digest<learn_t>(1, { hdr.ethernet.src, std.ingress_port }); }
+    table sources {
+        key = { hdr.ethernet.src: exact; std.ingress_port: exact; }
+        actions = { learn; NoAction; }
+        default_action = learn();
+        size = 4096;
+    }
+
+    // Answers to the controller's ARP requests for the servers' addresses (sent from the
+    // service address) go to the controller: that is how it finds where each server is.
+    table arp_answers {
+        key = { hdr.arp.tpa: exact; }
+        actions = { to_controller; NoAction; }
+        default_action = NoAction();
+        size = 16;
     }
 
     // The switch answers "who has the service address?" with the service's MAC.
@@ -360,6 +388,12 @@ control AppIngress(inout headers_t hdr, inout metadata_t meta,
         if (hdr.packet_out.isValid()) {
             std.egress_spec = hdr.packet_out.egress_port;
             hdr.packet_out.setInvalid();
+            return;
+        }
+        if (hdr.ethernet.src[40:40] == 0) {
+            sources.apply();
+        }
+        if (hdr.arp.isValid() && hdr.arp.op == 2 && arp_answers.apply().hit) {
             return;
         }
         if (hdr.arp.isValid() && hdr.arp.op == 1 && vip_arp.apply().hit) {

@@ -244,8 +244,16 @@ def switch_entries(pool, hosts, vip_mac, live=None):
                              "from_server",
                              [("vip_mac", vip_mac), ("vip_ip", vip), ("vip_port", vport)]))
     for addr, (mac, port) in hosts.items():
-        entries.append(Entry("l2", [("hdr.ethernet.dst", mac)], "forward", [("port", port)]))
+        entries += l2_entries(mac, port)
     return entries
+
+
+def l2_entries(mac, port):
+    """A host's L2 entries: frames to `mac` go out of `port`, and frames from it on that port
+    are known (no digest)."""
+    return [Entry("l2", [("hdr.ethernet.dst", mac)], "forward", [("port", port)]),
+            Entry("sources", [("hdr.ethernet.src", mac), ("std.ingress_port", port)],
+                  "NoAction")]
 
 
 def to_server(s, hosts):
@@ -257,12 +265,15 @@ def to_server(s, hosts):
 def ring_entries(pool, hosts, servers):
     """The placement of the live `servers`, as entries: for `ketama`, the `ring` table's
     ranges; for `modula` and `random`, the `distribution` table's default (how many slots)
-    and the `slots` table (each slot's server)."""
+    and the `slots` table (each slot's server). A server whose place in the network is not
+    known yet (not in `hosts`) keeps its share, without an entry: its requests miss and go
+    to the fallback."""
     if pool.distribution == "ketama":
         out = [Entry("distribution", [], "dist_ketama", default=True)]
         for low, high, index in ring_ranges(ketama(servers), hash_top(pool.hash)):
-            out.append(Entry("ring", [("meta.point", (low, high))], "to_server",
-                             to_server(servers[index], hosts), priority=1))
+            if servers[index].addr in hosts:
+                out.append(Entry("ring", [("meta.point", (low, high))], "to_server",
+                                 to_server(servers[index], hosts), priority=1))
         return out
     if pool.distribution == "modula":
         slots = modula(servers)
@@ -271,8 +282,9 @@ def ring_entries(pool, hosts, servers):
     out = [Entry("distribution", [], f"dist_{pool.distribution}",
                  [("nslots", len(slots))], default=True)]
     for i, index in enumerate(slots):
-        out.append(Entry("slots", [("meta.slot", i)], "to_server",
-                         to_server(servers[index], hosts)))
+        if servers[index].addr in hosts:
+            out.append(Entry("slots", [("meta.slot", i)], "to_server",
+                             to_server(servers[index], hosts)))
     return out
 
 
@@ -284,10 +296,11 @@ def changes(old, new):
 
     before = {key(e): e for e in old}
     after = {key(e): e for e in new}
-    deletes = [e for k, e in before.items() if k not in after]
-    inserts = [e for k, e in after.items() if k not in before]
+    deletes = [e for k, e in before.items() if k not in after and not e.default]
+    inserts = [e for k, e in after.items() if k not in before and not e.default]
     modifies = [e for k, e in after.items()
-                if k in before and before[k].cli() != e.cli()]
+                if (k not in before and e.default)
+                or (k in before and before[k].cli() != e.cli())]
     return deletes, inserts, modifies
 
 

@@ -371,15 +371,30 @@ fn replies_carry_the_service_address_and_other_traffic_is_switched() {
     assert_eq!(trace(&ask(VIP), 1, ""), Some((1, answer)));
     // ARP for a server: flooded to the other ports (the first copy: port 2).
     assert_eq!(trace(&ask(A.1), 1, ""), Some((2, ask(A.1))));
-    // An unknown destination MAC: dropped.
-    let lost = frame(
+    // An unknown destination MAC: flooded, as a learning switch does (the first copy: port 2).
+    let unknown = frame(
         (CLIENT_MAC, [2, 0, 0, 0, 0, 0x99]),
         (CLIENT, A.1),
         (1, 2),
         b"x",
         true,
     );
-    assert_eq!(trace(&lost, 1, ""), None);
+    assert_eq!(trace(&unknown, 1, ""), Some((2, unknown.clone())));
+    // A server's answer to the controller's ARP request (from the service address) goes to
+    // the controller, behind the packet-in header (ingress port 3, 9 bits, then 7 bits of
+    // padding); with no `arp_answers` entry, it is switched like any frame.
+    let mut told = VIP_MAC.to_vec();
+    told.extend_from_slice(&A.0);
+    told.extend_from_slice(&[0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 2]);
+    told.extend_from_slice(&A.0);
+    told.extend_from_slice(&A.1);
+    told.extend_from_slice(&VIP_MAC);
+    told.extend_from_slice(&VIP);
+    let to_controller = "table_add arp_answers to_controller 10.0.0.100 =>";
+    let mut packet_in = vec![3 >> 1, (3 & 1) << 7];
+    packet_in.extend_from_slice(&told);
+    assert_eq!(trace(&told, 3, to_controller), Some((255, packet_in)));
+    assert_ne!(trace(&told, 3, "").map(|(port, _)| port), Some(255));
 }
 
 #[test]

@@ -1,5 +1,6 @@
-//! AppSwitch end to end: `examples/appswitch/appswitch --config POOL.yml` (koi run and its
-//! P4Runtime controller, one command) in the switch namespace, three real memcached servers
+//! AppSwitch end to end: `examples/appswitch/appswitch --config POOL.yml --port N=IF...` (koi
+//! run and its P4Runtime controller, one command, which finds the servers by ARP and learns
+//! the client's place from its frames) in the switch namespace, three real memcached servers
 //! with UDP on, each in a namespace of its own, and a client in a fourth. The client stores
 //! and reads back 120 keys of 16, 80 and 250 bytes with memcached's binary protocol over UDP,
 //! then with the ASCII protocol, sent to the service address: every reply comes from the service address (the client's
@@ -148,20 +149,25 @@ fn appswitch_spreads_keys_as_twemproxy_would_and_replies_come_from_the_service()
     end_to_end(
         "appswitch_spreads_keys_as_twemproxy_would_and_replies_come_from_the_service",
         "ketama",
+        false,
     );
 }
 
 /// The same with twemproxy's `modula` distribution: the switch takes the key's hash modulo the
-/// slots, and an ejection rewrites the slots.
+/// slots, and an ejection rewrites the slots. Here the hosts are given (`--host`) rather
+/// than found.
 #[test]
 fn appswitch_with_modula_places_keys_as_twemproxy_would() {
     end_to_end(
         "appswitch_with_modula_places_keys_as_twemproxy_would",
         "modula",
+        true,
     );
 }
 
-fn end_to_end(test: &str, distribution: &str) {
+/// `given_hosts`: every host's place passed with `--host`; else the controller finds the
+/// servers by ARP and learns the client from its frames.
+fn end_to_end(test: &str, distribution: &str, given_hosts: bool) {
     if !tools(test, &["memcached"]) {
         return;
     }
@@ -218,7 +224,9 @@ fn end_to_end(test: &str, distribution: &str) {
     for (i, (mac, addr)) in HOSTS.iter().enumerate() {
         let h = lab.host(i + 1);
         args.extend(["--port".into(), format!("{}={}", i + 1, h.sw_if)]);
-        args.extend(["--host".into(), format!("{addr}={mac}@{}", i + 1)]);
+        if given_hosts {
+            args.extend(["--host".into(), format!("{addr}={mac}@{}", i + 1)]);
+        }
     }
     let mut switch = Proc::spawn(
         lab.cmd(&lab.sw, &py)
@@ -230,6 +238,19 @@ fn end_to_end(test: &str, distribution: &str) {
         "appswitch did not come up:\n{}",
         switch.output_so_far()
     );
+    if !given_hosts {
+        // Every server was found by ARP, at its own MAC and port, before the placement.
+        let log = switch.output_so_far();
+        for (i, (mac, addr)) in HOSTS.iter().enumerate().skip(1) {
+            let found = format!("found {addr} (");
+            let line = log.lines().find(|l| l.starts_with(&found));
+            assert!(
+                line.is_some_and(|l| l.ends_with(&format!("at {mac} on port {}", i + 1))),
+                "{addr} not found by ARP at {mac} on port {}:\n{log}",
+                i + 1
+            );
+        }
+    }
     let n = 120;
     let client = |what: &str, switch: &Proc, proto: &str| {
         let out = run(
