@@ -29,8 +29,8 @@
 // written by gen_ascii_parser.py, finds where it ends).
 //
 // The key's hash is CRC-32 (IEEE, as zlib) over its bytes; `hash_mode` says what the ring is
-// indexed by: the CRC itself (twemproxy's `crc32a`) or its bits 30..16 (twemproxy's
-// `crc32`, which keeps 15 bits).
+// indexed by: the CRC itself (twemproxy's `crc32a`), its bits 30..16 (twemproxy's
+// `crc32`, which keeps 15 bits), or twemproxy's `crc16` (see `hash_crc16`).
 
 #include <core.p4>
 #include <v1model.p4>
@@ -78,7 +78,10 @@ header mc_binary_t {
 header mc_extras_t { varbit<160> data; }
 // The ASCII protocol's command word and its space ("get ", "delete ", ...).
 header mc_ascii_cmd_t { varbit<64> cmd; }
+// The key: all but its last two bytes, then those two (a key of one byte has only the last).
+// Twemproxy's `crc16` needs the CRCs of the key's two prefixes one and two bytes shorter.
 header mc_key_t { varbit<2000> key; }
+header mc_key_byte_t { bit<8> b; }
 
 struct headers_t {
     packet_in_t packet_in;
@@ -93,6 +96,8 @@ struct headers_t {
     mc_ascii_cmd_t mc_ascii_cmd;
     mc_extras_t mc_extras;
     mc_key_t mc_key;
+    mc_key_byte_t mc_key_t2;   // the key's last byte but one
+    mc_key_byte_t mc_key_t1;   // the key's last byte
 }
 
 // What a frame from a source the switch does not know yet tells the controller (L2 learning).
@@ -198,8 +203,29 @@ parser AppParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
         }
     }
     state binary_key_bytes {
-        pkt.extract(hdr.mc_key, (bit<32>) hdr.mc_binary.key_len * 8);
         meta.key_len = hdr.mc_binary.key_len;
+        transition select(hdr.mc_binary.key_len) {
+            1: key_last;
+            default: binary_key_head;
+        }
+    }
+    state binary_key_head {
+        pkt.extract(hdr.mc_key, ((bit<32>) hdr.mc_binary.key_len - 2) * 8);
+        transition key_last_two;
+    }
+    // The key's last two bytes (or its only one), for either protocol.
+    state key_last_two {
+        pkt.extract(hdr.mc_key_t2);
+        transition key_last;
+    }
+    state key_last {
+        pkt.extract(hdr.mc_key_t1);
+        transition select(hdr.mc_binary.isValid()) {
+            true: routable;
+            false: ascii_after_key;
+        }
+    }
+    state routable {
         meta.routable = true;
         meta.unroutable = false;
         transition accept;
@@ -243,11 +269,27 @@ control AppIngress(inout headers_t hdr, inout metadata_t meta,
         size = 16;
     }
 
-    // Twemproxy's hash variants over the key's CRC-32.
+    // Twemproxy's hash variants: over the key's CRC-32, or its `crc16`. That one keeps a
+    // 32-bit register through a CRC-16/XMODEM table, so its value is the XMODEM CRC of the
+    // key, with the top bytes of the CRCs of the key one byte shorter (bits 23..16) and two
+    // bytes shorter (bits 31..24) above it. The three CRCs are `crc16_custom` calculations
+    // that the controller sets to XMODEM (polynomial 0x1021, initial value 0, no
+    // reflection, no final XOR; `koi ctl set_crc16_parameters`).
     action hash_crc32a() { meta.point = meta.crc; }
     action hash_crc32() { meta.point = (bit<32>) meta.crc[30:16]; }
+    action hash_crc16() {
+        bit<16> shorter2;
+        bit<16> shorter1;
+        bit<16> whole;
+        hash(shorter2, HashAlgorithm.crc16_custom, 16w0, { hdr.mc_key.key }, 32w0x10000);
+        hash(shorter1, HashAlgorithm.crc16_custom, 16w0, { hdr.mc_key.key, hdr.mc_key_t2.b },
+             32w0x10000);
+        hash(whole, HashAlgorithm.crc16_custom, 16w0,
+             { hdr.mc_key.key, hdr.mc_key_t2.b, hdr.mc_key_t1.b }, 32w0x10000);
+        meta.point = shorter2[15:8] ++ shorter1[15:8] ++ whole;
+    }
     table hash_mode {
-        actions = { hash_crc32a; hash_crc32; }
+        actions = { hash_crc32a; hash_crc32; hash_crc16; }
         default_action = hash_crc32a();
     }
 
@@ -407,8 +449,10 @@ control AppIngress(inout headers_t hdr, inout metadata_t meta,
                     && (!hdr.mc_binary.isValid()
                         || hdr.mc_binary.body_len >= (bit<32>) hdr.mc_binary.key_len
                                                      + (bit<32>) hdr.mc_binary.extras_len)) {
-                hash(meta.crc, HashAlgorithm.crc32, 32w0, { hdr.mc_key.key }, 64w0x100000000);
-                hash(meta.crc16, HashAlgorithm.crc16, 16w0, { hdr.mc_key.key }, 32w0x10000);
+                hash(meta.crc, HashAlgorithm.crc32, 32w0,
+                     { hdr.mc_key.key, hdr.mc_key_t2.b, hdr.mc_key_t1.b }, 64w0x100000000);
+                hash(meta.crc16, HashAlgorithm.crc16, 16w0,
+                     { hdr.mc_key.key, hdr.mc_key_t2.b, hdr.mc_key_t1.b }, 32w0x10000);
                 hash_mode.apply();
                 if (!pinned.apply().hit) {
                     distribution.apply();
@@ -485,6 +529,8 @@ control AppDeparser(packet_out pkt, in headers_t hdr) {
         pkt.emit(hdr.mc_ascii_cmd);
         pkt.emit(hdr.mc_extras);
         pkt.emit(hdr.mc_key);
+        pkt.emit(hdr.mc_key_t2);
+        pkt.emit(hdr.mc_key_t1);
     }
 }
 

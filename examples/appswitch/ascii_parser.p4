@@ -1853,1254 +1853,1253 @@
         }
     }
     state ascii_key_is_1 {
-        pkt.extract(hdr.mc_key, 8);
         meta.key_len = 1;
-        transition ascii_after_key;
+        transition key_last;
     }
     state ascii_key_is_2 {
-        pkt.extract(hdr.mc_key, 16);
+        pkt.extract(hdr.mc_key, 0);
         meta.key_len = 2;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_3 {
-        pkt.extract(hdr.mc_key, 24);
+        pkt.extract(hdr.mc_key, 8);
         meta.key_len = 3;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_4 {
-        pkt.extract(hdr.mc_key, 32);
+        pkt.extract(hdr.mc_key, 16);
         meta.key_len = 4;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_5 {
-        pkt.extract(hdr.mc_key, 40);
+        pkt.extract(hdr.mc_key, 24);
         meta.key_len = 5;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_6 {
-        pkt.extract(hdr.mc_key, 48);
+        pkt.extract(hdr.mc_key, 32);
         meta.key_len = 6;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_7 {
-        pkt.extract(hdr.mc_key, 56);
+        pkt.extract(hdr.mc_key, 40);
         meta.key_len = 7;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_8 {
-        pkt.extract(hdr.mc_key, 64);
+        pkt.extract(hdr.mc_key, 48);
         meta.key_len = 8;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_9 {
-        pkt.extract(hdr.mc_key, 72);
+        pkt.extract(hdr.mc_key, 56);
         meta.key_len = 9;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_10 {
-        pkt.extract(hdr.mc_key, 80);
+        pkt.extract(hdr.mc_key, 64);
         meta.key_len = 10;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_11 {
-        pkt.extract(hdr.mc_key, 88);
+        pkt.extract(hdr.mc_key, 72);
         meta.key_len = 11;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_12 {
-        pkt.extract(hdr.mc_key, 96);
+        pkt.extract(hdr.mc_key, 80);
         meta.key_len = 12;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_13 {
-        pkt.extract(hdr.mc_key, 104);
+        pkt.extract(hdr.mc_key, 88);
         meta.key_len = 13;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_14 {
-        pkt.extract(hdr.mc_key, 112);
+        pkt.extract(hdr.mc_key, 96);
         meta.key_len = 14;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_15 {
-        pkt.extract(hdr.mc_key, 120);
+        pkt.extract(hdr.mc_key, 104);
         meta.key_len = 15;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_16 {
-        pkt.extract(hdr.mc_key, 128);
+        pkt.extract(hdr.mc_key, 112);
         meta.key_len = 16;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_17 {
-        pkt.extract(hdr.mc_key, 136);
+        pkt.extract(hdr.mc_key, 120);
         meta.key_len = 17;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_18 {
-        pkt.extract(hdr.mc_key, 144);
+        pkt.extract(hdr.mc_key, 128);
         meta.key_len = 18;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_19 {
-        pkt.extract(hdr.mc_key, 152);
+        pkt.extract(hdr.mc_key, 136);
         meta.key_len = 19;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_20 {
-        pkt.extract(hdr.mc_key, 160);
+        pkt.extract(hdr.mc_key, 144);
         meta.key_len = 20;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_21 {
-        pkt.extract(hdr.mc_key, 168);
+        pkt.extract(hdr.mc_key, 152);
         meta.key_len = 21;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_22 {
-        pkt.extract(hdr.mc_key, 176);
+        pkt.extract(hdr.mc_key, 160);
         meta.key_len = 22;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_23 {
-        pkt.extract(hdr.mc_key, 184);
+        pkt.extract(hdr.mc_key, 168);
         meta.key_len = 23;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_24 {
-        pkt.extract(hdr.mc_key, 192);
+        pkt.extract(hdr.mc_key, 176);
         meta.key_len = 24;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_25 {
-        pkt.extract(hdr.mc_key, 200);
+        pkt.extract(hdr.mc_key, 184);
         meta.key_len = 25;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_26 {
-        pkt.extract(hdr.mc_key, 208);
+        pkt.extract(hdr.mc_key, 192);
         meta.key_len = 26;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_27 {
-        pkt.extract(hdr.mc_key, 216);
+        pkt.extract(hdr.mc_key, 200);
         meta.key_len = 27;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_28 {
-        pkt.extract(hdr.mc_key, 224);
+        pkt.extract(hdr.mc_key, 208);
         meta.key_len = 28;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_29 {
-        pkt.extract(hdr.mc_key, 232);
+        pkt.extract(hdr.mc_key, 216);
         meta.key_len = 29;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_30 {
-        pkt.extract(hdr.mc_key, 240);
+        pkt.extract(hdr.mc_key, 224);
         meta.key_len = 30;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_31 {
-        pkt.extract(hdr.mc_key, 248);
+        pkt.extract(hdr.mc_key, 232);
         meta.key_len = 31;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_32 {
-        pkt.extract(hdr.mc_key, 256);
+        pkt.extract(hdr.mc_key, 240);
         meta.key_len = 32;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_33 {
-        pkt.extract(hdr.mc_key, 264);
+        pkt.extract(hdr.mc_key, 248);
         meta.key_len = 33;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_34 {
-        pkt.extract(hdr.mc_key, 272);
+        pkt.extract(hdr.mc_key, 256);
         meta.key_len = 34;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_35 {
-        pkt.extract(hdr.mc_key, 280);
+        pkt.extract(hdr.mc_key, 264);
         meta.key_len = 35;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_36 {
-        pkt.extract(hdr.mc_key, 288);
+        pkt.extract(hdr.mc_key, 272);
         meta.key_len = 36;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_37 {
-        pkt.extract(hdr.mc_key, 296);
+        pkt.extract(hdr.mc_key, 280);
         meta.key_len = 37;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_38 {
-        pkt.extract(hdr.mc_key, 304);
+        pkt.extract(hdr.mc_key, 288);
         meta.key_len = 38;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_39 {
-        pkt.extract(hdr.mc_key, 312);
+        pkt.extract(hdr.mc_key, 296);
         meta.key_len = 39;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_40 {
-        pkt.extract(hdr.mc_key, 320);
+        pkt.extract(hdr.mc_key, 304);
         meta.key_len = 40;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_41 {
-        pkt.extract(hdr.mc_key, 328);
+        pkt.extract(hdr.mc_key, 312);
         meta.key_len = 41;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_42 {
-        pkt.extract(hdr.mc_key, 336);
+        pkt.extract(hdr.mc_key, 320);
         meta.key_len = 42;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_43 {
-        pkt.extract(hdr.mc_key, 344);
+        pkt.extract(hdr.mc_key, 328);
         meta.key_len = 43;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_44 {
-        pkt.extract(hdr.mc_key, 352);
+        pkt.extract(hdr.mc_key, 336);
         meta.key_len = 44;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_45 {
-        pkt.extract(hdr.mc_key, 360);
+        pkt.extract(hdr.mc_key, 344);
         meta.key_len = 45;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_46 {
-        pkt.extract(hdr.mc_key, 368);
+        pkt.extract(hdr.mc_key, 352);
         meta.key_len = 46;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_47 {
-        pkt.extract(hdr.mc_key, 376);
+        pkt.extract(hdr.mc_key, 360);
         meta.key_len = 47;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_48 {
-        pkt.extract(hdr.mc_key, 384);
+        pkt.extract(hdr.mc_key, 368);
         meta.key_len = 48;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_49 {
-        pkt.extract(hdr.mc_key, 392);
+        pkt.extract(hdr.mc_key, 376);
         meta.key_len = 49;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_50 {
-        pkt.extract(hdr.mc_key, 400);
+        pkt.extract(hdr.mc_key, 384);
         meta.key_len = 50;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_51 {
-        pkt.extract(hdr.mc_key, 408);
+        pkt.extract(hdr.mc_key, 392);
         meta.key_len = 51;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_52 {
-        pkt.extract(hdr.mc_key, 416);
+        pkt.extract(hdr.mc_key, 400);
         meta.key_len = 52;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_53 {
-        pkt.extract(hdr.mc_key, 424);
+        pkt.extract(hdr.mc_key, 408);
         meta.key_len = 53;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_54 {
-        pkt.extract(hdr.mc_key, 432);
+        pkt.extract(hdr.mc_key, 416);
         meta.key_len = 54;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_55 {
-        pkt.extract(hdr.mc_key, 440);
+        pkt.extract(hdr.mc_key, 424);
         meta.key_len = 55;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_56 {
-        pkt.extract(hdr.mc_key, 448);
+        pkt.extract(hdr.mc_key, 432);
         meta.key_len = 56;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_57 {
-        pkt.extract(hdr.mc_key, 456);
+        pkt.extract(hdr.mc_key, 440);
         meta.key_len = 57;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_58 {
-        pkt.extract(hdr.mc_key, 464);
+        pkt.extract(hdr.mc_key, 448);
         meta.key_len = 58;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_59 {
-        pkt.extract(hdr.mc_key, 472);
+        pkt.extract(hdr.mc_key, 456);
         meta.key_len = 59;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_60 {
-        pkt.extract(hdr.mc_key, 480);
+        pkt.extract(hdr.mc_key, 464);
         meta.key_len = 60;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_61 {
-        pkt.extract(hdr.mc_key, 488);
+        pkt.extract(hdr.mc_key, 472);
         meta.key_len = 61;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_62 {
-        pkt.extract(hdr.mc_key, 496);
+        pkt.extract(hdr.mc_key, 480);
         meta.key_len = 62;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_63 {
-        pkt.extract(hdr.mc_key, 504);
+        pkt.extract(hdr.mc_key, 488);
         meta.key_len = 63;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_64 {
-        pkt.extract(hdr.mc_key, 512);
+        pkt.extract(hdr.mc_key, 496);
         meta.key_len = 64;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_65 {
-        pkt.extract(hdr.mc_key, 520);
+        pkt.extract(hdr.mc_key, 504);
         meta.key_len = 65;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_66 {
-        pkt.extract(hdr.mc_key, 528);
+        pkt.extract(hdr.mc_key, 512);
         meta.key_len = 66;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_67 {
-        pkt.extract(hdr.mc_key, 536);
+        pkt.extract(hdr.mc_key, 520);
         meta.key_len = 67;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_68 {
-        pkt.extract(hdr.mc_key, 544);
+        pkt.extract(hdr.mc_key, 528);
         meta.key_len = 68;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_69 {
-        pkt.extract(hdr.mc_key, 552);
+        pkt.extract(hdr.mc_key, 536);
         meta.key_len = 69;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_70 {
-        pkt.extract(hdr.mc_key, 560);
+        pkt.extract(hdr.mc_key, 544);
         meta.key_len = 70;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_71 {
-        pkt.extract(hdr.mc_key, 568);
+        pkt.extract(hdr.mc_key, 552);
         meta.key_len = 71;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_72 {
-        pkt.extract(hdr.mc_key, 576);
+        pkt.extract(hdr.mc_key, 560);
         meta.key_len = 72;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_73 {
-        pkt.extract(hdr.mc_key, 584);
+        pkt.extract(hdr.mc_key, 568);
         meta.key_len = 73;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_74 {
-        pkt.extract(hdr.mc_key, 592);
+        pkt.extract(hdr.mc_key, 576);
         meta.key_len = 74;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_75 {
-        pkt.extract(hdr.mc_key, 600);
+        pkt.extract(hdr.mc_key, 584);
         meta.key_len = 75;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_76 {
-        pkt.extract(hdr.mc_key, 608);
+        pkt.extract(hdr.mc_key, 592);
         meta.key_len = 76;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_77 {
-        pkt.extract(hdr.mc_key, 616);
+        pkt.extract(hdr.mc_key, 600);
         meta.key_len = 77;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_78 {
-        pkt.extract(hdr.mc_key, 624);
+        pkt.extract(hdr.mc_key, 608);
         meta.key_len = 78;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_79 {
-        pkt.extract(hdr.mc_key, 632);
+        pkt.extract(hdr.mc_key, 616);
         meta.key_len = 79;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_80 {
-        pkt.extract(hdr.mc_key, 640);
+        pkt.extract(hdr.mc_key, 624);
         meta.key_len = 80;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_81 {
-        pkt.extract(hdr.mc_key, 648);
+        pkt.extract(hdr.mc_key, 632);
         meta.key_len = 81;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_82 {
-        pkt.extract(hdr.mc_key, 656);
+        pkt.extract(hdr.mc_key, 640);
         meta.key_len = 82;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_83 {
-        pkt.extract(hdr.mc_key, 664);
+        pkt.extract(hdr.mc_key, 648);
         meta.key_len = 83;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_84 {
-        pkt.extract(hdr.mc_key, 672);
+        pkt.extract(hdr.mc_key, 656);
         meta.key_len = 84;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_85 {
-        pkt.extract(hdr.mc_key, 680);
+        pkt.extract(hdr.mc_key, 664);
         meta.key_len = 85;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_86 {
-        pkt.extract(hdr.mc_key, 688);
+        pkt.extract(hdr.mc_key, 672);
         meta.key_len = 86;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_87 {
-        pkt.extract(hdr.mc_key, 696);
+        pkt.extract(hdr.mc_key, 680);
         meta.key_len = 87;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_88 {
-        pkt.extract(hdr.mc_key, 704);
+        pkt.extract(hdr.mc_key, 688);
         meta.key_len = 88;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_89 {
-        pkt.extract(hdr.mc_key, 712);
+        pkt.extract(hdr.mc_key, 696);
         meta.key_len = 89;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_90 {
-        pkt.extract(hdr.mc_key, 720);
+        pkt.extract(hdr.mc_key, 704);
         meta.key_len = 90;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_91 {
-        pkt.extract(hdr.mc_key, 728);
+        pkt.extract(hdr.mc_key, 712);
         meta.key_len = 91;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_92 {
-        pkt.extract(hdr.mc_key, 736);
+        pkt.extract(hdr.mc_key, 720);
         meta.key_len = 92;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_93 {
-        pkt.extract(hdr.mc_key, 744);
+        pkt.extract(hdr.mc_key, 728);
         meta.key_len = 93;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_94 {
-        pkt.extract(hdr.mc_key, 752);
+        pkt.extract(hdr.mc_key, 736);
         meta.key_len = 94;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_95 {
-        pkt.extract(hdr.mc_key, 760);
+        pkt.extract(hdr.mc_key, 744);
         meta.key_len = 95;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_96 {
-        pkt.extract(hdr.mc_key, 768);
+        pkt.extract(hdr.mc_key, 752);
         meta.key_len = 96;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_97 {
-        pkt.extract(hdr.mc_key, 776);
+        pkt.extract(hdr.mc_key, 760);
         meta.key_len = 97;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_98 {
-        pkt.extract(hdr.mc_key, 784);
+        pkt.extract(hdr.mc_key, 768);
         meta.key_len = 98;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_99 {
-        pkt.extract(hdr.mc_key, 792);
+        pkt.extract(hdr.mc_key, 776);
         meta.key_len = 99;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_100 {
-        pkt.extract(hdr.mc_key, 800);
+        pkt.extract(hdr.mc_key, 784);
         meta.key_len = 100;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_101 {
-        pkt.extract(hdr.mc_key, 808);
+        pkt.extract(hdr.mc_key, 792);
         meta.key_len = 101;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_102 {
-        pkt.extract(hdr.mc_key, 816);
+        pkt.extract(hdr.mc_key, 800);
         meta.key_len = 102;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_103 {
-        pkt.extract(hdr.mc_key, 824);
+        pkt.extract(hdr.mc_key, 808);
         meta.key_len = 103;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_104 {
-        pkt.extract(hdr.mc_key, 832);
+        pkt.extract(hdr.mc_key, 816);
         meta.key_len = 104;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_105 {
-        pkt.extract(hdr.mc_key, 840);
+        pkt.extract(hdr.mc_key, 824);
         meta.key_len = 105;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_106 {
-        pkt.extract(hdr.mc_key, 848);
+        pkt.extract(hdr.mc_key, 832);
         meta.key_len = 106;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_107 {
-        pkt.extract(hdr.mc_key, 856);
+        pkt.extract(hdr.mc_key, 840);
         meta.key_len = 107;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_108 {
-        pkt.extract(hdr.mc_key, 864);
+        pkt.extract(hdr.mc_key, 848);
         meta.key_len = 108;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_109 {
-        pkt.extract(hdr.mc_key, 872);
+        pkt.extract(hdr.mc_key, 856);
         meta.key_len = 109;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_110 {
-        pkt.extract(hdr.mc_key, 880);
+        pkt.extract(hdr.mc_key, 864);
         meta.key_len = 110;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_111 {
-        pkt.extract(hdr.mc_key, 888);
+        pkt.extract(hdr.mc_key, 872);
         meta.key_len = 111;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_112 {
-        pkt.extract(hdr.mc_key, 896);
+        pkt.extract(hdr.mc_key, 880);
         meta.key_len = 112;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_113 {
-        pkt.extract(hdr.mc_key, 904);
+        pkt.extract(hdr.mc_key, 888);
         meta.key_len = 113;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_114 {
-        pkt.extract(hdr.mc_key, 912);
+        pkt.extract(hdr.mc_key, 896);
         meta.key_len = 114;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_115 {
-        pkt.extract(hdr.mc_key, 920);
+        pkt.extract(hdr.mc_key, 904);
         meta.key_len = 115;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_116 {
-        pkt.extract(hdr.mc_key, 928);
+        pkt.extract(hdr.mc_key, 912);
         meta.key_len = 116;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_117 {
-        pkt.extract(hdr.mc_key, 936);
+        pkt.extract(hdr.mc_key, 920);
         meta.key_len = 117;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_118 {
-        pkt.extract(hdr.mc_key, 944);
+        pkt.extract(hdr.mc_key, 928);
         meta.key_len = 118;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_119 {
-        pkt.extract(hdr.mc_key, 952);
+        pkt.extract(hdr.mc_key, 936);
         meta.key_len = 119;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_120 {
-        pkt.extract(hdr.mc_key, 960);
+        pkt.extract(hdr.mc_key, 944);
         meta.key_len = 120;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_121 {
-        pkt.extract(hdr.mc_key, 968);
+        pkt.extract(hdr.mc_key, 952);
         meta.key_len = 121;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_122 {
-        pkt.extract(hdr.mc_key, 976);
+        pkt.extract(hdr.mc_key, 960);
         meta.key_len = 122;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_123 {
-        pkt.extract(hdr.mc_key, 984);
+        pkt.extract(hdr.mc_key, 968);
         meta.key_len = 123;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_124 {
-        pkt.extract(hdr.mc_key, 992);
+        pkt.extract(hdr.mc_key, 976);
         meta.key_len = 124;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_125 {
-        pkt.extract(hdr.mc_key, 1000);
+        pkt.extract(hdr.mc_key, 984);
         meta.key_len = 125;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_126 {
-        pkt.extract(hdr.mc_key, 1008);
+        pkt.extract(hdr.mc_key, 992);
         meta.key_len = 126;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_127 {
-        pkt.extract(hdr.mc_key, 1016);
+        pkt.extract(hdr.mc_key, 1000);
         meta.key_len = 127;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_128 {
-        pkt.extract(hdr.mc_key, 1024);
+        pkt.extract(hdr.mc_key, 1008);
         meta.key_len = 128;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_129 {
-        pkt.extract(hdr.mc_key, 1032);
+        pkt.extract(hdr.mc_key, 1016);
         meta.key_len = 129;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_130 {
-        pkt.extract(hdr.mc_key, 1040);
+        pkt.extract(hdr.mc_key, 1024);
         meta.key_len = 130;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_131 {
-        pkt.extract(hdr.mc_key, 1048);
+        pkt.extract(hdr.mc_key, 1032);
         meta.key_len = 131;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_132 {
-        pkt.extract(hdr.mc_key, 1056);
+        pkt.extract(hdr.mc_key, 1040);
         meta.key_len = 132;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_133 {
-        pkt.extract(hdr.mc_key, 1064);
+        pkt.extract(hdr.mc_key, 1048);
         meta.key_len = 133;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_134 {
-        pkt.extract(hdr.mc_key, 1072);
+        pkt.extract(hdr.mc_key, 1056);
         meta.key_len = 134;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_135 {
-        pkt.extract(hdr.mc_key, 1080);
+        pkt.extract(hdr.mc_key, 1064);
         meta.key_len = 135;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_136 {
-        pkt.extract(hdr.mc_key, 1088);
+        pkt.extract(hdr.mc_key, 1072);
         meta.key_len = 136;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_137 {
-        pkt.extract(hdr.mc_key, 1096);
+        pkt.extract(hdr.mc_key, 1080);
         meta.key_len = 137;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_138 {
-        pkt.extract(hdr.mc_key, 1104);
+        pkt.extract(hdr.mc_key, 1088);
         meta.key_len = 138;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_139 {
-        pkt.extract(hdr.mc_key, 1112);
+        pkt.extract(hdr.mc_key, 1096);
         meta.key_len = 139;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_140 {
-        pkt.extract(hdr.mc_key, 1120);
+        pkt.extract(hdr.mc_key, 1104);
         meta.key_len = 140;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_141 {
-        pkt.extract(hdr.mc_key, 1128);
+        pkt.extract(hdr.mc_key, 1112);
         meta.key_len = 141;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_142 {
-        pkt.extract(hdr.mc_key, 1136);
+        pkt.extract(hdr.mc_key, 1120);
         meta.key_len = 142;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_143 {
-        pkt.extract(hdr.mc_key, 1144);
+        pkt.extract(hdr.mc_key, 1128);
         meta.key_len = 143;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_144 {
-        pkt.extract(hdr.mc_key, 1152);
+        pkt.extract(hdr.mc_key, 1136);
         meta.key_len = 144;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_145 {
-        pkt.extract(hdr.mc_key, 1160);
+        pkt.extract(hdr.mc_key, 1144);
         meta.key_len = 145;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_146 {
-        pkt.extract(hdr.mc_key, 1168);
+        pkt.extract(hdr.mc_key, 1152);
         meta.key_len = 146;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_147 {
-        pkt.extract(hdr.mc_key, 1176);
+        pkt.extract(hdr.mc_key, 1160);
         meta.key_len = 147;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_148 {
-        pkt.extract(hdr.mc_key, 1184);
+        pkt.extract(hdr.mc_key, 1168);
         meta.key_len = 148;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_149 {
-        pkt.extract(hdr.mc_key, 1192);
+        pkt.extract(hdr.mc_key, 1176);
         meta.key_len = 149;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_150 {
-        pkt.extract(hdr.mc_key, 1200);
+        pkt.extract(hdr.mc_key, 1184);
         meta.key_len = 150;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_151 {
-        pkt.extract(hdr.mc_key, 1208);
+        pkt.extract(hdr.mc_key, 1192);
         meta.key_len = 151;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_152 {
-        pkt.extract(hdr.mc_key, 1216);
+        pkt.extract(hdr.mc_key, 1200);
         meta.key_len = 152;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_153 {
-        pkt.extract(hdr.mc_key, 1224);
+        pkt.extract(hdr.mc_key, 1208);
         meta.key_len = 153;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_154 {
-        pkt.extract(hdr.mc_key, 1232);
+        pkt.extract(hdr.mc_key, 1216);
         meta.key_len = 154;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_155 {
-        pkt.extract(hdr.mc_key, 1240);
+        pkt.extract(hdr.mc_key, 1224);
         meta.key_len = 155;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_156 {
-        pkt.extract(hdr.mc_key, 1248);
+        pkt.extract(hdr.mc_key, 1232);
         meta.key_len = 156;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_157 {
-        pkt.extract(hdr.mc_key, 1256);
+        pkt.extract(hdr.mc_key, 1240);
         meta.key_len = 157;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_158 {
-        pkt.extract(hdr.mc_key, 1264);
+        pkt.extract(hdr.mc_key, 1248);
         meta.key_len = 158;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_159 {
-        pkt.extract(hdr.mc_key, 1272);
+        pkt.extract(hdr.mc_key, 1256);
         meta.key_len = 159;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_160 {
-        pkt.extract(hdr.mc_key, 1280);
+        pkt.extract(hdr.mc_key, 1264);
         meta.key_len = 160;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_161 {
-        pkt.extract(hdr.mc_key, 1288);
+        pkt.extract(hdr.mc_key, 1272);
         meta.key_len = 161;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_162 {
-        pkt.extract(hdr.mc_key, 1296);
+        pkt.extract(hdr.mc_key, 1280);
         meta.key_len = 162;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_163 {
-        pkt.extract(hdr.mc_key, 1304);
+        pkt.extract(hdr.mc_key, 1288);
         meta.key_len = 163;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_164 {
-        pkt.extract(hdr.mc_key, 1312);
+        pkt.extract(hdr.mc_key, 1296);
         meta.key_len = 164;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_165 {
-        pkt.extract(hdr.mc_key, 1320);
+        pkt.extract(hdr.mc_key, 1304);
         meta.key_len = 165;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_166 {
-        pkt.extract(hdr.mc_key, 1328);
+        pkt.extract(hdr.mc_key, 1312);
         meta.key_len = 166;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_167 {
-        pkt.extract(hdr.mc_key, 1336);
+        pkt.extract(hdr.mc_key, 1320);
         meta.key_len = 167;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_168 {
-        pkt.extract(hdr.mc_key, 1344);
+        pkt.extract(hdr.mc_key, 1328);
         meta.key_len = 168;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_169 {
-        pkt.extract(hdr.mc_key, 1352);
+        pkt.extract(hdr.mc_key, 1336);
         meta.key_len = 169;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_170 {
-        pkt.extract(hdr.mc_key, 1360);
+        pkt.extract(hdr.mc_key, 1344);
         meta.key_len = 170;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_171 {
-        pkt.extract(hdr.mc_key, 1368);
+        pkt.extract(hdr.mc_key, 1352);
         meta.key_len = 171;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_172 {
-        pkt.extract(hdr.mc_key, 1376);
+        pkt.extract(hdr.mc_key, 1360);
         meta.key_len = 172;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_173 {
-        pkt.extract(hdr.mc_key, 1384);
+        pkt.extract(hdr.mc_key, 1368);
         meta.key_len = 173;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_174 {
-        pkt.extract(hdr.mc_key, 1392);
+        pkt.extract(hdr.mc_key, 1376);
         meta.key_len = 174;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_175 {
-        pkt.extract(hdr.mc_key, 1400);
+        pkt.extract(hdr.mc_key, 1384);
         meta.key_len = 175;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_176 {
-        pkt.extract(hdr.mc_key, 1408);
+        pkt.extract(hdr.mc_key, 1392);
         meta.key_len = 176;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_177 {
-        pkt.extract(hdr.mc_key, 1416);
+        pkt.extract(hdr.mc_key, 1400);
         meta.key_len = 177;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_178 {
-        pkt.extract(hdr.mc_key, 1424);
+        pkt.extract(hdr.mc_key, 1408);
         meta.key_len = 178;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_179 {
-        pkt.extract(hdr.mc_key, 1432);
+        pkt.extract(hdr.mc_key, 1416);
         meta.key_len = 179;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_180 {
-        pkt.extract(hdr.mc_key, 1440);
+        pkt.extract(hdr.mc_key, 1424);
         meta.key_len = 180;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_181 {
-        pkt.extract(hdr.mc_key, 1448);
+        pkt.extract(hdr.mc_key, 1432);
         meta.key_len = 181;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_182 {
-        pkt.extract(hdr.mc_key, 1456);
+        pkt.extract(hdr.mc_key, 1440);
         meta.key_len = 182;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_183 {
-        pkt.extract(hdr.mc_key, 1464);
+        pkt.extract(hdr.mc_key, 1448);
         meta.key_len = 183;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_184 {
-        pkt.extract(hdr.mc_key, 1472);
+        pkt.extract(hdr.mc_key, 1456);
         meta.key_len = 184;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_185 {
-        pkt.extract(hdr.mc_key, 1480);
+        pkt.extract(hdr.mc_key, 1464);
         meta.key_len = 185;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_186 {
-        pkt.extract(hdr.mc_key, 1488);
+        pkt.extract(hdr.mc_key, 1472);
         meta.key_len = 186;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_187 {
-        pkt.extract(hdr.mc_key, 1496);
+        pkt.extract(hdr.mc_key, 1480);
         meta.key_len = 187;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_188 {
-        pkt.extract(hdr.mc_key, 1504);
+        pkt.extract(hdr.mc_key, 1488);
         meta.key_len = 188;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_189 {
-        pkt.extract(hdr.mc_key, 1512);
+        pkt.extract(hdr.mc_key, 1496);
         meta.key_len = 189;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_190 {
-        pkt.extract(hdr.mc_key, 1520);
+        pkt.extract(hdr.mc_key, 1504);
         meta.key_len = 190;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_191 {
-        pkt.extract(hdr.mc_key, 1528);
+        pkt.extract(hdr.mc_key, 1512);
         meta.key_len = 191;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_192 {
-        pkt.extract(hdr.mc_key, 1536);
+        pkt.extract(hdr.mc_key, 1520);
         meta.key_len = 192;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_193 {
-        pkt.extract(hdr.mc_key, 1544);
+        pkt.extract(hdr.mc_key, 1528);
         meta.key_len = 193;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_194 {
-        pkt.extract(hdr.mc_key, 1552);
+        pkt.extract(hdr.mc_key, 1536);
         meta.key_len = 194;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_195 {
-        pkt.extract(hdr.mc_key, 1560);
+        pkt.extract(hdr.mc_key, 1544);
         meta.key_len = 195;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_196 {
-        pkt.extract(hdr.mc_key, 1568);
+        pkt.extract(hdr.mc_key, 1552);
         meta.key_len = 196;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_197 {
-        pkt.extract(hdr.mc_key, 1576);
+        pkt.extract(hdr.mc_key, 1560);
         meta.key_len = 197;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_198 {
-        pkt.extract(hdr.mc_key, 1584);
+        pkt.extract(hdr.mc_key, 1568);
         meta.key_len = 198;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_199 {
-        pkt.extract(hdr.mc_key, 1592);
+        pkt.extract(hdr.mc_key, 1576);
         meta.key_len = 199;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_200 {
-        pkt.extract(hdr.mc_key, 1600);
+        pkt.extract(hdr.mc_key, 1584);
         meta.key_len = 200;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_201 {
-        pkt.extract(hdr.mc_key, 1608);
+        pkt.extract(hdr.mc_key, 1592);
         meta.key_len = 201;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_202 {
-        pkt.extract(hdr.mc_key, 1616);
+        pkt.extract(hdr.mc_key, 1600);
         meta.key_len = 202;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_203 {
-        pkt.extract(hdr.mc_key, 1624);
+        pkt.extract(hdr.mc_key, 1608);
         meta.key_len = 203;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_204 {
-        pkt.extract(hdr.mc_key, 1632);
+        pkt.extract(hdr.mc_key, 1616);
         meta.key_len = 204;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_205 {
-        pkt.extract(hdr.mc_key, 1640);
+        pkt.extract(hdr.mc_key, 1624);
         meta.key_len = 205;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_206 {
-        pkt.extract(hdr.mc_key, 1648);
+        pkt.extract(hdr.mc_key, 1632);
         meta.key_len = 206;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_207 {
-        pkt.extract(hdr.mc_key, 1656);
+        pkt.extract(hdr.mc_key, 1640);
         meta.key_len = 207;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_208 {
-        pkt.extract(hdr.mc_key, 1664);
+        pkt.extract(hdr.mc_key, 1648);
         meta.key_len = 208;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_209 {
-        pkt.extract(hdr.mc_key, 1672);
+        pkt.extract(hdr.mc_key, 1656);
         meta.key_len = 209;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_210 {
-        pkt.extract(hdr.mc_key, 1680);
+        pkt.extract(hdr.mc_key, 1664);
         meta.key_len = 210;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_211 {
-        pkt.extract(hdr.mc_key, 1688);
+        pkt.extract(hdr.mc_key, 1672);
         meta.key_len = 211;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_212 {
-        pkt.extract(hdr.mc_key, 1696);
+        pkt.extract(hdr.mc_key, 1680);
         meta.key_len = 212;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_213 {
-        pkt.extract(hdr.mc_key, 1704);
+        pkt.extract(hdr.mc_key, 1688);
         meta.key_len = 213;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_214 {
-        pkt.extract(hdr.mc_key, 1712);
+        pkt.extract(hdr.mc_key, 1696);
         meta.key_len = 214;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_215 {
-        pkt.extract(hdr.mc_key, 1720);
+        pkt.extract(hdr.mc_key, 1704);
         meta.key_len = 215;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_216 {
-        pkt.extract(hdr.mc_key, 1728);
+        pkt.extract(hdr.mc_key, 1712);
         meta.key_len = 216;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_217 {
-        pkt.extract(hdr.mc_key, 1736);
+        pkt.extract(hdr.mc_key, 1720);
         meta.key_len = 217;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_218 {
-        pkt.extract(hdr.mc_key, 1744);
+        pkt.extract(hdr.mc_key, 1728);
         meta.key_len = 218;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_219 {
-        pkt.extract(hdr.mc_key, 1752);
+        pkt.extract(hdr.mc_key, 1736);
         meta.key_len = 219;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_220 {
-        pkt.extract(hdr.mc_key, 1760);
+        pkt.extract(hdr.mc_key, 1744);
         meta.key_len = 220;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_221 {
-        pkt.extract(hdr.mc_key, 1768);
+        pkt.extract(hdr.mc_key, 1752);
         meta.key_len = 221;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_222 {
-        pkt.extract(hdr.mc_key, 1776);
+        pkt.extract(hdr.mc_key, 1760);
         meta.key_len = 222;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_223 {
-        pkt.extract(hdr.mc_key, 1784);
+        pkt.extract(hdr.mc_key, 1768);
         meta.key_len = 223;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_224 {
-        pkt.extract(hdr.mc_key, 1792);
+        pkt.extract(hdr.mc_key, 1776);
         meta.key_len = 224;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_225 {
-        pkt.extract(hdr.mc_key, 1800);
+        pkt.extract(hdr.mc_key, 1784);
         meta.key_len = 225;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_226 {
-        pkt.extract(hdr.mc_key, 1808);
+        pkt.extract(hdr.mc_key, 1792);
         meta.key_len = 226;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_227 {
-        pkt.extract(hdr.mc_key, 1816);
+        pkt.extract(hdr.mc_key, 1800);
         meta.key_len = 227;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_228 {
-        pkt.extract(hdr.mc_key, 1824);
+        pkt.extract(hdr.mc_key, 1808);
         meta.key_len = 228;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_229 {
-        pkt.extract(hdr.mc_key, 1832);
+        pkt.extract(hdr.mc_key, 1816);
         meta.key_len = 229;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_230 {
-        pkt.extract(hdr.mc_key, 1840);
+        pkt.extract(hdr.mc_key, 1824);
         meta.key_len = 230;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_231 {
-        pkt.extract(hdr.mc_key, 1848);
+        pkt.extract(hdr.mc_key, 1832);
         meta.key_len = 231;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_232 {
-        pkt.extract(hdr.mc_key, 1856);
+        pkt.extract(hdr.mc_key, 1840);
         meta.key_len = 232;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_233 {
-        pkt.extract(hdr.mc_key, 1864);
+        pkt.extract(hdr.mc_key, 1848);
         meta.key_len = 233;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_234 {
-        pkt.extract(hdr.mc_key, 1872);
+        pkt.extract(hdr.mc_key, 1856);
         meta.key_len = 234;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_235 {
-        pkt.extract(hdr.mc_key, 1880);
+        pkt.extract(hdr.mc_key, 1864);
         meta.key_len = 235;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_236 {
-        pkt.extract(hdr.mc_key, 1888);
+        pkt.extract(hdr.mc_key, 1872);
         meta.key_len = 236;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_237 {
-        pkt.extract(hdr.mc_key, 1896);
+        pkt.extract(hdr.mc_key, 1880);
         meta.key_len = 237;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_238 {
-        pkt.extract(hdr.mc_key, 1904);
+        pkt.extract(hdr.mc_key, 1888);
         meta.key_len = 238;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_239 {
-        pkt.extract(hdr.mc_key, 1912);
+        pkt.extract(hdr.mc_key, 1896);
         meta.key_len = 239;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_240 {
-        pkt.extract(hdr.mc_key, 1920);
+        pkt.extract(hdr.mc_key, 1904);
         meta.key_len = 240;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_241 {
-        pkt.extract(hdr.mc_key, 1928);
+        pkt.extract(hdr.mc_key, 1912);
         meta.key_len = 241;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_242 {
-        pkt.extract(hdr.mc_key, 1936);
+        pkt.extract(hdr.mc_key, 1920);
         meta.key_len = 242;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_243 {
-        pkt.extract(hdr.mc_key, 1944);
+        pkt.extract(hdr.mc_key, 1928);
         meta.key_len = 243;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_244 {
-        pkt.extract(hdr.mc_key, 1952);
+        pkt.extract(hdr.mc_key, 1936);
         meta.key_len = 244;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_245 {
-        pkt.extract(hdr.mc_key, 1960);
+        pkt.extract(hdr.mc_key, 1944);
         meta.key_len = 245;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_246 {
-        pkt.extract(hdr.mc_key, 1968);
+        pkt.extract(hdr.mc_key, 1952);
         meta.key_len = 246;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_247 {
-        pkt.extract(hdr.mc_key, 1976);
+        pkt.extract(hdr.mc_key, 1960);
         meta.key_len = 247;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_248 {
-        pkt.extract(hdr.mc_key, 1984);
+        pkt.extract(hdr.mc_key, 1968);
         meta.key_len = 248;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_249 {
-        pkt.extract(hdr.mc_key, 1992);
+        pkt.extract(hdr.mc_key, 1976);
         meta.key_len = 249;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_key_is_250 {
-        pkt.extract(hdr.mc_key, 2000);
+        pkt.extract(hdr.mc_key, 1984);
         meta.key_len = 250;
-        transition ascii_after_key;
+        transition key_last_two;
     }
     state ascii_after_key {
         // get/gets must end the line after the key (a second key is unroutable); the

@@ -3,8 +3,8 @@
 
     check_placement.py POOL.yml KEYS
 
-Empties every server of the pool (`flush_all`), stores KEYS keys (of 16, 80 and 250 bytes in
-turn) through the pool's `listen` address
+Empties every server of the pool (`flush_all`), stores KEYS keys (of 16, 80, 250, 1, 2 and 3
+bytes in turn) through the pool's `listen` address
 (twemproxy, memcached's ASCII protocol over TCP), then asks every server of the pool
 directly which keys it holds, and compares each key's server with `ketama.place`. Prints
 `placed N keys: M as twemproxy, per server: ...` and the keys that differ; exits 1 when any
@@ -20,9 +20,17 @@ import ketama  # noqa: E402
 
 
 def key_of(i):
-    base = f"key-{i}-"
-    size = (16, 80, 250)[i % 3]
-    return (base + "x" * size)[:size].encode()
+    """Key `i`: `key-I-xxx...` of 16, 80 or 250 bytes, or a short one of 1, 2 or 3 bytes, in
+    turn. A short key is i // 6 in base 94, a printable character ('!' to '~') per digit,
+    lowest first: distinct for the first 564 keys."""
+    size = (16, 80, 250, 1, 2, 3)[i % 6]
+    if size <= 3:
+        n, out = i // 6, ""
+        for _ in range(size):
+            out += chr(33 + n % 94)
+            n //= 94
+        return out.encode()
+    return (f"key-{i}-" + "x" * size)[:size].encode()
 
 
 def ask(sock, line, until):

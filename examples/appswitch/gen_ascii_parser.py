@@ -91,11 +91,14 @@ def main():
     w("            default: accept;   // longer than memcached allows")
     w("        }")
     w("    }")
+    # The key but its last two bytes, then those (appswitch.p4's key_last_two / key_last,
+    # which come back to ascii_after_key).
     for n in range(1, MAX_KEY + 1):
         w(f"    state ascii_key_is_{n} {{")
-        w(f"        pkt.extract(hdr.mc_key, {n * 8});")
+        if n >= 2:
+            w(f"        pkt.extract(hdr.mc_key, {(n - 2) * 8});")
         w(f"        meta.key_len = {n};")
-        w("        transition ascii_after_key;")
+        w("        transition key_last_two;" if n >= 2 else "        transition key_last;")
         w("    }")
     w("    state ascii_after_key {")
     w("        // get/gets must end the line after the key (a second key is unroutable); the")

@@ -4,7 +4,8 @@ the server twemproxy would, from the same pool file.
 - `Pool.load(path)`: one pool of a nutcracker YAML file (`listen`, `hash`, `distribution`,
   `servers`, `auto_eject_hosts`, `server_failure_limit`, `server_retry_timeout`).
 - `key_hash(name, key)`: the hash functions the switch computes (`crc32`: twemproxy's
-  libmemcached-compatible 15-bit CRC-32; `crc32a`: the whole CRC-32).
+  libmemcached-compatible 15-bit CRC-32; `crc32a`: the whole CRC-32; `crc16`: CRC-16/XMODEM
+  run through a 32-bit register, as twemproxy's hash_crc16 does).
 - `ketama(servers)`: the continuum twemproxy builds for the live servers (160 points per
   server, weighted, from MD5 of "NAME-i"), and `ring_ranges(...)`: the same continuum as
   ranges of hash values, each to the server that owns it, which is what the switch's `ring`
@@ -37,14 +38,43 @@ def f32(x):
     return struct.unpack("f", struct.pack("f", x))[0]
 
 
+HASHES = ("crc32", "crc32a", "crc16")
+
+
+def crc16_xmodem_table():
+    table = []
+    for i in range(256):
+        c = i << 8
+        for _ in range(8):
+            c = ((c << 1) ^ 0x1021) if c & 0x8000 else (c << 1)
+        table.append(c & 0xFFFF)
+    return table
+
+
+CRC16_TABLE = crc16_xmodem_table()
+
+# How the switch's `crc16_custom` calculations are set for twemproxy's `crc16`
+# (simple_switch_CLI's `set_crc16_parameters` arguments after the name): CRC-16/XMODEM.
+XMODEM = ("0x1021", "0x0", "0x0", "false", "false")
+# appswitch.p4's crc16_custom calculations (its hash_crc16 action), as koi names them.
+CRC16_CALCS = ("calc_0", "calc_1", "calc_2")
+
+
 def key_hash(name, key):
     """The hash `name` (a nutcracker `hash:` value) of `key` (bytes)."""
+    if name == "crc16":
+        # Twemproxy's hash_crc16: the XMODEM table over a 32-bit register that is never
+        # cut back to 16 bits.
+        crc = 0
+        for b in key:
+            crc = ((crc << 8) ^ CRC16_TABLE[((crc >> 8) ^ b) & 0xFF]) & 0xFFFFFFFF
+        return crc
     crc = zlib.crc32(key) & 0xFFFFFFFF
     if name == "crc32a":
         return crc
     if name == "crc32":
         return (crc >> 16) & 0x7FFF
-    raise ValueError(f"hash {name}: the switch computes crc32 and crc32a")
+    raise ValueError(f"hash {name}: the switch computes {', '.join(HASHES)}")
 
 
 class Server:
@@ -174,7 +204,7 @@ def ring_ranges(continuum, top=0xFFFFFFFF):
 
 
 def hash_top(name):
-    """The largest value hash `name` gives."""
+    """The largest value hash `name` gives (`crc16`'s register holds 32 bits)."""
     return 0x7FFF if name == "crc32" else 0xFFFFFFFF
 
 
@@ -228,14 +258,13 @@ def switch_entries(pool, hosts, vip_mac, live=None):
     in service (default: all)."""
     vip, vport = pool.listen
     servers = live if live is not None else pool.servers
-    if pool.hash not in ("crc32", "crc32a"):
-        raise ValueError(f"hash {pool.hash}: the switch computes crc32 and crc32a")
+    if pool.hash not in HASHES:
+        raise ValueError(f"hash {pool.hash}: the switch computes {', '.join(HASHES)}")
     entries = [
         Entry("vip", [("hdr.ipv4.dst", vip), ("hdr.udp.dport", vport)], "NoAction"),
         Entry("vip_address", [("hdr.ipv4.dst", vip)], "NoAction"),
         Entry("vip_arp", [("hdr.arp.tpa", vip)], "arp_reply", [("vip_mac", vip_mac)]),
-        Entry("hash_mode", [], "hash_crc32" if pool.hash == "crc32" else "hash_crc32a",
-              default=True),
+        Entry("hash_mode", [], f"hash_{pool.hash}", default=True),
         Entry("l2", [("hdr.ethernet.dst", "ff:ff:ff:ff:ff:ff")], "flood"),
     ]
     entries += ring_entries(pool, hosts, servers)
@@ -314,4 +343,7 @@ if __name__ == "__main__":
         addr, _, rest = h.partition("=")
         mac, _, port = rest.partition("@")
         hosts[addr] = (mac, int(port))
+    if pool.hash == "crc16":
+        for calc in CRC16_CALCS:
+            print(" ".join(["set_crc16_parameters", calc, *XMODEM]))
     print("\n".join(e.cli() for e in switch_entries(pool, hosts, sys.argv[2])))

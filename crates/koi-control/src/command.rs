@@ -177,6 +177,19 @@ pub enum Command {
         meter: String,
         index: u64,
     },
+    /// `set_crc16_parameters` / `set_crc32_parameters NAME POLY INIT XOR REFLECT_DATA
+    /// REFLECT_REMAINDER`: the parameters of a custom CRC calculation (`calc_N`).
+    SetCrcParameters {
+        width: u32,
+        calc: String,
+        poly: u64,
+        init: u64,
+        xorout: u64,
+        reflect_data: bool,
+        reflect_remainder: bool,
+    },
+    /// `show_calculations` (koi's): the custom CRC calculations and their parameters.
+    ShowCalculations,
 }
 
 /// A command line that could not be understood; nothing was changed.
@@ -238,6 +251,9 @@ pub const COMMANDS: &[&str] = &[
     "meter_set_rates",
     "meter_array_set_rates",
     "meter_get_rates",
+    "set_crc16_parameters",
+    "set_crc32_parameters",
+    "show_calculations",
 ];
 
 /// Parses one line. Returns `Ok(None)` for a blank or comment line.
@@ -450,6 +466,39 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
             meter: a.word("meter name")?,
             index: a.num("index")?,
         },
+        "set_crc16_parameters" | "set_crc32_parameters" => {
+            let width = if cmd == "set_crc16_parameters" {
+                16
+            } else {
+                32
+            };
+            let calc = a.word("calculation name")?;
+            let limit = (1u64 << width) - 1;
+            let mut value = |what: &str| -> Result<u64, CommandError> {
+                let v = a.num(what)?;
+                if v > limit {
+                    return Err(CommandError(format!(
+                        "{cmd}: {what} {v:#x} does not fit in {width} bits"
+                    )));
+                }
+                Ok(v)
+            };
+            let (poly, init, xorout) = (
+                value("polynomial")?,
+                value("initial remainder")?,
+                value("final xor value")?,
+            );
+            Command::SetCrcParameters {
+                width,
+                calc,
+                poly,
+                init,
+                xorout,
+                reflect_data: a.flag("reflect data?")?,
+                reflect_remainder: a.flag("reflect remainder?")?,
+            }
+        }
+        "show_calculations" => Command::ShowCalculations,
         _ => return Err(CommandError(format!("unknown command '{cmd}'"))),
     };
     a.finish()?;
@@ -483,6 +532,18 @@ impl Args<'_> {
     fn num(&mut self, what: &str) -> Result<u64, CommandError> {
         let w = self.word(what)?;
         number(self.cmd, what, &w)
+    }
+
+    /// `true`/`1` or `false`/`0`, as simple_switch_CLI reads a yes-or-no argument.
+    fn flag(&mut self, what: &str) -> Result<bool, CommandError> {
+        match self.word(what)?.to_ascii_lowercase().as_str() {
+            "true" | "1" => Ok(true),
+            "false" | "0" => Ok(false),
+            w => Err(CommandError(format!(
+                "{}: {what} '{w}' is not true or false",
+                self.cmd
+            ))),
+        }
     }
 
     fn opt_num(&mut self, what: &str) -> Result<Option<u64>, CommandError> {
@@ -570,6 +631,44 @@ impl Args<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn crc_parameters_are_read_as_simple_switch_cli_reads_them() {
+        let c = parse("set_crc16_parameters calc_0 0x1021 0x0 0 false 1")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            c,
+            Command::SetCrcParameters {
+                width: 16,
+                calc: "calc_0".into(),
+                poly: 0x1021,
+                init: 0,
+                xorout: 0,
+                reflect_data: false,
+                reflect_remainder: true,
+            }
+        );
+        let c = parse("set_crc32_parameters calc_1 0x1EDC6F41 0xffffffff 0xffffffff true true")
+            .unwrap()
+            .unwrap();
+        assert!(matches!(
+            c,
+            Command::SetCrcParameters {
+                width: 32,
+                poly: 0x1EDC6F41,
+                ..
+            }
+        ));
+        // A value wider than the CRC, a yes-or-no that is neither, a missing argument.
+        assert!(parse("set_crc16_parameters calc_0 0x11021 0 0 false false").is_err());
+        assert!(parse("set_crc16_parameters calc_0 0x1021 0 0 maybe false").is_err());
+        assert!(parse("set_crc16_parameters calc_0 0x1021 0 0 false").is_err());
+        assert_eq!(
+            parse("show_calculations").unwrap(),
+            Some(Command::ShowCalculations)
+        );
+    }
 
     #[test]
     fn table_add_splits_keys_and_params() {

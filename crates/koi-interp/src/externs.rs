@@ -16,9 +16,9 @@ use koi_state::DigestMessage;
 fn v1model_algo(a: HashAlgo) -> Option<HashAlgorithm> {
     Some(match a {
         HashAlgo::Crc32 => HashAlgorithm::Crc32,
-        HashAlgo::Crc32Custom => HashAlgorithm::Crc32Custom,
         HashAlgo::Crc16 => HashAlgorithm::Crc16,
-        HashAlgo::Crc16Custom => HashAlgorithm::Crc16Custom,
+        // Custom CRCs take the parameters the control plane set ([`Ctx::algo_value`]).
+        HashAlgo::Crc32Custom(_) | HashAlgo::Crc16Custom(_) => return None,
         HashAlgo::Random => HashAlgorithm::Random,
         HashAlgo::Identity => HashAlgorithm::Identity,
         HashAlgo::Csum16 => HashAlgorithm::Csum16,
@@ -78,9 +78,21 @@ impl<O: Observer> Ctx<'_, O> {
         out
     }
 
+    /// The algorithm's output over `data`: `None` for `random` and `lookup3`. A custom
+    /// CRC runs with the parameters its calculation has now.
+    fn algo_value(&self, algo: HashAlgo, data: &BitString) -> Option<u64> {
+        match algo.calculation() {
+            Some(c) => self
+                .state
+                .custom_crc(c)
+                .map(|crc| crc.checksum(data.as_bytes())),
+            None => v1model_algo(algo).and_then(|a| Calculation::new(a).compute(data)),
+        }
+    }
+
     /// The v1model algorithm's value over `data` (a random value for `random`).
     pub fn hash_value(&mut self, algo: HashAlgo, data: &BitString) -> u64 {
-        let computed = v1model_algo(algo).and_then(|a| Calculation::new(a).compute(data));
+        let computed = self.algo_value(algo, data);
         match computed {
             Some(v) => v,
             None if algo == HashAlgo::Lookup3 => u64::from(ubpf_hash(data)),
@@ -387,10 +399,8 @@ impl<O: Observer> Ctx<'_, O> {
         }
         let bits = self.data_bits(pkt, data, params, payload);
         let field = self.env(pkt, params).bits(checksum).low_u64();
-        let ok = match v1model_algo(algo).map(Calculation::new) {
-            Some(c) => c.verify(&bits, field).unwrap_or(true),
-            None => true,
-        };
+        // BMv2 compares the calculation's whole output with the field.
+        let ok = self.algo_value(algo, &bits).is_none_or(|v| v == field);
         if !ok && let Some(s) = self.prep.intr.checksum_error {
             pkt.phv.set_raw(self.p, s, &Bits::from_u64(1, 1));
         }
@@ -412,11 +422,10 @@ impl<O: Observer> Ctx<'_, O> {
         }
         let bits = self.data_bits(pkt, data, params, payload);
         let (w, _) = self.place_width(pkt, checksum, params);
-        let v = match v1model_algo(algo).map(Calculation::new) {
-            Some(c) => c.update(&bits, w.min(64)),
-            None => None,
+        let v = match self.algo_value(algo, &bits) {
+            Some(v) => koi_hash::v1model::truncate(v, w.min(64)),
+            None => self.hash_value(algo, &bits),
         };
-        let v = v.unwrap_or_else(|| self.hash_value(algo, &bits));
         self.write_place(pkt, checksum, &Value::Bits(Bits::from_u64(w, v)), params);
     }
 

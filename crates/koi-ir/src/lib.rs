@@ -109,7 +109,7 @@ pub use ids::*;
 pub use matching::{MatchField, MatchKind, Pattern};
 pub use parser::{Keyset, Parser, SelectCase, State, Target, Transition, ValueSet};
 pub use phv::{FieldSpec, Phv, Slot, SlotKind};
-pub use pipeline::{Architecture, BlockRef, Pipeline, Role};
+pub use pipeline::{Architecture, BlockRef, Calculation, Pipeline, Role};
 pub use stmt::{Arg, Builtin, CloneKind, HashAlgo, Stmt};
 pub use table::{ActionCall, ActionScope, DefaultAction, Entry, Table, TableAction, TableKey};
 pub use types::{Annotation, P4Type, Preamble, Ty};

@@ -167,6 +167,25 @@ pub struct Pipeline {
     pub controller_headers: Vec<ControllerHeader>,
     /// Annotations of the package instance (P4Info `pkg_info`).
     pub annotations: Vec<Annotation>,
+    /// The custom CRC calculations (`crc16_custom`, `crc32_custom`), one per use.
+    pub calculations: Vec<Calculation>,
+}
+
+/// A use of `crc16_custom` or `crc32_custom` (a `hash` call, a checksum, an action
+/// selector): its CRC parameters are the control plane's to set, each use's apart, as
+/// simple_switch_CLI's `set_crc16_parameters` / `set_crc32_parameters` set BMv2's
+/// calculations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Calculation {
+    /// `calc_N`, numbered in the order the program's uses are compiled.
+    pub name: String,
+    /// 16 or 32.
+    pub width: u32,
+    /// The block instance it is used in (`MyIngress`).
+    pub block: String,
+    /// What uses it: `hash`, `verify_checksum`, `update_checksum`, or the action
+    /// selector's name.
+    pub used_by: String,
 }
 
 impl Pipeline {
@@ -196,6 +215,7 @@ impl Pipeline {
             field_lists: Arena::new(),
             controller_headers: Vec::new(),
             annotations: Vec::new(),
+            calculations: Vec::new(),
         }
     }
 

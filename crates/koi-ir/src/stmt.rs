@@ -31,9 +31,12 @@ pub enum Arg {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum HashAlgo {
     Crc32,
-    Crc32Custom,
+    /// A CRC-32 whose parameters the control plane sets: the index of its calculation in
+    /// [`crate::Pipeline::calculations`].
+    Crc32Custom(u32),
     Crc16,
-    Crc16Custom,
+    /// A CRC-16 whose parameters the control plane sets (see [`HashAlgo::Crc32Custom`]).
+    Crc16Custom(u32),
     Random,
     Identity,
     Csum16,
@@ -43,13 +46,21 @@ pub enum HashAlgo {
 }
 
 impl HashAlgo {
+    /// The calculation of a custom CRC (its index in [`crate::Pipeline::calculations`]).
+    pub fn calculation(self) -> Option<u32> {
+        match self {
+            HashAlgo::Crc32Custom(c) | HashAlgo::Crc16Custom(c) => Some(c),
+            _ => None,
+        }
+    }
+
     /// The enum member's name in the architecture file.
     pub fn name(self) -> &'static str {
         match self {
             HashAlgo::Crc32 => "crc32",
-            HashAlgo::Crc32Custom => "crc32_custom",
+            HashAlgo::Crc32Custom(_) => "crc32_custom",
             HashAlgo::Crc16 => "crc16",
-            HashAlgo::Crc16Custom => "crc16_custom",
+            HashAlgo::Crc16Custom(_) => "crc16_custom",
             HashAlgo::Random => "random",
             HashAlgo::Identity => "identity",
             HashAlgo::Csum16 => "csum16",

@@ -256,14 +256,37 @@ impl Lowerer<'_> {
         let Some(a) = a else {
             return Ok(Vec::new());
         };
-        let l = self.value(a)?;
         let mut out = Vec::new();
-        if bits {
-            self.flatten_bits(&l, span, &mut out)?;
-        } else {
-            self.flatten(&l, span, &mut out)?;
-        }
+        self.data_items(a, span, bits, &mut out)?;
         Ok(out)
+    }
+
+    /// The leaves of a data list, in order. A list (or struct) expression is taken item by
+    /// item rather than as one value, so that a header field stays a reference to the
+    /// header's slot: BMv2 leaves the fields of an invalid header out of a hash or checksum,
+    /// which needs to know whose field each leaf is (a copy into a temporary would not).
+    fn data_items(&mut self, a: &ast::Expr, span: Span, bits: bool, out: &mut Vec<Expr>) -> R<()> {
+        match &a.kind {
+            ast::ExprKind::List { items, .. } if self.cast_of(a.id).is_none() => {
+                for item in items {
+                    self.data_items(item, span, bits, out)?;
+                }
+                return Ok(());
+            }
+            ast::ExprKind::StructInit { fields, .. } if self.cast_of(a.id).is_none() => {
+                for (_, item) in fields {
+                    self.data_items(item, span, bits, out)?;
+                }
+                return Ok(());
+            }
+            _ => {}
+        }
+        let l = self.value(a)?;
+        if bits {
+            self.flatten_bits(&l, span, out)
+        } else {
+            self.flatten(&l, span, out)
+        }
     }
 
     fn place_arg(&mut self, a: Option<&ast::Expr>, span: Span) -> R<Place> {
@@ -291,13 +314,15 @@ impl Lowerer<'_> {
         }
     }
 
-    fn hash_algo(&self, a: Option<&ast::Expr>, span: Span) -> R<HashAlgo> {
+    /// The algorithm of a `hash` or checksum call (`used_by`); a custom CRC gets a
+    /// calculation of its own.
+    fn hash_algo(&mut self, a: Option<&ast::Expr>, span: Span, used_by: &str) -> R<HashAlgo> {
         let m = self.enum_arg(a, span)?;
         Ok(match m.as_str() {
             "crc32" => HashAlgo::Crc32,
-            "crc32_custom" => HashAlgo::Crc32Custom,
+            "crc32_custom" => HashAlgo::Crc32Custom(self.calculation(32, used_by)),
             "crc16" => HashAlgo::Crc16,
-            "crc16_custom" => HashAlgo::Crc16Custom,
+            "crc16_custom" => HashAlgo::Crc16Custom(self.calculation(16, used_by)),
             "random" => HashAlgo::Random,
             "identity" => HashAlgo::Identity,
             "csum16" => HashAlgo::Csum16,
@@ -305,6 +330,19 @@ impl Lowerer<'_> {
             "lookup3" => HashAlgo::Lookup3,
             _ => return unsupported(span, format!("hash algorithm {m}")),
         })
+    }
+
+    /// A new custom CRC calculation of `width` bits used by `used_by` in the block being
+    /// lowered; returns its index.
+    pub(crate) fn calculation(&mut self, width: u32, used_by: &str) -> u32 {
+        let n = self.p.calculations.len() as u32;
+        self.p.calculations.push(koi_ir::Calculation {
+            name: format!("calc_{n}"),
+            width,
+            block: self.path.clone(),
+            used_by: used_by.to_string(),
+        });
+        n
     }
 
     /// `verify(cond, e)` with an error `e` known only at run time: the IR's `Verify` takes a
@@ -382,7 +420,7 @@ impl Lowerer<'_> {
             },
             "hash" => Builtin::Hash {
                 dst: self.place_arg(a(0), sp)?,
-                algo: self.hash_algo(a(1), sp)?,
+                algo: self.hash_algo(a(1), sp, "hash")?,
                 base: self.expr_arg(a(2), sp)?,
                 data: self.data(a(3), sp, true)?,
                 max: Some(self.expr_arg(a(4), sp)?),
@@ -391,14 +429,14 @@ impl Lowerer<'_> {
                 cond: self.cond_arg(a(0), sp)?,
                 data: self.data(a(1), sp, true)?,
                 checksum: self.expr_arg(a(2), sp)?,
-                algo: self.hash_algo(a(3), sp)?,
+                algo: self.hash_algo(a(3), sp, "verify_checksum")?,
                 with_payload: name.ends_with("payload"),
             },
             "update_checksum" | "update_checksum_with_payload" => Builtin::UpdateChecksum {
                 cond: self.cond_arg(a(0), sp)?,
                 data: self.data(a(1), sp, true)?,
                 checksum: self.place_arg(a(2), sp)?,
-                algo: self.hash_algo(a(3), sp)?,
+                algo: self.hash_algo(a(3), sp, "update_checksum")?,
                 with_payload: name.ends_with("payload"),
             },
             "clone" | "clone3" | "clone_preserving_field_list" => {

@@ -75,7 +75,19 @@ impl Lowerer<'_> {
             let v = self.ctor_arg_value(info, args, i);
             ctor_args.push(self.const_arg(v.as_ref(), p.ty));
         }
-        let kind = self.extern_kind(&type_name, &targs, &ctor_args, span);
+        let mut kind = self.extern_kind(&type_name, &targs, &ctor_args, span);
+        // A selector's custom CRC is a calculation of its own.
+        if let ExternKind::ActionSelector { algo, .. } = &mut kind {
+            match *algo {
+                HashAlgo::Crc16Custom(_) => {
+                    *algo = HashAlgo::Crc16Custom(self.calculation(16, &name.to_string()))
+                }
+                HashAlgo::Crc32Custom(_) => {
+                    *algo = HashAlgo::Crc32Custom(self.calculation(32, &name.to_string()))
+                }
+                _ => {}
+            }
+        }
         Ok(Extern {
             preamble: names::preamble(name, anns),
             type_name,
@@ -626,11 +638,12 @@ impl Lowerer<'_> {
     }
 }
 
+/// The algorithm named `m`; a custom CRC's calculation is given by the caller.
 fn algo_of(m: &str) -> HashAlgo {
     match m {
-        "crc32_custom" => HashAlgo::Crc32Custom,
+        "crc32_custom" => HashAlgo::Crc32Custom(u32::MAX),
         "crc16" => HashAlgo::Crc16,
-        "crc16_custom" => HashAlgo::Crc16Custom,
+        "crc16_custom" => HashAlgo::Crc16Custom(u32::MAX),
         "random" => HashAlgo::Random,
         "identity" => HashAlgo::Identity,
         "csum16" => HashAlgo::Csum16,

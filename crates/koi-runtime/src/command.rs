@@ -249,7 +249,8 @@ fn change_of(state: &koi_state::State, cmd: &Command, changes: &mut Changes) {
         | MirroringGet { .. }
         | RegisterRead { .. }
         | CounterRead { .. }
-        | MeterGetRates { .. } => {}
+        | MeterGetRates { .. }
+        | ShowCalculations => {}
         TableAdd { table, .. }
         | TableSetDefault { table, .. }
         | TableResetDefault { table }

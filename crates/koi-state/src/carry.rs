@@ -1329,9 +1329,11 @@ impl<'a> Cx<'a> {
         }
     }
 
-    /// Rule 6: multicast groups and nodes, clone sessions.
+    /// Rule 6: multicast groups and nodes, clone sessions (and the parameters of custom
+    /// CRC calculations of the same name and width, which fail nothing).
     fn replication(&mut self) {
         let old = self.old;
+        self.new.carry_calcs(old);
         let (groups, nodes) = (old.pre.group_count(), old.pre.node_count());
         let sessions = old.mirroring.len();
         if old.arch == self.new.arch {

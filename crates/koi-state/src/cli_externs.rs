@@ -52,6 +52,36 @@ pub fn execute(s: &mut State, c: &Command) -> Result<String> {
         | ActProfAddMemberToGroup { .. }
         | ActProfRemoveMemberFromGroup { .. }
         | ActProfDump { .. } => profiles(s, c),
+        SetCrcParameters {
+            width,
+            calc,
+            poly,
+            init,
+            xorout,
+            reflect_data,
+            reflect_remainder,
+        } => {
+            let params = koi_hash::crc::CrcParams {
+                width: *width,
+                poly: *poly,
+                init: *init,
+                refin: *reflect_data,
+                refout: *reflect_remainder,
+                xorout: *xorout,
+            };
+            s.set_custom_crc(calc, params).map(|_| String::new())
+        }
+        ShowCalculations => Ok(s
+            .calculations()
+            .map(|(name, p)| {
+                format!(
+                    "{name}: crc{}_custom polynomial {:#x} initial remainder {:#x} final xor \
+                     value {:#x} reflect data {} reflect remainder {}",
+                    p.width, p.poly, p.init, p.xorout, p.refin, p.refout
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")),
         _ => arrays(s, c),
     }
 }

@@ -30,6 +30,7 @@
 pub mod api;
 pub mod api_externs;
 pub mod arrays;
+pub mod calc;
 pub mod carry;
 pub mod cli;
 mod cli_externs;

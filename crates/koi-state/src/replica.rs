@@ -189,7 +189,8 @@ impl State {
 
     /// Makes this replica see what `master` holds after an update: every table it changed
     /// (by the master's journal, see [`State::journal`]), and with `others` (the update
-    /// reported a change beyond tables) action profiles, value sets, multicast and mirroring.
+    /// reported a change beyond tables) action profiles, value sets, multicast, mirroring and
+    /// custom CRC parameters.
     pub fn follow(&mut self, master: &State, others: bool) {
         for (mine, theirs) in self.tables.iter_mut().zip(&master.tables) {
             mine.follow(theirs);
@@ -203,6 +204,7 @@ impl State {
             self.value_sets.clone_from(&master.value_sets);
             self.pre.clone_from(&master.pre);
             self.mirroring.clone_from(&master.mirroring);
+            self.follow_calcs(master);
         }
     }
 

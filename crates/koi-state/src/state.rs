@@ -60,6 +60,8 @@ pub struct State {
     /// The P4 width of each user-defined `type` of the program (P4Info gives only the
     /// controller's width of a translated one).
     pub(crate) type_widths: Vec<(String, u32)>,
+    /// The custom CRC calculations' parameters ([`crate::calc`]).
+    pub(crate) calcs: crate::calc::Calcs,
     /// For a replica of a master state, its tie to it ([`crate::replica`]).
     pub(crate) link: Option<Box<crate::replica::Link>>,
 }
@@ -166,6 +168,7 @@ impl State {
                     _ => None,
                 })
                 .collect(),
+            calcs: crate::calc::Calcs::new(&p.calculations),
             link: None,
         };
         s.link_table_externs();

@@ -1,13 +1,15 @@
 //! AppSwitch's key placement is twemproxy's:
 //!
 //! - `examples/appswitch/ketama.py` against the real twemproxy (Debian's `nutcracker`) and
-//!   three real memcached servers in a network namespace: 300 keys of 16, 80 and 250 bytes
-//!   stored through twemproxy land on the server ketama.py names, with the hash `crc32a` and
-//!   with `crc32`, servers named by address, by address and port, and by name, one weighted
-//!   twice (`check_placement.py`);
+//!   three real memcached servers in a network namespace: 300 keys of 16, 80, 250, 1, 2 and
+//!   3 bytes stored through twemproxy land on the server ketama.py names, with the hashes
+//!   `crc32a`, `crc32` and `crc16` and the distributions `ketama` and `modula`, servers
+//!   named by address, by address and port, and by name, one weighted twice
+//!   (`check_placement.py`);
 //! - the switch's entries that ketama.py writes for a pool, traced through
 //!   `examples/appswitch/appswitch.p4` with `koi trace`: every request goes to the port of
-//!   the server ketama.py places its key on, for both hashes.
+//!   the server ketama.py places its key on, for every hash and distribution; and with
+//!   `random`, requests spread over every server.
 //!
 //! Needs root, memcached, nutcracker and the Python venv (PyYAML); see `e2e/mod.rs`.
 
@@ -30,12 +32,14 @@ beta:
 ";
 
 /// The (hash, distribution) pairs whose placement is checked: twemproxy's ketama and modula
-/// over its 32-bit and its 15-bit CRC-32.
-const PLACEMENTS: [(&str, &str); 4] = [
+/// over its 32-bit and its 15-bit CRC-32 and its `crc16`.
+const PLACEMENTS: [(&str, &str); 6] = [
     ("crc32a", "ketama"),
     ("crc32", "ketama"),
+    ("crc16", "ketama"),
     ("crc32a", "modula"),
     ("crc32", "modula"),
+    ("crc16", "modula"),
 ];
 
 /// Hosts of the traced topology: address = MAC @ switch port.
@@ -46,9 +50,21 @@ const HOSTS: [&str; 4] = [
     "10.0.0.13=02:00:00:00:00:0d@4",
 ];
 
-/// The key `check_placement.py` and this test use: `key-I-xxx...` of 16, 80 or 250 bytes.
+/// The key `check_placement.py` and this test use: `key-I-xxx...` of 16, 80 or 250 bytes,
+/// or a short one of 1, 2 or 3 bytes (i / 6 in base 94, a printable character per digit,
+/// lowest first), in turn (`check_placement.key_of`).
 fn key_of(i: usize) -> Vec<u8> {
-    let size = [16, 80, 250][i % 3];
+    let size = [16, 80, 250, 1, 2, 3][i % 6];
+    if size <= 3 {
+        let mut n = i / 6;
+        return (0..size)
+            .map(|_| {
+                let c = 33 + (n % 94) as u8;
+                n /= 94;
+                c
+            })
+            .collect();
+    }
     let mut k = format!("key-{i}-").into_bytes();
     k.resize(size.max(k.len()), b'x');
     k.truncate(size);
@@ -93,13 +109,14 @@ fn the_switch_routes_every_key_where_ketama_places_it() {
         // Where ketama.py places each key: the server's switch port.
         let script = format!(
             "import sys; sys.path.insert(0, {dir:?})\n\
-             import ketama\n\
+             import ketama, check_placement\n\
              pool = ketama.Pool.load({pool:?})\n\
              ports = {{'10.0.0.11': 2, '10.0.0.12': 3, '10.0.0.13': 4}}\n\
              for i in range({n}):\n\
-             \x20   size = (16, 80, 250)[i % 3]\n\
-             \x20   k = (f'key-{{i}}-' + 'x' * size)[:size].encode()\n\
+             \x20   k = check_placement.key_of(i)\n\
+             \x20   assert list(k) == {keys:?}[i], i\n\
              \x20   print(ports[ketama.place(pool, k).addr])\n",
+            keys = keys,
             dir = ketama.parent().unwrap().display().to_string(),
             pool = pool.display().to_string(),
         );

@@ -149,25 +149,28 @@ fn appswitch_spreads_keys_as_twemproxy_would_and_replies_come_from_the_service()
     end_to_end(
         "appswitch_spreads_keys_as_twemproxy_would_and_replies_come_from_the_service",
         "ketama",
+        "crc32a",
         false,
     );
 }
 
-/// The same with twemproxy's `modula` distribution: the switch takes the key's hash modulo the
+/// The same with twemproxy's `modula` distribution and its `crc16` hash: the switch takes the
+/// key's hash (three crc16_custom calculations the controller sets to XMODEM) modulo the
 /// slots, and an ejection rewrites the slots. Here the hosts are given (`--host`) rather
 /// than found.
 #[test]
-fn appswitch_with_modula_places_keys_as_twemproxy_would() {
+fn appswitch_with_modula_and_crc16_places_keys_as_twemproxy_would() {
     end_to_end(
-        "appswitch_with_modula_places_keys_as_twemproxy_would",
+        "appswitch_with_modula_and_crc16_places_keys_as_twemproxy_would",
         "modula",
+        "crc16",
         true,
     );
 }
 
 /// `given_hosts`: every host's place passed with `--host`; else the controller finds the
 /// servers by ARP and learns the client from its frames.
-fn end_to_end(test: &str, distribution: &str, given_hosts: bool) {
+fn end_to_end(test: &str, distribution: &str, hash: &str, given_hosts: bool) {
     if !tools(test, &["memcached"]) {
         return;
     }
@@ -186,7 +189,8 @@ fn end_to_end(test: &str, distribution: &str, given_hosts: bool) {
         POOL.replace(
             "distribution: ketama",
             &format!("distribution: {distribution}"),
-        ),
+        )
+        .replace("hash: crc32a", &format!("hash: {hash}")),
     )
     .unwrap();
     let mut servers: Vec<Proc> = (2..=4)
