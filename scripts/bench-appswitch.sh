@@ -19,6 +19,9 @@
 # table at the end. Needs root, memcached, nutcracker, ethtool (installed with apt if
 # missing). Benchmarks are never tests: nothing here asserts a speed.
 #
+# RESULTS=FILE keeps the runs' mcload JSON (one line per set-up and key length) and PLOT=FILE
+# draws their latency percentiles as an SVG (scripts/plot-latency.py).
+#
 #   SECONDS_EACH=3 CLIENTS=8 RATE=5000 scripts/bench-appswitch.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -170,3 +173,9 @@ for line in open(sys.argv[1]):
           f"{closed['p99_us']:.0f} | {open_['p50_us']:.0f} / {open_['p99_us']:.0f} / "
           f"{open_['p999_us']:.0f}, {open_['lost']} |")
 EOF
+if [ -n "${RESULTS:-}" ]; then cp "$results" "$RESULTS"; fi
+if [ -n "${PLOT:-}" ]; then
+  python3 scripts/plot-latency.py "$results" "$PLOT" \
+    "memcached latency through koi: $KEYS keys, $CLIENTS clients closed loop, $RATE/s open loop"
+  echo "latency plot: $PLOT"
+fi
