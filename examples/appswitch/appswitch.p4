@@ -456,9 +456,10 @@ control AppIngress(inout headers_t hdr, inout metadata_t meta,
                 hash_mode.apply();
                 if (!pinned.apply().hit) {
                     distribution.apply();
-                    bool routed;
                     if (meta.dist == DIST_KETAMA) {
-                        routed = ring.apply().hit;
+                        if (!ring.apply().hit) {
+                            fallback.apply();
+                        }
                     } else {
                         if (meta.dist == DIST_MODULA) {
                             // The point modulo the slots (`identity` hands the point to
@@ -468,10 +469,9 @@ control AppIngress(inout headers_t hdr, inout metadata_t meta,
                         } else {
                             random(meta.slot, 32w0, meta.nslots - 1);
                         }
-                        routed = slots.apply().hit;
-                    }
-                    if (!routed) {
-                        fallback.apply();
+                        if (!slots.apply().hit) {
+                            fallback.apply();
+                        }
                     }
                 }
             } else {

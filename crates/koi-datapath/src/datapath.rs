@@ -1242,6 +1242,7 @@ impl<'p> Datapath<'p> {
             sites: &self.sites,
             rec: &mut self.rec,
             recording_trace: false,
+            state_seen: false,
         };
         let dropped = state.digests_dropped();
         let outcome = self.interp.run(state, packet, port, clock, &mut obs)?;

@@ -77,6 +77,11 @@ pub(crate) struct DpObserver<'a> {
     pub(crate) sites: &'a Sites<'a>,
     pub(crate) rec: &'a mut Recorder,
     pub(crate) recording_trace: bool,
+    /// The run has executed a statement that writes a value from extern state
+    /// ([`crate::flowkey::writes_state`]). Until it has, no value of the run is
+    /// state-derived, so a slot the static analysis marks as possibly state-derived (say, one
+    /// written from `random` on a path this run does not take) is data like any other.
+    pub(crate) state_seen: bool,
 }
 
 impl<'a> DpObserver<'a> {
@@ -461,6 +466,9 @@ impl Observer for DpObserver<'_> {
     const TRACES_EFFECTS: bool = true;
 
     fn stmt(&mut self, s: &koi_ir::Stmt, params: &[koi_ir::Bits]) {
+        if !self.state_seen && crate::flowkey::writes_state(self.pipeline, s) {
+            self.state_seen = true;
+        }
         self.record(|r| r.stmt(s, params));
     }
 
@@ -525,6 +533,7 @@ impl Observer for DpObserver<'_> {
         // in the mask (its other operands do, as usual).
         if compiling
             && matches!(d, Decision::Branch | Decision::Switch)
+            && self.state_seen
             && self.layout.tainted(slot)
         {
             self.guarded = true;
@@ -535,6 +544,9 @@ impl Observer for DpObserver<'_> {
         self.record(|r| r.influence(slot, mask));
         match self.layout.mask_for(slot, mask, &mut self.mask) {
             Coverage::Covered => {}
+            // No value of this run comes from state yet: the slot holds data, which the mask
+            // covers.
+            Coverage::StateDependent if !self.state_seen => {}
             // A state-dependent table key is guarded too (the mask keeps the bits its value
             // may come from: the guard covers only keys computed from state). A header's
             // validity at `emit` is followed as the rest of the path, which the guards fix.

@@ -224,6 +224,74 @@ fn decisions_on_random_values_are_drawn_per_packet() {
     assert_eq!(s.compiled_hits, 1998, "{s:?}");
 }
 
+/// `random` only for frames to 0x..ff: the egress port is written from a random value on
+/// that path only, from the destination on the other (with a parser decision and a
+/// recirculation that never happens here, so that later passes could see state). Frames that
+/// do not draw must be cached as data-only flows; frames that draw must draw per packet.
+/// (`crates/koi/tests/appswitch.rs` has a program whose frames were all uncacheable before a
+/// run that draws nothing was taken as holding no state-derived value.)
+const RANDOM_ON_ONE_PATH: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
+header tag_t { bit<16> v; }
+struct headers { eth_t eth; tag_t tag; }
+struct meta_t { bit<8> r; }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.eth);
+        transition select(hdr.eth.type) {
+            0x88b5: tag;
+            default: accept;
+        }
+    }
+    state tag { pkt.extract(hdr.tag); transition accept; }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    action send(bit<9> port) { sm.egress_spec = port; }
+    apply {
+        if (hdr.eth.dst[7:0] == 0xff) {
+            random(m.r, 1, 4);
+            send((bit<9>) m.r);
+        } else {
+            send((bit<9>) hdr.eth.dst[1:0]);
+        }
+        if (hdr.tag.v == 7) {
+            recirculate_preserving_field_list(0);
+        }
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.eth); pkt.emit(hdr.tag); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+#[test]
+fn random_on_a_path_not_taken_leaves_the_flow_cacheable() {
+    let p = compile_str(RANDOM_ON_ONE_PATH).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = Twin::new(&p, |_| {});
+    // Frames that never draw: cached like any data-only flow (one megaflow per port bits).
+    for i in 0..400u32 {
+        let (out, _) = twin.send(&frame((i % 4) as u8, i as u8), 0);
+        assert_eq!(out.first().map(|o| o.0), Some(u64::from(i % 4)));
+    }
+    let s = twin.dp.stats();
+    assert_eq!((s.uncacheable, s.compile_mismatch), (0, 0), "{s:?}");
+    assert_eq!(s.misses, 4, "{s:?}");
+    assert_eq!(s.installs, 4, "{s:?}");
+    // Frames that draw: each takes a random port, as the interpreter draws it (the twin
+    // checks every output), decided per packet.
+    let mut ports = std::collections::BTreeSet::new();
+    for i in 0..400u32 {
+        let (out, _) = twin.send(&frame(0xff, i as u8), 0);
+        ports.extend(out.first().map(|o| o.0));
+    }
+    assert_eq!(ports.into_iter().collect::<Vec<_>>(), [1, 2, 3, 4]);
+    same_state(&twin);
+}
+
 /// A table keyed by a register value (a round-robin over four next hops).
 const ROUND_ROBIN: &str = r#"
 control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {

@@ -7,6 +7,7 @@
 //! is not a request) goes to the fallback and never to a server. The key hashes are computed
 //! here independently (bitwise CRC-32/ISO-HDLC and CRC-16/ARC).
 
+mod ctl_support;
 mod e2e;
 use e2e::csum16;
 use std::process::Command;
@@ -486,4 +487,63 @@ fn the_ascii_parser_is_what_its_generator_writes() {
         "examples/appswitch/ascii_parser.p4 is stale: run \
          `python3 examples/appswitch/gen_ascii_parser.py > examples/appswitch/ascii_parser.p4`"
     );
+}
+
+/// The cached datapath caches AppSwitch's requests: the program draws `random` only for the
+/// `random` distribution, and a run that draws nothing holds no state-derived value, so a
+/// ring request's flow is cached (it was not while the static analysis alone decided: every
+/// request then took the slow path). `koi bench --json` over requests for 50 keys, GETs and
+/// SETs: every upcall installs a megaflow, none is uncacheable, and the later passes hit.
+#[test]
+fn ring_requests_are_cached_flows() {
+    let dir = std::env::temp_dir().join(format!("koi-appswitch-cache-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut frames = Vec::new();
+    for i in 0..200u32 {
+        let key = format!("key-{:02}-xxxxxxx", i % 50).into_bytes();
+        let op = if (i / 50) % 2 == 0 { 0x00 } else { 0x01 };
+        let extras: &[u8] = if op == 0x01 { &[0; 8] } else { &[] };
+        frames.push(request(
+            &binary(0, 1, 0x80, op, extras, &key, key.len() as u16),
+            true,
+        ));
+    }
+    let pcap = dir.join("requests.pcap");
+    ctl_support::write_pcap(&pcap, &frames);
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let out = Command::new(env!("CARGO_BIN_EXE_koi"))
+        .args([
+            "bench",
+            PROGRAM,
+            "--entries",
+            ENTRIES,
+            "--port",
+            "1",
+            "--pcap",
+        ])
+        .arg(&pcap)
+        .args(["--seconds", "0.2", "--warmup", "0", "--json"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let n = |path: &str| {
+        report
+            .pointer(path)
+            .and_then(|v| v.as_u64())
+            .unwrap_or(u64::MAX)
+    };
+    assert_eq!(n("/counters/uncacheable"), 0, "{report}");
+    assert_eq!(n("/warmup/uncacheable"), 0, "{report}");
+    // 50 keys, each with a GET and a SET: 100 flows, installed once each, then hit.
+    assert_eq!(n("/warmup/upcalls"), 100, "{report}");
+    assert_eq!(n("/warmup/installs"), 100, "{report}");
+    assert_eq!(n("/cache/megaflows"), 100, "{report}");
+    assert_eq!(n("/counters/misses"), 0, "{report}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -15,6 +15,7 @@ mod layout;
 mod reads;
 mod region;
 mod stmts;
+pub(crate) use stmts::writes_state;
 
 pub(crate) use layout::write_stop;
 pub use layout::{Coverage, FlowKeyLayout, KeyField, KeyGroup, Source};

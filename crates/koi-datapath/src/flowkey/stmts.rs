@@ -6,8 +6,41 @@ use super::facts::{Facts, Loc, Origin, Src, Write, place_slots, ref_headers};
 use koi_ir::entity::EntityId;
 use koi_ir::stmt::Operand;
 use koi_ir::{
-    ActionId, Arg, Builtin, Expr, ExternKind, HashAlgo, HeaderId, HeaderRef, SlotId, Stmt,
+    ActionId, Arg, Builtin, Expr, ExternKind, HashAlgo, HeaderId, HeaderRef, Pipeline, SlotId, Stmt,
 };
+
+/// Whether statement `s` writes a value from extern state ([`Origin::State`]: a register or
+/// meter read, `random`, a timestamp, a checksum over the payload): the only way a value of a
+/// run becomes state-derived. A run that has executed none of these so far holds no
+/// state-derived value, whatever the static analysis says each slot *may* hold.
+pub(crate) fn writes_state(p: &Pipeline, s: &Stmt) -> bool {
+    match s {
+        Stmt::ExternCall {
+            instance,
+            args,
+            result,
+            ..
+        } => {
+            let pure = matches!(
+                p.externs.get(*instance).map(|e| &e.kind),
+                Some(ExternKind::Checksum16)
+            );
+            !pure
+                && (result.is_some()
+                    || args
+                        .iter()
+                        .any(|a| matches!(a, Arg::Out(_) | Arg::InOut(_))))
+        }
+        Stmt::Builtin(b) => match b {
+            Builtin::Hash { algo, .. } => *algo == HashAlgo::Random,
+            Builtin::Random { .. } | Builtin::TimestampNs { .. } => true,
+            Builtin::VerifyChecksum { with_payload, .. }
+            | Builtin::UpdateChecksum { with_payload, .. } => *with_payload,
+            _ => false,
+        },
+        _ => false,
+    }
+}
 
 impl<'a> Facts<'a> {
     pub(super) fn stmt(&mut self, s: &'a Stmt, loc: Loc, ctx: Option<ActionId>, where_: &str) {
