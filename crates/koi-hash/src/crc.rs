@@ -190,6 +190,17 @@ pub const CRC16_IBM_3740: CrcParams = CrcParams {
     xorout: 0,
 };
 
+/// CRC-16/XMODEM (poly 0x1021, init 0, not reflected, xorout 0): what a control plane sets a
+/// `crc16_custom` to for twemproxy's `crc16` (examples/appswitch) or Redis Cluster's slots.
+pub const CRC16_XMODEM: CrcParams = CrcParams {
+    width: 16,
+    poly: 0x1021,
+    init: 0,
+    refin: false,
+    refout: false,
+    xorout: 0,
+};
+
 /// CRC-32/ISO-HDLC (the Ethernet/zlib CRC-32): BMv2's `crc32` (v1model `HashAlgorithm.crc32`,
 /// PSA `CRC32`) and the default of `crc32_custom` (poly 0x04C11DB7, init 0xFFFFFFFF,
 /// reflected in and out, xorout 0xFFFFFFFF).
@@ -251,14 +262,7 @@ mod tests {
             xorout: 0,
         };
         assert_eq!(check(riello), 0x63D0);
-        let xmodem = CrcParams {
-            width: 16,
-            poly: 0x1021,
-            init: 0,
-            refin: false,
-            refout: false,
-            xorout: 0,
-        };
+        let xmodem = CRC16_XMODEM;
         assert_eq!(check(xmodem), 0x31C3);
         let bzip2 = CrcParams {
             width: 32,

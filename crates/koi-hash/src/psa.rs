@@ -250,14 +250,7 @@ mod tests {
         let o = PsaHash::new(PsaHashAlgorithm::OnesComplement16);
         assert_eq!(o.get_hash(&bits(0x1234, 16), 16), 0xEDCB);
         let mut c = PsaHash::new(PsaHashAlgorithm::Crc16Custom);
-        let xmodem = CrcParams {
-            width: 16,
-            poly: 0x1021,
-            init: 0,
-            refin: false,
-            refout: false,
-            xorout: 0,
-        };
+        let xmodem = crate::crc::CRC16_XMODEM;
         assert_eq!(c.set_custom_crc(xmodem), Ok(()));
         assert_eq!(c.get_hash(&d, 16), 0x31C3);
         assert_eq!(

@@ -334,14 +334,7 @@ mod tests {
     fn custom_crc_configuration() {
         let mut c = Calculation::new(HashAlgorithm::Crc16Custom);
         assert_eq!(c.custom_params(), Some(&CRC16_CUSTOM_DEFAULT));
-        let xmodem = CrcParams {
-            width: 16,
-            poly: 0x1021,
-            init: 0,
-            refin: false,
-            refout: false,
-            xorout: 0,
-        };
+        let xmodem = crate::crc::CRC16_XMODEM;
         assert_eq!(c.set_custom_crc(xmodem), Ok(()));
         assert_eq!(c.compute(&data(b"123456789")), Some(0x31C3));
         assert_eq!(

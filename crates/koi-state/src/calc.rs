@@ -121,14 +121,7 @@ mod tests {
         let mut s = State::new(&p).unwrap();
         assert_eq!(s.custom_crc(0).unwrap().checksum(b"123456789"), 0xBB3D);
         assert_eq!(s.custom_crc(1).unwrap().checksum(b"123456789"), 0xCBF4_3926);
-        let xmodem = CrcParams {
-            width: 16,
-            poly: 0x1021,
-            init: 0,
-            refin: false,
-            refout: false,
-            xorout: 0,
-        };
+        let xmodem = koi_hash::crc::CRC16_XMODEM;
         s.set_custom_crc("calc_0", xmodem).unwrap();
         assert_eq!(s.custom_crc(0).unwrap().checksum(b"123456789"), 0x31C3);
         // The width must be the calculation's; an unknown name is refused.
