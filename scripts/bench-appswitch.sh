@@ -19,6 +19,9 @@
 # table at the end. Needs root, memcached, nutcracker, ethtool (installed with apt if
 # missing). Benchmarks are never tests: nothing here asserts a speed.
 #
+# For the closed loop it also reports the CPU time koi (and, for twemproxy, nutcracker) spent
+# per request: "at the same CPU".
+#
 # RESULTS=FILE keeps the runs' mcload JSON (one line per set-up and key length) and PLOT=FILE
 # draws their latency percentiles as an SVG (scripts/plot-latency.py).
 #
@@ -105,7 +108,8 @@ printf 'bench:\n  listen: 10.0.0.50:22121\n  hash: crc32a\n  distribution: ketam
 printf 'bench:\n  listen: %s:11211\n  hash: crc32a\n  distribution: ketama\n  servers:\n%s\n' \
   "$vip" "$servers" >"$work/switch.yml"
 ip netns exec "${tag}px" nutcracker -c "$work/proxy.yml" -p "$work/nc.pid" -o "$work/nc.log" -s 22222 &
-pids+=($!)
+ncpid=$!  # (ip netns exec execs nutcracker: the same process)
+pids+=($ncpid)
 
 ports=()
 host_args=()
@@ -124,15 +128,44 @@ wait_for() { # file text seconds
 
 results="$work/results"
 : >"$results"
+cpu="$work/cpu"
+: >"$cpu"
+# CPU time (user + system, clock ticks) of the processes whose pids are given.
+ticks() {
+  local t=0 p f
+  for p in "$@"; do
+    read -r -a f <"/proc/$p/stat" || continue
+    t=$((t + f[13] + f[14]))
+  done
+  echo "$t"
+}
+hz="$(getconf CLK_TCK)"
+# The processes that balance in the current set-up: koi (always), and nutcracker for
+# twemproxy. measure() reports their CPU time per request in the closed loop.
+koi_pids=()
+proxy_pids=()
 measure() { # label transport protocol target...
   local label="$1" transport="$2" protocol="$3"; shift 3
   local targets=()
   for t in "$@"; do targets+=(--target "$t"); done
   for k in $KEY_LENS; do
-    local common=(--transport "$transport" --protocol "$protocol" --keys "$KEYS" --key-len "$k"
-                  --value-len 32 --gets 0.5 --seconds "$SECONDS_EACH" --warmup 1 --json)
-    local closed open
-    closed="$(ip netns exec "${tag}c" "$mcload" "${targets[@]}" "${common[@]}" --clients "$CLIENTS" --preload)"
+    local base=(--transport "$transport" --protocol "$protocol" --keys "$KEYS" --key-len "$k"
+                --value-len 32 --gets 0.5 --json)
+    local common=("${base[@]}" --seconds "$SECONDS_EACH" --warmup 1)
+    local closed open k0 p0 k1 p1
+    # (The preload runs first, outside the CPU accounting: its own run.)
+    ip netns exec "${tag}c" "$mcload" "${targets[@]}" "${base[@]}" --clients "$CLIENTS" \
+      --preload --seconds 0.2 --warmup 0 >/dev/null
+    k0="$(ticks "${koi_pids[@]}")"; p0="$(ticks "${proxy_pids[@]}")"
+    closed="$(ip netns exec "${tag}c" "$mcload" "${targets[@]}" "${common[@]}" --clients "$CLIENTS")"
+    k1="$(ticks "${koi_pids[@]}")"; p1="$(ticks "${proxy_pids[@]}")"
+    python3 - "$label" "$k" "$closed" "$((k1 - k0))" "$((p1 - p0))" "$hz" >>"$cpu" <<'PY'
+import json, sys
+label, k, closed, kt, pt, hz = sys.argv[1:]
+answered = json.loads(closed)["answered"] or 1
+us = lambda ticks: int(ticks) * 1e6 / int(hz) / answered
+print(f"{label} {k} {us(kt):.1f} {us(pt):.1f}")
+PY
     open="$(ip netns exec "${tag}c" "$mcload" "${targets[@]}" "${common[@]}" --clients 4 --rate "$RATE")"
     echo "$label key $k closed $closed"
     echo "$label key $k open@$RATE $open"
@@ -146,8 +179,11 @@ ip netns exec "${tag}sw" "$koi" run examples/l2.p4 --entries "$work/l2.entries" 
 kpid=$!
 pids+=($kpid)
 wait_for "$work/l2.out" "forwarding" 30
+koi_pids=("$kpid")
 measure floor udp binary 10.0.0.11:11211 10.0.0.12:11211 10.0.0.13:11211
+proxy_pids=("$ncpid")
 measure twemproxy tcp ascii 10.0.0.50:22121
+proxy_pids=()
 kill -INT "$kpid"; wait "$kpid" 2>/dev/null || true
 
 # The switch balances.
@@ -157,6 +193,7 @@ ip netns exec "${tag}sw" env PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python "$py"
 apid=$!
 pids+=($apid)
 wait_for "$work/as.out" "ready:" 60
+koi_pids=($(pgrep -f -- "--grpc 127.0.0.1:9559 --cpu-port 255" || true))
 measure appswitch udp binary "$vip:11211"
 kill -TERM "$apid"; wait "$apid" 2>/dev/null || true
 
@@ -173,6 +210,13 @@ for line in open(sys.argv[1]):
           f"{closed['p99_us']:.0f} | {open_['p50_us']:.0f} / {open_['p99_us']:.0f} / "
           f"{open_['p999_us']:.0f}, {open_['lost']} |")
 EOF
+echo
+echo "CPU per request in the closed loop (user + system, us; koi's ${hz} Hz ticks):"
+echo "| set-up | key bytes | koi | nutcracker | together |"
+echo "|---|---|---|---|---|"
+while read -r label k kus pus; do
+  echo "| $label | $k | $kus | $pus | $(python3 -c "print(f'{$kus + $pus:.1f}')") |"
+done <"$cpu"
 if [ -n "${RESULTS:-}" ]; then cp "$results" "$RESULTS"; fi
 if [ -n "${PLOT:-}" ]; then
   python3 scripts/plot-latency.py "$results" "$PLOT" \
