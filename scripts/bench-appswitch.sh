@@ -23,7 +23,7 @@
 # per request: "at the same CPU".
 #
 # RESULTS=FILE keeps the runs' mcload JSON (one line per set-up and key length) and PLOT=FILE
-# draws their latency percentiles as an SVG (scripts/plot-latency.py).
+# draws their latency percentiles as an SVG (scripts/appswitch-results.py).
 #
 #   SECONDS_EACH=3 CLIENTS=8 RATE=5000 scripts/bench-appswitch.sh
 set -euo pipefail
@@ -164,7 +164,7 @@ import json, sys
 label, k, closed, kt, pt, hz = sys.argv[1:]
 answered = json.loads(closed)["answered"] or 1
 us = lambda ticks: int(ticks) * 1e6 / int(hz) / answered
-print(f"{label} {k} {us(kt):.1f} {us(pt):.1f}")
+print(f"| {label} | {k} | {us(kt):.1f} | {us(pt):.1f} | {us(int(kt) + int(pt)):.1f} |")
 PY
     open="$(ip netns exec "${tag}c" "$mcload" "${targets[@]}" "${common[@]}" --clients 4 --rate "$RATE")"
     echo "$label key $k closed $closed"
@@ -200,26 +200,15 @@ kill -TERM "$apid"; wait "$apid" 2>/dev/null || true
 echo
 echo "| set-up | key bytes | closed loop ($CLIENTS clients): requests/s, p50 / p99 us | open loop at $RATE/s: p50 / p99 / p99.9 us, lost |"
 echo "|---|---|---|---|"
-python3 - "$results" "$CLIENTS" "$RATE" <<'EOF'
-import json, sys
-for line in open(sys.argv[1]):
-    label, k, rest = line.split(" ", 2)
-    a, b = rest.strip().split("} {")
-    closed, open_ = json.loads(a + "}"), json.loads("{" + b)
-    print(f"| {label} | {k} | {closed['requests_per_s']:.0f}, {closed['p50_us']:.0f} / "
-          f"{closed['p99_us']:.0f} | {open_['p50_us']:.0f} / {open_['p99_us']:.0f} / "
-          f"{open_['p999_us']:.0f}, {open_['lost']} |")
-EOF
+python3 scripts/appswitch-results.py table "$results"
 echo
-echo "CPU per request in the closed loop (user + system, us; koi's ${hz} Hz ticks):"
+echo "CPU per request in the closed loop (user + system, us, counted in ${hz} Hz ticks):"
 echo "| set-up | key bytes | koi | nutcracker | together |"
 echo "|---|---|---|---|---|"
-while read -r label k kus pus; do
-  echo "| $label | $k | $kus | $pus | $(python3 -c "print(f'{$kus + $pus:.1f}')") |"
-done <"$cpu"
+cat "$cpu"
 if [ -n "${RESULTS:-}" ]; then cp "$results" "$RESULTS"; fi
 if [ -n "${PLOT:-}" ]; then
-  python3 scripts/plot-latency.py "$results" "$PLOT" \
+  python3 scripts/appswitch-results.py plot "$results" "$PLOT" \
     "memcached latency through koi: $KEYS keys, $CLIENTS clients closed loop, $RATE/s open loop"
   echo "latency plot: $PLOT"
 fi

@@ -251,13 +251,18 @@ class Entry:
 
 
 def switch_entries(pool, hosts, vip_mac, live=None):
-    """The AppSwitch program's table entries for `pool` ([`Entry`]): the service address
-    (and the switch's ARP answer for it), the hash mode, the ring (or, for `random`, equal
-    shares of the hash range), the servers' replies, and L2 forwarding (a broadcast floods).
-    `hosts`: every server's and client's address to (MAC, switch port); `live`: the servers
-    in service (default: all)."""
-    vip, vport = pool.listen
+    """The AppSwitch program's table entries for `pool` ([`Entry`]): [`base_entries`], then
+    [`placement_entries`] of the `live` servers (default: all)."""
     servers = live if live is not None else pool.servers
+    return base_entries(pool, hosts, vip_mac) + placement_entries(pool, hosts, servers)
+
+
+def base_entries(pool, hosts, vip_mac):
+    """The entries that do not depend on which servers are live: the service address (and
+    the switch's ARP answer for it), the hash mode, the servers' replies, and L2 forwarding
+    to `hosts` (every known server's and client's address to (MAC, switch port); a broadcast
+    floods)."""
+    vip, vport = pool.listen
     if pool.hash not in HASHES:
         raise ValueError(f"hash {pool.hash}: the switch computes {', '.join(HASHES)}")
     entries = [
@@ -267,7 +272,6 @@ def switch_entries(pool, hosts, vip_mac, live=None):
         Entry("hash_mode", [], f"hash_{pool.hash}", default=True),
         Entry("l2", [("hdr.ethernet.dst", "ff:ff:ff:ff:ff:ff")], "flood"),
     ]
-    entries += ring_entries(pool, hosts, servers)
     for s in pool.servers:
         entries.append(Entry("servers", [("hdr.ipv4.src", s.addr), ("hdr.udp.sport", s.port)],
                              "from_server",
@@ -291,7 +295,7 @@ def to_server(s, hosts):
     return [("mac", mac), ("ip", s.addr), ("port", s.port), ("egress", port)]
 
 
-def ring_entries(pool, hosts, servers):
+def placement_entries(pool, hosts, servers):
     """The placement of the live `servers`, as entries: for `ketama`, the `ring` table's
     ranges; for `modula` and `random`, the `distribution` table's default (how many slots)
     and the `slots` table (each slot's server). A server whose place in the network is not

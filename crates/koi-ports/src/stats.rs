@@ -30,7 +30,6 @@ impl Stats {
         self.tx_bytes += len as u64;
     }
 
-    /// All drops together.
     /// Adds `other`'s counts to these (several ports, or several sockets of one port).
     pub fn add(&mut self, other: &Stats) {
         self.rx_packets += other.rx_packets;
@@ -43,6 +42,7 @@ impl Stats {
         self.drop_ring_full += other.drop_ring_full;
     }
 
+    /// All drops together.
     pub fn drops(&self) -> u64 {
         self.drop_too_big + self.drop_link_down + self.drop_error + self.drop_ring_full
     }

@@ -81,7 +81,9 @@
 //!    program: carried whole (node handles included) when both programs are of the same
 //!    architecture; otherwise refused if there are any.
 //! 7. Digest messages waiting in the old state's queue are not carried (the caller delivers
-//!    them first). The state's time ([`State::now_ns`]) is carried.
+//!    them first). The state's time ([`State::now_ns`]) is carried, and so are the
+//!    parameters of custom CRC calculations with the same name and width (`calc_N`; one
+//!    that does not fit keeps BMv2's initial parameters).
 //!
 //! The report lists, per object, what was carried ([`Carried`]: counts of entries, members,
 //! groups, non-zero cells, ...; objects that carried nothing are not listed) and every loss
@@ -312,6 +314,7 @@ pub fn carry_over_from(
         ..
     } = cx;
     new.now_ns = old.now_ns.max(new.now_ns);
+    new.carry_calcs(old);
     if problems.is_empty() {
         Ok(report)
     } else {
@@ -1329,11 +1332,9 @@ impl<'a> Cx<'a> {
         }
     }
 
-    /// Rule 6: multicast groups and nodes, clone sessions (and the parameters of custom
-    /// CRC calculations of the same name and width, which fail nothing).
+    /// Rule 6: multicast groups and nodes, clone sessions.
     fn replication(&mut self) {
         let old = self.old;
-        self.new.carry_calcs(old);
         let (groups, nodes) = (old.pre.group_count(), old.pre.node_count());
         let sessions = old.mirroring.len();
         if old.arch == self.new.arch {

@@ -8,8 +8,9 @@
 //! asked directly, holds exactly the keys twemproxy's placement gives it (ketama.py, itself
 //! checked against twemproxy in `appswitch_ring.rs`). Then one server is killed: it is
 //! ejected, and every request goes to the two others as twemproxy would place them; it comes
-//! back and is restored. Both with twemproxy's `ketama` and its `modula` distribution. Needs root, memcached and the Python
-//! venv (finsy, PyYAML); see `e2e/mod.rs`.
+//! back and is restored. Twice: with twemproxy's `ketama` and `crc32a`, the hosts found, and
+//! with `modula` and `crc16`, the hosts given. Needs root, memcached and the Python venv
+//! (finsy, PyYAML); see `e2e/mod.rs`.
 
 mod e2e;
 use e2e::*;

@@ -6,7 +6,8 @@ use super::facts::{Facts, Loc, Origin, Src, Write, place_slots, ref_headers};
 use koi_ir::entity::EntityId;
 use koi_ir::stmt::Operand;
 use koi_ir::{
-    ActionId, Arg, Builtin, Expr, ExternKind, HashAlgo, HeaderId, HeaderRef, Pipeline, SlotId, Stmt,
+    ActionId, Arg, Builtin, Expr, ExternId, ExternKind, HashAlgo, HeaderId, HeaderRef, Pipeline,
+    SlotId, Stmt,
 };
 
 /// Whether statement `s` writes a value from extern state ([`Origin::State`]: a register or
@@ -21,24 +22,44 @@ pub(crate) fn writes_state(p: &Pipeline, s: &Stmt) -> bool {
             result,
             ..
         } => {
-            let pure = matches!(
-                p.externs.get(*instance).map(|e| &e.kind),
-                Some(ExternKind::Checksum16)
-            );
-            !pure
+            extern_origin(p, *instance) == Origin::State
                 && (result.is_some()
                     || args
                         .iter()
                         .any(|a| matches!(a, Arg::Out(_) | Arg::InOut(_))))
         }
-        Stmt::Builtin(b) => match b {
-            Builtin::Hash { algo, .. } => *algo == HashAlgo::Random,
-            Builtin::Random { .. } | Builtin::TimestampNs { .. } => true,
-            Builtin::VerifyChecksum { with_payload, .. }
-            | Builtin::UpdateChecksum { with_payload, .. } => *with_payload,
-            _ => false,
-        },
+        Stmt::Builtin(b) => builtin_origin(b) == Origin::State,
         _ => false,
+    }
+}
+
+/// How what a call of extern instance `e` writes originates: from its arguments alone for
+/// `Checksum16`, from its state for every other extern.
+fn extern_origin(p: &Pipeline, e: ExternId) -> Origin {
+    match p.externs.get(e).map(|e| &e.kind) {
+        Some(ExternKind::Checksum16) => Origin::Data,
+        _ => Origin::State,
+    }
+}
+
+/// How what builtin `b` writes originates: from state for `random` (and a `random` hash), a
+/// timestamp, and a checksum over the payload (bits no flow key holds, so a decision on it
+/// is not cached, as a state-dependent one); from its operands otherwise.
+fn builtin_origin(b: &Builtin) -> Origin {
+    match b {
+        Builtin::Hash {
+            algo: HashAlgo::Random,
+            ..
+        }
+        | Builtin::Random { .. }
+        | Builtin::TimestampNs { .. }
+        | Builtin::VerifyChecksum {
+            with_payload: true, ..
+        }
+        | Builtin::UpdateChecksum {
+            with_payload: true, ..
+        } => Origin::State,
+        _ => Origin::Data,
     }
 }
 
@@ -183,9 +204,7 @@ impl<'a> Facts<'a> {
                 result,
                 ..
             } => {
-                let kind = p.externs.get(*instance).map(|e| &e.kind);
-                let pure = matches!(kind, Some(ExternKind::Checksum16));
-                let origin = if pure { Origin::Data } else { Origin::State };
+                let origin = extern_origin(p, *instance);
                 let mut srcs: Vec<Src<'a>> = Vec::new();
                 for a in args {
                     match a {
@@ -241,6 +260,7 @@ impl<'a> Facts<'a> {
             });
             v
         };
+        let origin = builtin_origin(b);
         match b {
             Builtin::MarkToDrop | Builtin::MarkToPass => {
                 for n in ["egress_spec", "mcast_grp", "output_action"] {
@@ -249,40 +269,18 @@ impl<'a> Facts<'a> {
                     }
                 }
             }
-            Builtin::Hash { dst, algo, .. } => {
-                let origin = match algo {
-                    HashAlgo::Random => Origin::State,
-                    _ => Origin::Data,
-                };
-                self.write(dst, reads(b), origin, loc, ctx);
+            Builtin::Hash { dst, .. } | Builtin::CsumReplace { dst, .. } => {
+                self.write(dst, reads(b), origin, loc, ctx)
             }
-            Builtin::CsumReplace { dst, .. } => self.write(dst, reads(b), Origin::Data, loc, ctx),
             Builtin::Random { dst, .. } | Builtin::TimestampNs { dst } => {
-                self.write(dst, Vec::new(), Origin::State, loc, ctx)
+                self.write(dst, Vec::new(), origin, loc, ctx)
             }
-            // A checksum over the payload depends on bits no flow key holds: a decision on it
-            // is not cached (as a state-dependent one).
-            Builtin::VerifyChecksum { with_payload, .. } => {
-                let origin = if *with_payload {
-                    Origin::State
-                } else {
-                    Origin::Data
-                };
+            Builtin::VerifyChecksum { .. } => {
                 if let Some(s) = self.p.intrinsic("checksum_error") {
                     self.write_slot(s, reads(b), origin, loc);
                 }
             }
-            Builtin::UpdateChecksum {
-                cond,
-                checksum,
-                with_payload,
-                ..
-            } => {
-                let origin = if *with_payload {
-                    Origin::State
-                } else {
-                    Origin::Data
-                };
+            Builtin::UpdateChecksum { cond, checksum, .. } => {
                 let r = vec![Src::Value(cond, ctx)];
                 self.decide(
                     DecisionKind::Checksum,

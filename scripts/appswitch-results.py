@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""Plots latency percentiles of scripts/bench-appswitch.sh runs as an SVG.
+"""The results of scripts/bench-appswitch.sh runs, as a table or as a plot.
 
-    plot-latency.py RESULTS OUT.svg [TITLE]
+    appswitch-results.py table RESULTS
+    appswitch-results.py plot RESULTS OUT.svg [TITLE]
 
 RESULTS holds one line per set-up and key length, as bench-appswitch.sh writes them
-(`RESULTS=FILE`): `LABEL KEY_BYTES {closed-loop mcload JSON} {open-loop mcload JSON}`. The
-plot has one panel per key length and loop (closed, open); in each, one line per set-up
-through its p50, p95, p99 and p99.9 latency, on a logarithmic scale. Plain SVG, no plotting
-library.
+(`RESULTS=FILE`): `LABEL KEY_BYTES {closed-loop mcload JSON} {open-loop mcload JSON}`.
+
+- `table`: a Markdown row per line: closed-loop requests/s, p50 and p99; open-loop p50, p99,
+  p99.9 and requests lost.
+- `plot`: an SVG with one panel per key length and loop (closed, open); in each, one line per
+  set-up through its p50, p95, p99 and p99.9 latency, on a logarithmic scale. Plain SVG, no
+  plotting library.
 """
 
 import json
@@ -19,22 +23,32 @@ COLOURS = {"floor": "#6b7280", "twemproxy": "#d97706", "appswitch": "#2563eb"}
 NAMES = {"floor": "clients hash (floor)", "twemproxy": "twemproxy", "appswitch": "AppSwitch"}
 
 
-def load(path):
-    runs = {}  # (loop, key bytes) -> {label: json}
+def lines(path):
+    """Each run of the file: (label, key bytes, closed-loop report, open-loop report)."""
     for line in open(path):
         if not line.strip():
             continue
         label, k, rest = line.split(" ", 2)
         a, b = rest.strip().split("} {")
-        closed, open_ = json.loads(a + "}"), json.loads("{" + b)
-        runs.setdefault(("closed", int(k)), {})[label] = closed
-        runs.setdefault(("open", int(k)), {})[label] = open_
+        yield label, int(k), json.loads(a + "}"), json.loads("{" + b)
+
+
+def load(path):
+    runs = {}  # (loop, key bytes) -> {label: json}
+    for label, k, closed, open_ in lines(path):
+        runs.setdefault(("closed", k), {})[label] = closed
+        runs.setdefault(("open", k), {})[label] = open_
     return runs
 
 
-def main():
-    results, out = sys.argv[1], sys.argv[2]
-    title = sys.argv[3] if len(sys.argv) > 3 else "memcached request latency"
+def table(results):
+    for label, k, closed, open_ in lines(results):
+        print(f"| {label} | {k} | {closed['requests_per_s']:.0f}, {closed['p50_us']:.0f} / "
+              f"{closed['p99_us']:.0f} | {open_['p50_us']:.0f} / {open_['p99_us']:.0f} / "
+              f"{open_['p999_us']:.0f}, {open_['lost']} |")
+
+
+def plot(results, out, title="memcached request latency"):
     runs = load(results)
     panels = sorted(runs, key=lambda p: (p[0] != "closed", p[1]))
     values = [r[key] for p in panels for r in runs[p].values() for _, key in PERCENTILES]
@@ -93,4 +107,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    what, args = sys.argv[1], sys.argv[2:]
+    {"table": table, "plot": plot}[what](*args)
