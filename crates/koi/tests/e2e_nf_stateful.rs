@@ -1,0 +1,246 @@
+//! The stateful network functions of `examples/` end to end, between network namespaces.
+//!
+//! Firewall (`examples/firewall`): the same scenario (`examples/firewall/scenario.py`: real
+//! TCP and UDP connections between an inside and an outside host, and crafted TCP, UDP and
+//! ICMP packets between two addresses no host has) runs once through a Linux router with
+//! nftables (`ct state established,related accept; ct state new iif inside accept; drop`,
+//! kernel conntrack with its CLOSE and UDP timeouts shortened in the router's namespace) and
+//! once through `koi run examples/firewall/firewall.p4` with the same timeouts: every step's
+//! verdict must be the same, and the one the scenario expects; koi's verdict counters must
+//! count what passed and what was dropped.
+//!
+//! Needs root, nftables (`nft`), ethtool and the Python venv with scapy (see `e2e/mod.rs`).
+
+mod e2e;
+use e2e::*;
+use std::process::Command;
+use std::time::Duration;
+
+const INSIDE_MAC: &str = "02:00:00:00:01:01";
+const OUTSIDE_MAC: &str = "02:00:00:00:02:01";
+
+/// What the firewall scenario's steps must do (the scenario's order).
+const FIREWALL_EXPECTED: &[(&str, &str)] = &[
+    ("tcp_connect_from_inside", "pass"),
+    ("tcp_connect_from_outside", "drop"),
+    ("udp_request_reply", "pass"),
+    ("a_syn", "pass"),
+    ("a_synack", "pass"),
+    ("a_ack", "pass"),
+    ("a_data_out", "pass"),
+    ("a_data_in", "pass"),
+    ("syn_from_outside", "drop"),
+    ("stray_ack_from_outside", "drop"),
+    ("stray_ack_from_inside", "drop"),
+    ("udp_c_request", "pass"),
+    ("udp_c_reply", "pass"),
+    ("udp_from_other_port", "drop"),
+    ("echo_request_in", "pass"),
+    ("echo_reply_out", "pass"),
+    ("echo_request_from_outside", "drop"),
+    ("b_syn", "pass"),
+    ("b_synack", "pass"),
+    ("b_ack", "pass"),
+    ("b_rst", "pass"),
+    ("udp_d_request", "pass"),
+    ("b_after_close_timeout", "drop"),
+    ("udp_d_reply_after_timeout", "drop"),
+    ("a_still_established", "pass"),
+];
+
+/// The Linux router's conntrack settings for the scenario (in its own namespace): the CLOSE
+/// timeout 1 s, the unreplied UDP timeout 2 s, and no pick-up of connections from mid-stream
+/// packets (koi's firewall opens connections only with a SYN).
+const SYSCTLS: &[(&str, &str)] = &[
+    ("nf_conntrack_tcp_timeout_close", "1"),
+    ("nf_conntrack_udp_timeout", "2"),
+    ("nf_conntrack_tcp_loose", "0"),
+];
+
+/// The same timeouts for koi (microseconds; the others Linux's defaults), and routes to the
+/// hosts and to the scenario's two host-less addresses.
+const FIREWALL_ENTRIES: &str = "\
+table_add zone set_zone 1 => 1
+table_add zone set_zone 2 => 2
+table_add routing set_nexthop 10.0.1.1/32 => 02:00:00:00:00:fe 02:00:00:00:01:01 1
+table_add routing set_nexthop 10.0.1.50/32 => 02:00:00:00:00:fe 02:00:00:00:01:01 1
+table_add routing set_nexthop 203.0.113.5/32 => 02:00:00:00:00:fe 02:00:00:00:02:01 2
+table_add routing set_nexthop 203.0.113.50/32 => 02:00:00:00:00:fe 02:00:00:00:02:01 2
+table_set_default ct_timeouts set_timeouts 120000000 60000000 432000000000 120000000 120000000 1000000 2000000 120000000 30000000
+";
+
+/// Seconds the scenario waits before its expiry steps: past CLOSE (1 s) and UDP (2 s).
+const WAIT: &str = "3";
+
+/// Two hosts, inside (port 1) and outside (port 2), with the firewall's MAC as gateway.
+fn firewall_lab(test: &str) -> Option<(Lab, std::path::PathBuf)> {
+    if !tools(test, &["ethtool", "nft"]) {
+        return None;
+    }
+    let python = scapy_python(test)?;
+    let lab = Lab::new(test, 2, Layout::HostPerNs)?;
+    lab.ipv4_host(1, INSIDE_MAC, "10.0.1.1/24", "10.0.1.254");
+    lab.ipv4_host(2, OUTSIDE_MAC, "203.0.113.5/24", "203.0.113.254");
+    Some((lab, python))
+}
+
+/// Runs the scenario; its verdicts.
+fn run_scenario(lab: &Lab, python: &std::path::Path) -> Vec<(String, String)> {
+    let (i, o) = (lab.host(1), lab.host(2));
+    let out = run(
+        Command::new(python)
+            .arg(repo().join("examples/firewall/scenario.py"))
+            .args([&i.ns, &i.ifname, &o.ns, &o.ifname, WAIT])
+            .env("PYTHONDONTWRITEBYTECODE", "1"),
+        Duration::from_secs(60),
+    );
+    assert!(out.ok(), "scenario.py: {}", out.show());
+    let line = out.stdout.lines().last().unwrap_or("");
+    let v: Vec<Vec<String>> = serde_json::from_str(line)
+        .unwrap_or_else(|e| panic!("scenario.py printed `{line}`: {e}\n{}", out.show()));
+    v.into_iter()
+        .map(|p| (p[0].clone(), p[1].clone()))
+        .collect()
+}
+
+/// Reads `/proc/sys/net/netfilter/NAME` in the namespace `ns` (`None`: this process's).
+fn netfilter_sysctl(ns: Option<&str>, name: &str) -> String {
+    let path = format!("/proc/sys/net/netfilter/{name}");
+    let read = || std::fs::read_to_string(&path).map(|s| s.trim().to_string());
+    match ns {
+        None => read().unwrap_or_else(|e| panic!("{path}: {e}")),
+        Some(ns) => koi_ports::netns::run_in(ns, read)
+            .unwrap_or_else(|e| panic!("enter {ns}: {e}"))
+            .unwrap_or_else(|e| panic!("{path} in {ns}: {e}")),
+    }
+}
+
+/// Puts back the values of this process's namespace that a test found changed.
+struct Restore(Vec<(String, String)>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        for (name, value) in &self.0 {
+            let _ = std::fs::write(format!("/proc/sys/net/netfilter/{name}"), value);
+        }
+    }
+}
+
+/// The Linux router in the lab's switch namespace: forwarding, the firewall's MAC and
+/// addresses, static neighbours, the nftables ruleset and the conntrack settings.
+fn linux_router(lab: &Lab) -> Restore {
+    let sw = lab.sw.as_str();
+    for (dev, addr) in [("s1", "10.0.1.254/24"), ("s2", "203.0.113.254/24")] {
+        ip(&["-n", sw, "link", "set", dev, "address", ROUTER_MAC]).unwrap();
+        ip(&["-n", sw, "addr", "add", addr, "dev", dev]).unwrap();
+    }
+    for (addr, mac, dev) in [
+        ("10.0.1.1", INSIDE_MAC, "s1"),
+        ("10.0.1.50", INSIDE_MAC, "s1"),
+        ("203.0.113.5", OUTSIDE_MAC, "s2"),
+        ("203.0.113.50", OUTSIDE_MAC, "s2"),
+    ] {
+        ip(&[
+            "-n", sw, "neigh", "replace", addr, "lladdr", mac, "dev", dev,
+        ])
+        .unwrap();
+    }
+    let ruleset = "table inet fw {
+  chain forward {
+    type filter hook forward priority 0; policy drop;
+    ct state established,related accept
+    ct state new iifname \"s1\" accept
+  }
+}
+";
+    let rules = lab.dir.join("fw.nft");
+    std::fs::write(&rules, ruleset).unwrap();
+    for args in [
+        vec!["sysctl", "-qw", "net.ipv4.ip_forward=1"],
+        vec!["nft", "-f", rules.to_str().unwrap()],
+    ] {
+        let o = run(lab.cmd(sw, args[0]).args(&args[1..]), PATIENCE);
+        assert!(o.ok(), "{args:?} in {sw}: {}", o.show());
+    }
+    // The conntrack sysctls are per namespace on current kernels; check that setting them
+    // in the router's left this process's namespace alone, and put back anything that moved.
+    let before: Vec<(String, String)> = SYSCTLS
+        .iter()
+        .map(|(n, _)| (n.to_string(), netfilter_sysctl(None, n)))
+        .collect();
+    let restore = Restore(before.clone());
+    for (name, value) in SYSCTLS {
+        let o = run(
+            lab.cmd(sw, "sysctl")
+                .args(["-qw", &format!("net.netfilter.{name}={value}")]),
+            PATIENCE,
+        );
+        assert!(o.ok(), "sysctl {name}={value} in {sw}: {}", o.show());
+        assert_eq!(netfilter_sysctl(Some(sw), name), *value, "{name} in {sw}");
+    }
+    for (name, value) in &before {
+        assert_eq!(
+            netfilter_sysctl(None, name),
+            *value,
+            "{name} is not per namespace on this kernel (restored)"
+        );
+    }
+    restore
+}
+
+fn verdict_counters(lab: &Lab) -> Vec<u64> {
+    (0..7)
+        .map(|i| {
+            let out = lab
+                .ctl(&["counter_read", "verdict", &i.to_string()])
+                .unwrap_or_else(|e| panic!("{e}"));
+            number_after(&out, "packets=").unwrap_or_else(|| panic!("counter_read: {out}"))
+        })
+        .collect()
+}
+
+#[test]
+fn firewall_gives_linux_conntracks_verdicts() {
+    let test = "firewall_gives_linux_conntracks_verdicts";
+    let expected: Vec<(String, String)> = FIREWALL_EXPECTED
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+
+    // Linux first.
+    let Some((lab, python)) = firewall_lab(test) else {
+        return;
+    };
+    let restore = linux_router(&lab);
+    let linux = run_scenario(&lab, &python);
+    drop(restore);
+    drop(lab);
+
+    // koi.
+    let Some((mut lab, python)) = firewall_lab(test) else {
+        return;
+    };
+    let entries = lab.dir.join("firewall.entries");
+    std::fs::write(&entries, FIREWALL_ENTRIES).unwrap();
+    lab.start_koi(&repo().join("examples/firewall/firewall.p4"), &entries, &[]);
+    let koi = run_scenario(&lab, &python);
+
+    for (k, (want, (l, o))) in expected.iter().zip(linux.iter().zip(&koi)).enumerate() {
+        assert_eq!(l, o, "step {k}: Linux {l:?}, koi {o:?}");
+        assert_eq!(want, l, "step {k}: the scenario expects {want:?}");
+    }
+    assert_eq!(linux.len(), expected.len(), "Linux: {linux:?}");
+    assert_eq!(koi.len(), expected.len(), "koi: {koi:?}");
+
+    // Every crafted packet counted once under its verdict (the real connections add more).
+    let c = verdict_counters(&lab);
+    let (new, established, outside, invalid) = (c[0], c[1], c[2], c[3]);
+    // Opened: A, C, the echo, B, D (crafted) and the real TCP and UDP connections.
+    assert!(new >= 7, "new {new}: {c:?}");
+    assert!(established >= 10, "established {established}: {c:?}");
+    // New from the outside: the SYN, the stray ACK, UDP from another port, the echo
+    // request, B and D after their timeouts, the real connection's SYNs.
+    assert!(outside >= 7, "new from outside {outside}: {c:?}");
+    assert_eq!(invalid, 1, "invalid (the stray ACK from the inside): {c:?}");
+    assert_eq!(c[4], 0, "collisions: {c:?}");
+}
