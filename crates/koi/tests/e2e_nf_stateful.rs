@@ -9,7 +9,14 @@
 //! verdict must be the same, and the one the scenario expects; koi's verdict counters must
 //! count what passed and what was dropped.
 //!
-//! Needs root, nftables (`nft`), ethtool and the Python venv with scapy (see `e2e/mod.rs`).
+//! Rate limiter (`examples/rate_limiter`): iperf3 TCP and UDP between two hosts through
+//! `koi run examples/rate_limiter/rate_limiter.p4`, policed by a source meter and a class
+//! meter set with `koi ctl meter_set_rates`: the rate that arrives (iperf3's receiver, as
+//! Ethernet frames) within 5% of the configured peak rate, and the marked share of what
+//! arrives (a sniffer on the receiver counts bytes by DSCP) that of the rates.
+//!
+//! Needs root, nftables (`nft`), iperf3, ethtool and the Python venv with scapy (see
+//! `e2e/mod.rs`).
 
 mod e2e;
 use e2e::*;
@@ -243,4 +250,197 @@ fn firewall_gives_linux_conntracks_verdicts() {
     assert!(outside >= 7, "new from outside {outside}: {c:?}");
     assert_eq!(invalid, 1, "invalid (the stray ACK from the inside): {c:?}");
     assert_eq!(c[4], 0, "collisions: {c:?}");
+}
+
+/// Rate limiter: host 1 (10.0.0.1, port 1) and host 2 (10.0.0.2, port 2) on one link through
+/// `koi run examples/rate_limiter/rate_limiter.p4`. Meters are in bytes (or packets) per
+/// microsecond, as simple_switch_CLI takes them; a rate of R bytes per microsecond is 8 R
+/// Mbit/s of frames.
+const LIMITER_ENTRIES: &str = "\
+table_add wire send 1 => 2
+table_add wire send 2 => 1
+table_add source meter_source 10.0.0.1/32 => 1 8
+table_add class meter_class 46&&&0x3f 17&&&0xff => 2 10 10
+";
+
+/// iperf3's receiver-side payload rate (bits per second) of a client run's JSON.
+fn iperf_received_bps(json: &str) -> f64 {
+    let v: serde_json::Value =
+        serde_json::from_str(json).unwrap_or_else(|e| panic!("iperf3 JSON: {e}\n{json}"));
+    v["end"]["sum_received"]["bits_per_second"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no end.sum_received.bits_per_second:\n{json}"))
+}
+
+/// Counts, in host 2's namespace, the IPv4 bytes (frames) to UDP port 5201 by DSCP for
+/// `seconds`; prints `DSCP BYTES` lines.
+const DSCP_COUNT: &str = r#"
+import collections, socket, sys, time
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
+s.bind((sys.argv[1], 0))
+s.settimeout(0.2)
+end = time.time() + float(sys.argv[2])
+n = collections.Counter()
+print("listening", flush=True)
+while time.time() < end:
+    try:
+        f = s.recv(65536)
+    except socket.timeout:
+        continue
+    if len(f) > 38 and f[23] == 17 and f[36:38] == b"\x14\x51":
+        n[f[15] >> 2] += len(f)
+for d, b in sorted(n.items()):
+    print(d, b, flush=True)
+"#;
+
+fn limiter_lab(test: &str) -> Option<Lab> {
+    if !tools(test, &["ethtool", "iperf3"]) {
+        return None;
+    }
+    let mut lab = Lab::new(test, 2, Layout::HostPerNs)?;
+    for (i, addr) in [(1, "10.0.0.1/24"), (2, "10.0.0.2/24")] {
+        let h = lab.host(i).clone();
+        ip(&["-n", &h.ns, "addr", "add", addr, "dev", &h.ifname]).unwrap();
+        for args in [
+            vec!["ethtool", "-K", h.ifname.as_str(), "tx", "off"],
+            // Every data segment a full 1460 bytes in a 1514-byte frame.
+            vec!["sysctl", "-qw", "net.ipv4.tcp_timestamps=0"],
+        ] {
+            let o = run(lab.cmd(&h.ns, args[0]).args(&args[1..]), PATIENCE);
+            assert!(o.ok(), "{args:?}: {}", o.show());
+        }
+    }
+    let entries = lab.dir.join("rate_limiter.entries");
+    std::fs::write(&entries, LIMITER_ENTRIES).unwrap();
+    lab.start_koi(
+        &repo().join("examples/rate_limiter/rate_limiter.p4"),
+        &entries,
+        &[],
+    );
+    Some(lab)
+}
+
+/// Runs an iperf3 client on host 1 against a one-off server on host 2; the client's JSON.
+fn iperf(lab: &Lab, args: &[&str]) -> String {
+    let mut server = Proc::spawn(lab.cmd(&lab.host(2).ns, "iperf3").args([
+        "-s",
+        "-1",
+        "-B",
+        "10.0.0.2",
+        "--forceflush",
+    ]));
+    assert!(
+        server.wait_line("listening", PATIENCE),
+        "iperf3 -s: {}",
+        server.output_so_far()
+    );
+    let client = run(
+        lab.cmd(&lab.host(1).ns, "iperf3")
+            .args(["-c", "10.0.0.2", "-J"])
+            .args(args),
+        Duration::from_secs(40),
+    );
+    let _ = server.finish(Duration::from_secs(5));
+    assert!(client.ok(), "iperf3 {args:?}: {}", client.show());
+    client.stdout
+}
+
+fn color_bytes(lab: &Lab) -> [u64; 3] {
+    let mut c = [0; 3];
+    for (i, b) in c.iter_mut().enumerate() {
+        let out = lab
+            .ctl(&["counter_read", "colors", &i.to_string()])
+            .unwrap_or_else(|e| panic!("{e}"));
+        *b = number_after(&out, "bytes=").unwrap_or_else(|| panic!("counter_read: {out}"));
+    }
+    c
+}
+
+/// Asserts `got` (Mbit/s) within 5% of `want`.
+fn within_5_percent(what: &str, got: f64, want: f64) {
+    eprintln!("{what}: {got:.2} Mbit/s of frames, configured {want:.2}");
+    assert!(
+        (got - want).abs() <= 0.05 * want,
+        "{what}: {got:.2} Mbit/s of frames, configured {want:.2} (5% allowed)"
+    );
+}
+
+#[test]
+fn rate_limiter_polices_tcp_per_source_and_udp_per_class() {
+    let test = "rate_limiter_polices_tcp_per_source_and_udp_per_class";
+    let Some(lab) = limiter_lab(test) else {
+        return;
+    };
+    // TCP from 10.0.0.1, policed by its source meter: 10 Mbit/s committed, 20 peak (2.5
+    // bytes per microsecond), bursts of 100,000 bytes. TCP backs off at the drops and
+    // settles at the peak rate; above the committed rate its segments are marked.
+    lab.ctl(&[
+        "meter_set_rates",
+        "source_bytes",
+        "1",
+        "1.25:100000",
+        "2.5:100000",
+    ])
+    .unwrap();
+    let json = iperf(&lab, &["-t", "6"]);
+    // 1460 bytes of payload in a 1514-byte frame.
+    let tcp = iperf_received_bps(&json) / 1e6 * 1514.0 / 1460.0;
+    within_5_percent("TCP through the source meter", tcp, 20.0);
+    let c = color_bytes(&lab);
+    assert!(c[1] > 0 && c[2] > 0, "TCP: colours (bytes) {c:?}");
+
+    // UDP EF (DSCP 46) offered at 50 Mbit/s, policed by its class's byte meter: 15 Mbit/s
+    // committed, 25 peak (3.125 bytes per microsecond); yellow remarked to DSCP 10. The
+    // source meter is off for this run.
+    lab.ctl(&[
+        "meter_set_rates",
+        "source_bytes",
+        "1",
+        "1000:100000",
+        "1000:100000",
+    ])
+    .unwrap();
+    lab.ctl(&[
+        "meter_set_rates",
+        "class_bytes",
+        "2",
+        "1.875:30000",
+        "3.125:30000",
+    ])
+    .unwrap();
+    let h2 = lab.host(2).clone();
+    let mut sniff = Proc::spawn(
+        lab.cmd(&h2.ns, python())
+            .args(["-c", DSCP_COUNT, &h2.ifname, "5"]),
+    );
+    assert!(
+        sniff.wait_line("listening", PATIENCE),
+        "{}",
+        sniff.output_so_far()
+    );
+    let json = iperf(
+        &lab,
+        &["-u", "-b", "50M", "-l", "1400", "--dscp", "46", "-t", "6"],
+    );
+    // 1400 bytes of payload in a 1442-byte frame.
+    let udp = iperf_received_bps(&json) / 1e6 * 1442.0 / 1400.0;
+    within_5_percent("UDP EF through the class meter", udp, 25.0);
+    // What arrived during the sniffer's 5 seconds: committed (DSCP 46) and marked (DSCP 10)
+    // in the proportion of the rates, 15 : 10.
+    let out = sniff.finish(Duration::from_secs(10));
+    let mut by_dscp = std::collections::BTreeMap::new();
+    for l in out.stdout.lines().filter(|l| *l != "listening") {
+        let mut w = l.split_whitespace().map(|x| x.parse::<u64>().unwrap());
+        by_dscp.insert(w.next().unwrap(), w.next().unwrap());
+    }
+    let (ef, af11) = (
+        by_dscp.get(&46).copied().unwrap_or(0),
+        by_dscp.get(&10).copied().unwrap_or(0),
+    );
+    let marked = af11 as f64 / (ef + af11).max(1) as f64;
+    eprintln!("marked share of UDP bytes {marked:.3} (DSCP: bytes {by_dscp:?})");
+    assert!(
+        (marked - 0.4).abs() < 0.05,
+        "marked share {marked:.3} of UDP bytes, expected 0.40: {by_dscp:?}"
+    );
 }
