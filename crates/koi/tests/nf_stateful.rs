@@ -166,3 +166,8 @@ fn rate_limiter_bench_every_packet_compiled_few_megaflows() {
     // The rates are far above the replay's: every packet green, forwarded.
     assert_eq!(f64_at(&v, "outputs_per_packet"), 1.0, "{v}");
 }
+
+#[test]
+fn napt_stf() {
+    stf("examples/napt/napt.p4", "examples/napt/napt.stf", 14);
+}
