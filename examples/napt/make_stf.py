@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes napt.stf (next to this file): STF packets through napt.p4 with every expected
-packet computed here: the allocated port as the program allocates it (20000 + the CRC-32 of
-the connection's tuple modulo 16384; Python's zlib.crc32 is v1model's crc32), and the IPv4,
+packet computed here: the allocated port as the program allocates it (32768 + the CRC-32 of
+the connection's tuple modulo 32768; Python's zlib.crc32 is v1model's crc32), and the IPv4,
 TCP and UDP checksums of the translated packet recomputed in full, so the program's
 incremental updates (RFC 1624) are checked against a full computation. STF runs give packet
 k the time k microseconds; the UDP timeout is set to 5."""
@@ -52,7 +52,7 @@ def packet(dmac, smac, src, dst, proto, sport, dport, ttl=64, flags=0x02, payloa
 
 def port_of(src, sport, dst, dport, proto):
     data = ipb(src) + struct.pack("!H", sport) + ipb(dst) + struct.pack("!HB", dport, proto)
-    return 20000 + zlib.crc32(data) % 16384
+    return 32768 + zlib.crc32(data) % 32768
 
 
 def main():
@@ -65,10 +65,11 @@ def main():
         "add NatIngress.zone std.ingress_port:1 NatIngress.set_zone(zone:1)",
         "add NatIngress.zone std.ingress_port:2 NatIngress.set_zone(zone:1)",
         "add NatIngress.zone std.ingress_port:3 NatIngress.set_zone(zone:2)",
-        f"add NatIngress.routing meta.daddr:0x0a000101/32 NatIngress.set_nexthop(nexthop_mac:0x{A_MAC}, port:1, zone:1)",
-        f"add NatIngress.routing meta.daddr:0x0a000102/32 NatIngress.set_nexthop(nexthop_mac:0x{B_MAC}, port:2, zone:1)",
-        f"add NatIngress.routing meta.daddr:0x00000000/0 NatIngress.set_nexthop(nexthop_mac:0x{UP_MAC}, port:3, zone:2)",
-        "add NatIngress.port_forward hdr.ipv4.protocol:6 hdr.ports.dport:8080 NatIngress.forward_to(addr:0x0a000102, port:80)",
+        f"add NatIngress.routing hdr.ipv4.dst:0x0a000101/32 NatIngress.set_nexthop(nexthop_mac:0x{A_MAC}, port:1, zone:1)",
+        f"add NatIngress.routing hdr.ipv4.dst:0x0a000102/32 NatIngress.set_nexthop(nexthop_mac:0x{B_MAC}, port:2, zone:1)",
+        f"add NatIngress.routing hdr.ipv4.dst:0x00000000/0 NatIngress.set_nexthop(nexthop_mac:0x{UP_MAC}, port:3, zone:2)",
+        "add NatIngress.nat_address hdr.ipv4.dst:0xcb007101 NatIngress.to_nat()",
+        f"add NatIngress.port_forward hdr.ipv4.protocol:6 hdr.ports.dport:8080 NatIngress.forward_to(addr:0x0a000102, port:80, mac:0x{B_MAC}, egress:2)",
         "add NatIngress.forward_reverse hdr.ipv4.src:0x0a000102 hdr.ports.sport:80 hdr.ipv4.protocol:6 NatIngress.reply_from(port:8080)",
         f"setdefault NatIngress.nat_config NatIngress.set_nat(addr:0xcb007101, mac:0x{NAT_MAC}, tcp_timeout:1000, udp_timeout:5)",
     ]
@@ -86,7 +87,7 @@ def main():
     p2 = port_of(B, 5000, S2, 53, 17)
     p3 = port_of(A, 41000, B, 80, 6)
     p4 = port_of(A, 6000, S2, 53, 17)
-    assert len({(p - 20000) for p in (p1, p2, p3, p4)}) == 4
+    assert len({p1, p2, p3, p4}) == 4
     step(f"A TCP SYN 10.0.1.1:40000 -> 198.51.100.7:80: leaves from {NAT}:{p1}", 1,
          packet(NAT_MAC, A_MAC, A, S1, 6, 40000, 80),
          (3, packet(UP_MAC, NAT_MAC, NAT, S1, 6, p1, 80, ttl=63)))
@@ -104,7 +105,7 @@ def main():
     step("TCP to A's mapped port from another host: dropped", 3,
          packet(NAT_MAC, UP_MAC, C, NAT, 6, 80, p1))
     step("TCP to an unused port of the pool: dropped", 3,
-         packet(NAT_MAC, UP_MAC, C, NAT, 6, 80, 20000 + (p1 - 20000 + 1) % 16384))
+         packet(NAT_MAC, UP_MAC, C, NAT, 6, 80, 32768 + (p1 - 32768 + 1) % 32768))
     step("TCP from the outside to an inside address: dropped", 3,
          packet(NAT_MAC, UP_MAC, C, A, 6, 80, 40000))
     step("the port-forward: 198.51.100.9:33333 -> 203.0.113.1:8080 goes to B:80", 3,

@@ -1,17 +1,17 @@
 // koi example: NAPT (source NAT with port translation) and DNAT port-forwards for v1model.
 //
 // An IPv4 router between inside ports and outside ports (table `zone`). TCP and UDP from the
-// inside to the outside leave from the NAT's one outside address (table `nat_config`) and a
-// port of a pool the data plane allocates: the connection's 5-tuple hashes to a slot of
-// NAT_SLOTS register cells, and the slot is the port (NAT_BASE + slot). Packets from the
-// outside to that port, from the same remote address and port, are translated back to the
-// inside host (address, port, and the MAC and port it came from). Port-forwards (table
-// `port_forward`) send connections to the outside address's port to an inside server;
-// replies leave from that port (table `forward_reverse`). An inside host reaching the
-// outside address (a port-forward, or a mapping) is hairpinned: both addresses are
-// translated, so the server sees the NAT's address and the reply goes back through it. The
-// IPv4, TCP and UDP checksums are updated incrementally (RFC 1624, eq. 3), never recomputed.
-// See README.md.
+// inside to the outside leave from the NAT's one outside address (table `nat_config`; table
+// `nat_address` knows it as a destination) and a port of a pool the data plane allocates:
+// the connection's 5-tuple hashes to one of NAT_SLOTS register slots, and the slot is the
+// port (NAT_BASE + slot). Packets from the outside to that port, from the same remote
+// address and port, are translated back to the inside host (address, port, and the MAC and
+// switch port it came from). Port-forwards (table `port_forward`) send connections to a
+// port of the outside address to an inside server; its replies leave from that port (table
+// `forward_reverse`). An inside host reaching the outside address is hairpinned: both
+// addresses are translated, so the server sees the NAT's address and its reply goes back
+// through it. Mappings expire after a timeout per protocol. The IPv4, TCP and UDP checksums
+// are updated incrementally (RFC 1624, eq. 3), never recomputed. See README.md.
 
 #include <core.p4>
 #include <v1model.p4>
@@ -25,8 +25,8 @@ const bit<8> PROTO_TCP = 6;
 const bit<8> PROTO_UDP = 17;
 
 // The port pool: NAT_BASE .. NAT_BASE + NAT_SLOTS - 1.
-const bit<32> NAT_SLOTS = 16384;
-const bit<16> NAT_BASE = 20000;
+const bit<32> NAT_SLOTS = 32768;
+const bit<16> NAT_BASE = 32768;
 
 const bit<2> ZONE_INSIDE = 1;
 const bit<2> ZONE_OUTSIDE = 2;
@@ -104,8 +104,6 @@ struct meta_t {
     ip4_t   daddr;
     bit<16> sport;
     bit<16> dport;
-    bool    translate_source;
-    bool    l4_csum;     // the packet's TCP or UDP checksum is in use (UDP: not 0)
     bit<32> verdict;
 }
 
@@ -142,24 +140,22 @@ control NatVerifyChecksum(inout headers_t hdr, inout meta_t meta) {
     apply { }
 }
 
-// The ones' complement sum of two 16-bit words.
-bit<16> oc_add(in bit<16> a, in bit<16> b) {
-    bit<32> s = (bit<32>) a + (bit<32>) b;
-    return s[15:0] + (bit<16>) s[16:16];
+// The ones' complement sum of the 16-bit words summed in `a` (RFC 1071: the carries
+// folded back in, twice).
+bit<16> fold(in bit<32> a) {
+    bit<32> b = (bit<32>) a[15:0] + (a >> 16);
+    return b[15:0] + b[31:16];
 }
 
-// RFC 1624, eq. 3: checksum `hc` after a 32-bit field changed from `o` to `n`:
-// HC' = ~(~HC + ~m + m'), summed word by word.
-bit<16> csum32(in bit<16> hc, in bit<32> o, in bit<32> n) {
-    bit<16> s = oc_add(~hc, ~o[31:16]);
-    s = oc_add(s, ~o[15:0]);
-    s = oc_add(s, n[31:16]);
-    return ~oc_add(s, n[15:0]);
+// For RFC 1624's eq. 3, HC' = ~(~HC + ~m + m'): the words of a 32-bit field changed from
+// `o` to `n`, to sum with ~HC.
+bit<32> delta32(in bit<32> o, in bit<32> n) {
+    return (bit<32>) ~o[31:16] + (bit<32>) ~o[15:0] + (bit<32>) n[31:16] + (bit<32>) n[15:0];
 }
 
 // The same for a 16-bit field.
-bit<16> csum16(in bit<16> hc, in bit<16> o, in bit<16> n) {
-    return ~oc_add(oc_add(~hc, ~o), n);
+bit<32> delta16(in bit<16> o, in bit<16> n) {
+    return (bit<32>) ~o + (bit<32>) n;
 }
 
 control NatIngress(inout headers_t hdr, inout meta_t meta,
@@ -203,10 +199,35 @@ control NatIngress(inout headers_t hdr, inout meta_t meta,
         size = 1;
     }
 
-    // Port-forwards: (protocol, port of the outside address) -> inside server.
-    action forward_to(ip4_t addr, bit<16> port) {
+    // The NAT's outside address (as in nat_config), as a destination.
+    action to_nat() { }
+    table nat_address {
+        key = { hdr.ipv4.dst : exact; }
+        actions = { to_nat; NoAction; }
+        default_action = NoAction();
+        size = 4;
+    }
+
+    // The pool's ports (NAT_BASE = 32768 .. 65535: the top bit). A ternary table, so that a
+    // megaflow matches that bit only (a comparison in the program would match the port).
+    action pool_port() { }
+    table pool {
+        key = { hdr.ports.dport : ternary; }
+        actions = { pool_port; NoAction; }
+        default_action = NoAction();
+        const entries = { 0x8000 &&& 0x8000 : pool_port(); }
+        size = 1;
+    }
+
+    // Port-forwards: (protocol, port of the outside address) -> inside server: its address,
+    // port, MAC and the switch port it is on.
+    action forward_to(ip4_t addr, bit<16> port, mac_t mac, port_t egress) {
         meta.daddr = addr;
         meta.dport = port;
+        hdr.eth.src = meta.router_mac;
+        hdr.eth.dst = mac;
+        std.egress_spec = egress;
+        meta.route_zone = ZONE_INSIDE;
     }
     table port_forward {
         key = {
@@ -235,7 +256,9 @@ control NatIngress(inout headers_t hdr, inout meta_t meta,
         size = 256;
     }
 
-    // IPv4 routing on the (translated) destination: MACs, port, and the side it is on.
+    // IPv4 routing of what is not sent to the outside address: MACs, port, and the side it
+    // is on. (Keyed by the packet's destination: a translated destination comes with its
+    // next hop, from the port-forward or the mapping.)
     action set_nexthop(mac_t nexthop_mac, port_t port, bit<2> zone) {
         hdr.eth.src = meta.router_mac;
         hdr.eth.dst = nexthop_mac;
@@ -243,7 +266,7 @@ control NatIngress(inout headers_t hdr, inout meta_t meta,
         meta.route_zone = zone;
     }
     table routing {
-        key = { meta.daddr : lpm; }
+        key = { hdr.ipv4.dst : lpm; }
         actions = { set_nexthop; drop; }
         const default_action = drop();
         size = 4096;
@@ -261,7 +284,6 @@ control NatIngress(inout headers_t hdr, inout meta_t meta,
         }
         nat_config.apply();
         bool tcp = hdr.tcp.isValid();
-        meta.l4_csum = tcp || hdr.udp.checksum != 0;
         time_t timeout = tcp ? meta.t_tcp : meta.t_udp;
         time_t now = std.ingress_global_timestamp;
         mac_t host_mac = hdr.eth.src;   // (routing rewrites it)
@@ -271,16 +293,15 @@ control NatIngress(inout headers_t hdr, inout meta_t meta,
         meta.dport = hdr.ports.dport;
         meta.verdict = N_ROUTED;
         bool inside = meta.zone == ZONE_INSIDE;
-        bool to_nat = hdr.ipv4.dst == meta.nat_addr;
-        bool in_pool = hdr.ports.dport >= NAT_BASE
-            && hdr.ports.dport - NAT_BASE < (bit<16>) NAT_SLOTS;
-        bool routed = true;   // false: the mapping gave the next hop
+        // (A table, not a comparison: a megaflow then matches the bits that tell the
+        // address apart, not the whole address.)
+        bool to_nat = nat_address.apply().hit;
 
         // Destination: a port-forward, or a mapping, of the outside address.
         if (to_nat) {
             if (port_forward.apply().hit) {
                 meta.verdict = N_FORWARD;
-            } else if (in_pool) {
+            } else if (pool.apply().hit) {
                 bit<32> slot = (bit<32>) (hdr.ports.dport - NAT_BASE);
                 bit<64> held;
                 bit<48> remote;
@@ -290,15 +311,17 @@ control NatIngress(inout headers_t hdr, inout meta_t meta,
                 nat_remote.read(remote, slot);
                 nat_expires.read(expires, slot);
                 nat_l2.read(l2, slot);
-                if (now < expires && remote == hdr.ipv4.src ++ hdr.ports.sport
-                    && held[15:8] == hdr.ipv4.protocol) {
+                // (Decided into a local first: a branch on a state-dependent value is a
+                // guard, but the packet fields read in its condition would be matched whole.)
+                bool theirs = now < expires && remote == hdr.ipv4.src ++ hdr.ports.sport
+                    && held[15:8] == hdr.ipv4.protocol;
+                if (theirs) {
                     meta.daddr = held[63:32];
                     meta.dport = held[31:16];
                     nat_expires.write(slot, now + timeout);
                     hdr.eth.src = meta.router_mac;
                     hdr.eth.dst = l2[63:16];
                     std.egress_spec = (port_t) l2[8:0];
-                    routed = false;
                     meta.verdict = N_INBOUND;
                 } else {
                     nat.count(N_DROP_NO_MAPPING);
@@ -316,7 +339,7 @@ control NatIngress(inout headers_t hdr, inout meta_t meta,
             drop();
             return;
         }
-        if (routed) {
+        if (!to_nat) {
             if (!routing.apply().hit) {
                 nat.count(N_DROP_NO_ROUTE);
                 return;
@@ -346,7 +369,8 @@ control NatIngress(inout headers_t hdr, inout meta_t meta,
                 bit<64> mine = hdr.ipv4.src ++ hdr.ports.sport ++ hdr.ipv4.protocol ++ 8w0;
                 bit<48> theirs = meta.daddr ++ meta.dport;
                 bool live = now < expires;
-                if (live && held == mine && remote == theirs) {
+                bool same = live && held == mine && remote == theirs;
+                if (same) {
                     meta.verdict = N_SNAT;
                 } else if (live) {
                     nat.count(N_DROP_COLLISION);
@@ -365,24 +389,20 @@ control NatIngress(inout headers_t hdr, inout meta_t meta,
         }
         nat.count(meta.verdict);
 
-        // The rewrite, with the checksums updated incrementally.
-        bit<16> ttl_word = hdr.ipv4.ttl ++ hdr.ipv4.protocol;
-        bit<16> ip_csum = csum32(hdr.ipv4.hdr_checksum, hdr.ipv4.src, meta.saddr);
-        ip_csum = csum32(ip_csum, hdr.ipv4.dst, meta.daddr);
-        hdr.ipv4.hdr_checksum = csum16(ip_csum, ttl_word, (hdr.ipv4.ttl - 1) ++ hdr.ipv4.protocol);
-        if (meta.l4_csum) {
-            // The pseudo-header's addresses and the ports.
-            bit<16> c = tcp ? hdr.tcp.checksum : hdr.udp.checksum;
-            c = csum32(c, hdr.ipv4.src, meta.saddr);
-            c = csum32(c, hdr.ipv4.dst, meta.daddr);
-            c = csum16(c, hdr.ports.sport, meta.sport);
-            c = csum16(c, hdr.ports.dport, meta.dport);
-            if (tcp) {
-                hdr.tcp.checksum = c;
-            } else {
-                // A UDP checksum of 0 means none: a computed 0 is sent as 0xffff.
-                hdr.udp.checksum = c == 0 ? 16w0xffff : c;
-            }
+        // The rewrite, with the checksums updated incrementally: the old words'
+        // complements and the new words summed with the checksum's complement, folded.
+        bit<32> addrs = delta32(hdr.ipv4.src, meta.saddr) + delta32(hdr.ipv4.dst, meta.daddr);
+        hdr.ipv4.hdr_checksum = ~fold((bit<32>) ~hdr.ipv4.hdr_checksum + addrs
+            + delta16(hdr.ipv4.ttl ++ hdr.ipv4.protocol, (hdr.ipv4.ttl - 1) ++ hdr.ipv4.protocol));
+        // TCP and UDP: the pseudo-header's addresses and the ports.
+        bit<32> l4 = addrs + delta16(hdr.ports.sport, meta.sport)
+            + delta16(hdr.ports.dport, meta.dport);
+        if (tcp) {
+            hdr.tcp.checksum = ~fold((bit<32>) ~hdr.tcp.checksum + l4);
+        } else {
+            // A UDP checksum of 0 means none and stays 0; a computed 0 is sent as 0xffff.
+            bit<16> c = ~fold((bit<32>) ~hdr.udp.checksum + l4);
+            hdr.udp.checksum = hdr.udp.checksum == 0 ? 16w0 : (c == 0 ? 16w0xffff : c);
         }
         hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
         hdr.ipv4.src = meta.saddr;

@@ -15,6 +15,11 @@
 //! Ethernet frames) within 5% of the configured peak rate, and the marked share of what
 //! arrives (a sniffer on the receiver counts bytes by DSCP) that of the rates.
 //!
+//! NAPT (`examples/napt`): two inside hosts and an outside host through `koi run
+//! examples/napt/napt.p4`; `examples/napt/traffic.py` moves real TCP (2 MiB each way, both
+//! inside hosts at once) and UDP through it, a port-forward, a hairpin and a UDP mapping that
+//! times out; the contents, the addresses the servers saw and the counters are checked.
+//!
 //! Needs root, nftables (`nft`), iperf3, ethtool and the Python venv with scapy (see
 //! `e2e/mod.rs`).
 
@@ -443,4 +448,103 @@ fn rate_limiter_polices_tcp_per_source_and_udp_per_class() {
         (marked - 0.4).abs() < 0.05,
         "marked share {marked:.3} of UDP bytes, expected 0.40: {by_dscp:?}"
     );
+}
+
+/// NAPT: inside hosts A (10.0.1.1, port 1) and B (10.0.1.2, port 2), the outside host
+/// 203.0.113.5 (port 3), the NAT's address 203.0.113.1, TCP 8080 forwarded to B:80, the UDP
+/// mapping timeout 2 s.
+const NAPT_ENTRIES: &str = "\
+table_add zone set_zone 1 => 1
+table_add zone set_zone 2 => 1
+table_add zone set_zone 3 => 2
+table_add routing set_nexthop 10.0.1.1/32 => 02:00:00:00:01:01 1 1
+table_add routing set_nexthop 10.0.1.2/32 => 02:00:00:00:01:02 2 1
+table_add routing set_nexthop 203.0.113.5/32 => 02:00:00:00:02:01 3 2
+table_add nat_address to_nat 203.0.113.1 =>
+table_add port_forward forward_to 6 8080 => 10.0.1.2 80 02:00:00:00:01:02 2
+table_add forward_reverse reply_from 10.0.1.2 80 6 => 8080
+table_set_default nat_config set_nat 203.0.113.1 02:00:00:00:00:fe 7440000000 2000000
+";
+
+/// Whether `peer` (`[address, port]` as a server saw it) is the NAT's address and a port of
+/// its pool.
+fn from_pool(peer: &serde_json::Value) -> bool {
+    let port = peer[1].as_u64().unwrap_or(0);
+    peer[0] == "203.0.113.1" && (32768..=65535).contains(&port)
+}
+
+#[test]
+fn napt_carries_real_tcp_and_udp_with_forward_hairpin_and_timeout() {
+    let test = "napt_carries_real_tcp_and_udp_with_forward_hairpin_and_timeout";
+    if !tools(test, &["ethtool"]) {
+        return;
+    }
+    let Some(mut lab) = Lab::new(test, 3, Layout::HostPerNs) else {
+        return;
+    };
+    lab.ipv4_host(1, INSIDE_MAC, "10.0.1.1/24", "10.0.1.254");
+    lab.ipv4_host(2, "02:00:00:00:01:02", "10.0.1.2/24", "10.0.1.254");
+    // The outside host reaches the NAT's address on its link.
+    lab.ipv4_host(3, OUTSIDE_MAC, "203.0.113.5/24", "203.0.113.1");
+    let entries = lab.dir.join("napt.entries");
+    std::fs::write(&entries, NAPT_ENTRIES).unwrap();
+    lab.start_koi(&repo().join("examples/napt/napt.p4"), &entries, &[]);
+    let (a, b, o) = (&lab.host(1).ns, &lab.host(2).ns, &lab.host(3).ns);
+    let out = run(
+        Command::new(python())
+            .arg(repo().join("examples/napt/traffic.py"))
+            .args([a, b, o, "3"])
+            .env("PYTHONDONTWRITEBYTECODE", "1"),
+        Duration::from_secs(90),
+    );
+    assert!(out.ok(), "traffic.py: {}", out.show());
+    let r: serde_json::Value = serde_json::from_str(out.stdout.lines().last().unwrap_or(""))
+        .unwrap_or_else(|e| panic!("traffic.py: {e}\n{}", out.show()));
+    eprintln!("traffic.py: {r}");
+
+    // Both inside hosts' 2 MiB came back intact, each connection from a pool port of the
+    // NAT's address, two different ports.
+    let tcp = &r["tcp"];
+    assert_eq!(tcp["intact"], serde_json::json!([true, true]), "{r}");
+    let peers = tcp["peers"].as_array().expect("peers");
+    assert_eq!(peers.len(), 2, "{r}");
+    assert!(peers.iter().all(from_pool), "{r}");
+    assert_ne!(peers[0], peers[1], "{r}");
+    // Every UDP datagram answered; the server saw two mappings of the NAT's address.
+    assert_eq!(r["udp"]["replies"], serde_json::json!([20, 20]), "{r}");
+    let udp_peers = r["udp"]["peers"].as_array().expect("peers");
+    assert_eq!(udp_peers.len(), 2, "{r}");
+    assert!(udp_peers.iter().all(from_pool), "{r}");
+    // The port-forward reached B's server with the outside client's own address; the
+    // hairpin with the NAT's.
+    assert_eq!(r["forward"]["intact"], true, "{r}");
+    let fwd = r["forward"]["peers"].as_array().expect("peers");
+    assert!(fwd.len() == 1 && fwd[0][0] == "203.0.113.5", "{r}");
+    assert_eq!(r["hairpin"]["intact"], true, "{r}");
+    let hp = r["hairpin"]["peers"].as_array().expect("peers");
+    assert!(hp.len() == 1 && from_pool(&hp[0]), "{r}");
+    // The mapping answered at once, filtered another port, and timed out.
+    let t = &r["timeout"];
+    assert!(from_pool(&t["mapped"]), "{r}");
+    assert_eq!(t["first"], true, "{r}");
+    assert_eq!(t["other_port"], false, "{r}");
+    assert_eq!(t["late"], false, "{r}");
+
+    // The counters agree: mappings made, packets dropped for lack of one, no collision.
+    let c: Vec<u64> = (0..9)
+        .map(|i| {
+            let out = lab
+                .ctl(&["counter_read", "nat", &i.to_string()])
+                .unwrap_or_else(|e| panic!("{e}"));
+            number_after(&out, "packets=").unwrap_or_else(|| panic!("{out}"))
+        })
+        .collect();
+    // New mappings: the two TCP connections, the two UDP sockets, the hairpin, the timeout
+    // test's socket (and its datagram again after the timeout is not sent: 6 at least).
+    assert!(c[0] >= 6, "new mappings: {c:?}");
+    assert!(
+        c[5] >= 2,
+        "dropped without a mapping (other port, late): {c:?}"
+    );
+    assert_eq!(c[6], 0, "collisions: {c:?}");
 }
