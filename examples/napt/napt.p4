@@ -86,8 +86,10 @@ header udp_rest_t {
 
 struct headers_t {
     ethernet_t eth;
-    ipv4_t     ipv4;
-    ports_t    ports;
+    ipv4_t     ipv4;       // as received: only read
+    ports_t    ports;      // as received: only read
+    ipv4_t     ipv4_out;   // as sent: the translated copies
+    ports_t    ports_out;
     tcp_rest_t tcp;
     udp_rest_t udp;
 }
@@ -392,7 +394,7 @@ control NatIngress(inout headers_t hdr, inout meta_t meta,
         // The rewrite, with the checksums updated incrementally: the old words'
         // complements and the new words summed with the checksum's complement, folded.
         bit<32> addrs = delta32(hdr.ipv4.src, meta.saddr) + delta32(hdr.ipv4.dst, meta.daddr);
-        hdr.ipv4.hdr_checksum = ~fold((bit<32>) ~hdr.ipv4.hdr_checksum + addrs
+        bit<16> ip_csum = ~fold((bit<32>) ~hdr.ipv4.hdr_checksum + addrs
             + delta16(hdr.ipv4.ttl ++ hdr.ipv4.protocol, (hdr.ipv4.ttl - 1) ++ hdr.ipv4.protocol));
         // TCP and UDP: the pseudo-header's addresses and the ports.
         bit<32> l4 = addrs + delta16(hdr.ports.sport, meta.sport)
@@ -404,11 +406,19 @@ control NatIngress(inout headers_t hdr, inout meta_t meta,
             bit<16> c = ~fold((bit<32>) ~hdr.udp.checksum + l4);
             hdr.udp.checksum = hdr.udp.checksum == 0 ? 16w0 : (c == 0 ? 16w0xffff : c);
         }
-        hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
-        hdr.ipv4.src = meta.saddr;
-        hdr.ipv4.dst = meta.daddr;
-        hdr.ports.sport = meta.sport;
-        hdr.ports.dport = meta.dport;
+        // Written into copies: the received headers keep the values the decisions read (a
+        // received field written from state would make every megaflow match the fields
+        // the state's index came from).
+        hdr.ipv4_out = hdr.ipv4;
+        hdr.ipv4_out.hdr_checksum = ip_csum;
+        hdr.ipv4_out.ttl = hdr.ipv4.ttl - 1;
+        hdr.ipv4_out.src = meta.saddr;
+        hdr.ipv4_out.dst = meta.daddr;
+        hdr.ports_out.setValid();
+        hdr.ports_out.sport = meta.sport;
+        hdr.ports_out.dport = meta.dport;
+        hdr.ipv4.setInvalid();
+        hdr.ports.setInvalid();
     }
 }
 
@@ -424,8 +434,8 @@ control NatComputeChecksum(inout headers_t hdr, inout meta_t meta) {
 control NatDeparser(packet_out pkt, in headers_t hdr) {
     apply {
         pkt.emit(hdr.eth);
-        pkt.emit(hdr.ipv4);
-        pkt.emit(hdr.ports);
+        pkt.emit(hdr.ipv4_out);
+        pkt.emit(hdr.ports_out);
         pkt.emit(hdr.tcp);
         pkt.emit(hdr.udp);
     }
