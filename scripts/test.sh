@@ -29,7 +29,7 @@ else
 fi
 
 # End-to-end tests (crates/koi/tests/e2e_*.rs): koi between network namespaces (root), with
-# ping, ethtool, scapy, p4lang's PTF, memcached and twemproxy (nutcracker). As root (CI) they must run: KOI_E2E_REQUIRED makes a
+# ping, ethtool, scapy, p4lang's PTF, memcached and twemproxy (nutcracker), nftables, iperf3. As root (CI) they must run: KOI_E2E_REQUIRED makes a
 # missing prerequisite fail them instead of skipping them. The Python venvs are created once
 # and reused (scripts/py-venv.sh): target/py-venv (scapy, ptf, the p4runtime stubs, finsy),
 # found by the tests through KOI_PYTHON, and target/py-venv-shell (p4runtime-shell, which pins
@@ -42,6 +42,10 @@ if [ "$(id -u)" = 0 ]; then
   # Real memcached servers and twemproxy, for the AppSwitch example's placement test.
   command -v memcached >/dev/null || missing+=(memcached)
   command -v nutcracker >/dev/null || missing+=(nutcracker)
+  # nftables (the firewall example is checked against Linux conntrack) and iperf3 (the rate
+  # limiter example's rates are measured with it).
+  command -v nft >/dev/null || missing+=(nftables)
+  command -v iperf3 >/dev/null || missing+=(iperf3)
   if [ ${#missing[@]} -gt 0 ]; then
     echo "== installing ${missing[*]} (end-to-end tests)"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -425,6 +425,9 @@ pub struct Program {
     plans: Vec<Option<HashPlan>>,
     /// Per node: [`Program::is_narrow`].
     narrow: Vec<bool>,
+    /// Per node: no register read below it (its value depends on the packet alone, so a
+    /// run computes it once however many state updates index with it: [`Program::index`]).
+    pure: Vec<bool>,
     /// The nodes the outputs use, children first, each evaluated once per packet into
     /// [`Scratch`] ([`Program::eval_all`]); empty when some value is wide (then each write
     /// evaluates its expression on its own).
@@ -489,6 +492,9 @@ pub struct Scratch {
     jit_reads: Vec<u64>,
     /// The state updates a guarded program made so far, to undo if a guard fails.
     undo: Vec<Undo>,
+    /// The indices computed in this run, of nodes without register reads below them (a
+    /// connection table's hash indexes every register it reads and writes).
+    indices: Vec<(N, u64)>,
 }
 
 impl Scratch {
@@ -935,18 +941,29 @@ impl Program {
         v
     }
 
-    /// Forgets the wide values [`Program::eval`] kept from the previous packet.
+    /// Forgets the values [`Program::eval`] and [`Program::index`] kept from the previous
+    /// packet.
     fn fresh_values(&self, scratch: &mut Scratch) {
+        scratch.indices.clear();
         if self.wide {
             scratch.vals.clear();
             scratch.vals.resize(self.nodes.len(), None);
         }
     }
 
-    /// An index operand's value (the interpreter's: saturated to `u64::MAX`).
+    /// An index operand's value (the interpreter's: saturated to `u64::MAX`). One that
+    /// depends on the packet alone is computed once per run ([`Scratch::indices`]).
     fn index(&self, n: N, pkt: &[u8], port: u64, scratch: &mut Scratch) -> u64 {
         if self.is_narrow(n) {
-            self.value64(n, pkt, port, scratch)
+            let pure = self.pure.get(n as usize).copied().unwrap_or(false);
+            if pure && let Some(&(_, v)) = scratch.indices.iter().find(|(m, _)| *m == n) {
+                return v;
+            }
+            let v = self.value64(n, pkt, port, scratch);
+            if pure {
+                scratch.indices.push((n, v));
+            }
+            v
         } else {
             self.eval(n, pkt, port, scratch)
                 .to_u64()
@@ -3603,6 +3620,7 @@ impl<'p> Tracer<'p> {
             nodes: self.nodes,
             widths: Vec::new(),
             narrow: Vec::new(),
+            pure: Vec::new(),
             lin: Vec::new(),
             wide: false,
             plans: Vec::new(),
@@ -3959,6 +3977,14 @@ impl Program {
         self.narrow = (0..self.nodes.len() as N)
             .map(|n| self.narrow_below(n))
             .collect();
+        // Children come before their parents (`visit`), so one pass in order suffices.
+        let mut pure: Vec<bool> = Vec::with_capacity(self.nodes.len());
+        for node in &self.nodes {
+            let p = !matches!(node, Node::RegVal { .. })
+                && !node.any_operand(|a| !pure.get(a as usize).copied().unwrap_or(false));
+            pure.push(p);
+        }
+        self.pure = pure;
         let mut wide = false;
         let mut results = std::mem::take(&mut self.results);
         for r in &mut results {

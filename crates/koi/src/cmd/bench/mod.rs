@@ -20,6 +20,7 @@
 //! running anything. The clock given to the datapath is a manual clock set to the elapsed time
 //! at every clock check (cheap, and enough for meters and rate limits).
 
+mod pcap;
 pub mod report;
 mod threads;
 pub mod traffic;
@@ -29,7 +30,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use koi_datapath::{Datapath, DatapathConfig};
 use koi_state::{ManualClock, State};
 use report::Report;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -44,9 +45,12 @@ pub struct BenchArgs {
     /// simple_switch_CLI commands to run first (table_add, mc_*, ...), as `koi run` takes them.
     #[arg(long, value_name = "FILE")]
     pub entries: Option<PathBuf>,
-    /// Replay the packets of this pcap file.
-    #[arg(long, value_name = "FILE", conflicts_with = "flows")]
-    pub pcap: Option<PathBuf>,
+    /// Replay the packets of this pcap file, arriving on --port, or on PORT when given as
+    /// `PORT=FILE`. Several files (`--pcap 1=inside.pcap --pcap 2=outside.pcap`) are merged
+    /// in the order of their packets' timestamps (equal ones in the order the files were
+    /// given); a batch holds packets of one port, as a poll thread's batch does.
+    #[arg(long, value_name = "[PORT=]FILE", conflicts_with = "flows")]
+    pub pcap: Vec<String>,
     /// Replay the Open vSwitch baseline's traffic with N distinct flows (see --traffic).
     #[arg(long, value_name = "N")]
     pub flows: Option<usize>,
@@ -98,7 +102,7 @@ pub struct BenchArgs {
     /// (from `--core`, else 0) when it can be. The report gives the total rate.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = thread_count)]
     pub threads: usize,
-    /// The ingress port the packets arrive on.
+    /// The ingress port the packets arrive on (those of a `--pcap PORT=FILE`: PORT).
     #[arg(long, value_name = "P", default_value_t = 1)]
     pub port: u64,
     /// The CPU to pin the benchmark thread to (default: the last one the process may use).
@@ -216,7 +220,6 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
         state: StateRef::Own(&mut state),
         packets: &packets,
         batch: a.batch,
-        port: a.port,
         clock: ManualClock::new(0),
         next: 0,
         outputs: 0,
@@ -252,6 +255,7 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
         entries: a.entries.as_deref(),
         source,
         port: a.port,
+        ports: ports_of(&packets),
         core,
         microflow: !a.no_microflow,
         jit: !a.no_jit,
@@ -307,18 +311,37 @@ fn print_report(a: &BenchArgs, report: &Report, outputs: u64) -> Result<(), Fail
     Ok(())
 }
 
-/// The packets to replay and a description of where they came from.
-fn load_packets(a: &BenchArgs) -> Result<(Vec<Vec<u8>>, report::Source), Failure> {
-    if let Some(path) = &a.pcap {
-        let packets = read_pcap(path).map_err(usage)?;
-        if packets.is_empty() {
-            return Err(usage(format!("{}: no packets", path.display())));
-        }
+/// Packets to replay, each with its ingress port.
+type Packets = Vec<(u64, Vec<u8>)>;
+
+/// The packets to replay, each with its ingress port, and a description of where they came
+/// from.
+fn load_packets(a: &BenchArgs) -> Result<(Packets, report::Source), Failure> {
+    if !a.pcap.is_empty() {
+        let files = a
+            .pcap
+            .iter()
+            .map(|arg| pcap::parse_arg(arg, a.port))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(usage)?;
+        let packets = pcap::load(&files, koi_ports::DEFAULT_SNAPLEN).map_err(usage)?;
         let frames = packets.len();
+        let named = a.pcap.len() > 1 || a.pcap[0].contains('=');
+        let pcap = files
+            .iter()
+            .map(|(port, f)| {
+                if named {
+                    format!("{port}={}", f.display())
+                } else {
+                    f.display().to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
         return Ok((
             packets,
             report::Source {
-                pcap: Some(path.display().to_string()),
+                pcap: Some(pcap),
                 flows: None,
                 kind: None,
                 frames,
@@ -328,7 +351,10 @@ fn load_packets(a: &BenchArgs) -> Result<(Vec<Vec<u8>>, report::Source), Failure
     let Some(n) = a.flows else {
         return Err(usage("give the traffic: --flows N or --pcap FILE"));
     };
-    let packets = traffic::frames(a.traffic, n);
+    let packets: Packets = traffic::frames(a.traffic, n)
+        .into_iter()
+        .map(|f| (a.port, f))
+        .collect();
     let frames = packets.len();
     Ok((
         packets,
@@ -341,32 +367,12 @@ fn load_packets(a: &BenchArgs) -> Result<(Vec<Vec<u8>>, report::Source), Failure
     ))
 }
 
-/// Every packet of a pcap file, read through koi-ports' pcap port.
-fn read_pcap(path: &Path) -> Result<Vec<Vec<u8>>, String> {
-    use koi_ports::Port;
-    let mut port = koi_ports::pcap::PcapPort::open(Some(path), None).map_err(|e| e.to_string())?;
-    let mut batch = koi_ports::Batch::new(koi_ports::DEFAULT_SNAPLEN);
-    let mut out = Vec::new();
-    loop {
-        port.recv_batch(&mut batch).map_err(|e| e.to_string())?;
-        out.extend(batch.iter().map(<[u8]>::to_vec));
-        if batch.is_empty() && port.at_eof() {
-            break;
-        }
-    }
-    let s = port.stats();
-    if s.drop_error > 0 {
-        return Err(format!("{}: unreadable pcap records", path.display()));
-    }
-    if s.drop_too_big > 0 {
-        eprintln!(
-            "koi: warning: {}: {} packets longer than {} bytes (or truncated) left out",
-            path.display(),
-            s.drop_too_big,
-            koi_ports::DEFAULT_SNAPLEN
-        );
-    }
-    Ok(out)
+/// The ingress ports in `packets`, in order, each once.
+fn ports_of(packets: &[(u64, Vec<u8>)]) -> Vec<u64> {
+    let mut ports: Vec<u64> = packets.iter().map(|&(p, _)| p).collect();
+    ports.sort_unstable();
+    ports.dedup();
+    ports
 }
 
 /// Pins the calling thread to `core`, or to the last CPU it may run on; returns the CPU.
@@ -425,10 +431,11 @@ impl StateRef<'_> {
 struct Runner<'a, 'p> {
     dp: &'a mut Datapath<'p>,
     state: StateRef<'a>,
-    packets: &'a [Vec<u8>],
-    /// Packets per [`Datapath::process_batch`] call.
+    /// The packets with their ingress ports.
+    packets: &'a [(u64, Vec<u8>)],
+    /// Packets per [`Datapath::process_batch`] call (at most: a batch ends where the ingress
+    /// port changes).
     batch: usize,
-    port: u64,
     clock: ManualClock,
     /// The next packet to send.
     next: usize,
@@ -440,12 +447,17 @@ struct Runner<'a, 'p> {
 }
 
 impl Runner<'_, '_> {
-    /// Sends the next `n` packets, `batch` at a time (the packet list is replayed in a
-    /// loop, so a batch may wrap around it).
+    /// Sends the next `n` packets, `batch` at a time, a batch ending early where the ingress
+    /// port changes (the packet list is replayed in a loop, so a batch may wrap around it).
     fn burst(&mut self, mut n: usize) {
         let mut batch: Vec<&[u8]> = Vec::with_capacity(self.batch);
         while n > 0 {
-            let k = n.min(self.batch);
+            let port = self.packets[self.next].0;
+            let mut k = 1;
+            let limit = n.min(self.batch);
+            while k < limit && self.packets[(self.next + k) % self.packets.len()].0 == port {
+                k += 1;
+            }
             n -= k;
             if k == 1 {
                 self.one();
@@ -453,7 +465,7 @@ impl Runner<'_, '_> {
             }
             batch.clear();
             for _ in 0..k {
-                batch.push(&self.packets[self.next]);
+                batch.push(&self.packets[self.next].1);
                 self.next += 1;
                 if self.next == self.packets.len() {
                     self.next = 0;
@@ -462,7 +474,7 @@ impl Runner<'_, '_> {
             let mut outputs = 0u64;
             let mut errors = 0u64;
             let mut first_error = None;
-            let (dp, port, clock) = (&mut *self.dp, self.port, &self.clock);
+            let (dp, clock) = (&mut *self.dp, &self.clock);
             self.state.with(|state| {
                 dp.process_batch_prefetching(
                     state,
@@ -496,8 +508,8 @@ impl Runner<'_, '_> {
             i + 1
         };
         let mut outputs = 0u64;
-        let (dp, port, clock) = (&mut *self.dp, self.port, &self.clock);
-        let packet = &self.packets[i];
+        let (dp, clock) = (&mut *self.dp, &self.clock);
+        let (port, packet) = (self.packets[i].0, &self.packets[i].1);
         let r = self
             .state
             .with(|state| dp.process_with(state, packet, port, clock, &mut |_, _| outputs += 1));

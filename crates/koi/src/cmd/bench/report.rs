@@ -44,6 +44,8 @@ pub struct Inputs<'a> {
     pub entries: Option<&'a Path>,
     pub source: Source,
     pub port: u64,
+    /// The ingress ports of the replayed packets.
+    pub ports: Vec<u64>,
     pub core: Option<usize>,
     pub microflow: bool,
     pub jit: bool,
@@ -215,8 +217,10 @@ pub struct Report {
     pub program: String,
     pub entries: Option<String>,
     pub traffic: Source,
-    /// The ingress port.
+    /// The ingress port (`--port`).
     pub port: u64,
+    /// The ingress ports the packets arrived on (`--pcap PORT=FILE`; else `[port]`).
+    pub ports: Vec<u64>,
     /// The CPU the run was pinned to (`null`: not pinned).
     pub core: Option<usize>,
     pub microflow: bool,
@@ -293,6 +297,7 @@ impl Report {
             entries: i.entries.map(|e| e.display().to_string()),
             traffic: i.source,
             port: i.port,
+            ports: i.ports,
             core: i.core,
             microflow: i.microflow,
             jit: i.jit,
@@ -385,7 +390,11 @@ impl Report {
             self.entries
                 .as_ref()
                 .map_or(String::new(), |e| format!(" --entries {e}")),
-            self.port,
+            self.ports
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
             self.core
                 .map_or("not pinned".to_string(), |c| format!("pinned to CPU {c}")),
             if self.microflow { "on" } else { "off" },

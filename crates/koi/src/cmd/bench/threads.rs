@@ -45,7 +45,7 @@ pub(super) fn bench(
     a: &BenchArgs,
     p: &Pipeline,
     state: State,
-    packets: Vec<Vec<u8>>,
+    packets: Vec<(u64, Vec<u8>)>,
     config: DatapathConfig,
     source: report::Source,
 ) -> Result<(), Failure> {
@@ -105,6 +105,7 @@ pub(super) fn bench(
         entries: a.entries.as_deref(),
         source,
         port: a.port,
+        ports: super::ports_of(&packets),
         core: first.core,
         microflow: !a.no_microflow,
         jit: !a.no_jit,
@@ -149,7 +150,7 @@ fn one_thread(
     t: usize,
     shared: &parking_lot::Mutex<State>,
     ready: &Barrier,
-    packets: &[Vec<u8>],
+    packets: &[(u64, Vec<u8>)],
     config: &DatapathConfig,
     cpu: usize,
 ) -> Result<Measured, String> {
@@ -162,7 +163,6 @@ fn one_thread(
         state: StateRef::Replica(shared),
         packets,
         batch: a.batch,
-        port: a.port,
         clock: ManualClock::new(0),
         next: t * packets.len() / a.threads,
         outputs: 0,
