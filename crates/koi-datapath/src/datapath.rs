@@ -320,6 +320,10 @@ pub struct DatapathStats {
     /// Slow-path runs that took their program from the trace memo instead of a tracer
     /// ([`crate::memo`]; a subset of `compiled`).
     pub memo_hits: u64,
+    /// Packets [`Datapath::process_batch_deferring`] handed back unprocessed (misses, and
+    /// packets of flows with a packet waiting): not counted in `packets` until the caller
+    /// runs them.
+    pub deferred: u64,
 }
 
 impl DatapathStats {
@@ -355,6 +359,7 @@ impl DatapathStats {
             jit_not_compiled,
             jit_mismatch,
             memo_hits,
+            deferred,
         } = o;
         self.microflow_hits += microflow_hits;
         self.megaflow_hits += megaflow_hits;
@@ -388,6 +393,7 @@ impl DatapathStats {
         self.jit_not_compiled += jit_not_compiled;
         self.jit_mismatch += jit_mismatch;
         self.memo_hits += memo_hits;
+        self.deferred += deferred;
     }
 
     /// Counts what [`Jit::consider`] did with a hot program.
@@ -511,6 +517,10 @@ pub enum PathTaken {
     Slow,
     /// A miss dropped by the slow-path rate limit.
     Limited,
+    /// Not processed: handed back by [`Datapath::process_batch_deferring`] for the caller to
+    /// run later with [`Datapath::process_with`] (nothing was sent and the state is as it
+    /// was). With the flow key's hash, if the fast parser gave the packet a key.
+    Deferred(Option<u64>),
 }
 
 /// What [`Datapath::process_with`] reports for one packet (the outputs went to the sink).
@@ -868,29 +878,78 @@ impl<'p> Datapath<'p> {
         sink: &mut (impl BatchSink + ?Sized),
         done: &mut (impl BatchDone + ?Sized),
     ) {
+        self.batches(state, packets, port, clock, prefetch, None, sink, done);
+    }
+
+    /// [`Datapath::process_batch_prefetching`] that runs only the cache hits: a packet that
+    /// would take the slow path (a miss, a guarded megaflow none of whose programs applies,
+    /// a packet the fast parser gives no key), and a packet whose flow key hash `waits`
+    /// names (its flow has a packet deferred before it, which it must not overtake), is
+    /// handed back unprocessed to `done` as [`PathTaken::Deferred`], for the caller to run
+    /// later with [`Datapath::process_with`]: a hit never waits behind a miss. A hit of a
+    /// megaflow without a compiled program (a replay) is a hit and runs. Without a fast
+    /// parser every packet runs, as with `process_batch_prefetching`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn process_batch_deferring<P: AsRef<[u8]>, F: Fn(*const u8) + Copy>(
+        &mut self,
+        state: &mut State,
+        packets: &[P],
+        port: u64,
+        clock: &dyn Clock,
+        prefetch: Option<F>,
+        waits: &dyn Fn(u64) -> bool,
+        sink: &mut (impl BatchSink + ?Sized),
+        done: &mut (impl BatchDone + ?Sized),
+    ) {
+        self.batches(
+            state,
+            packets,
+            port,
+            clock,
+            prefetch,
+            Some(waits),
+            sink,
+            done,
+        );
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn batches<P: AsRef<[u8]>, F: Fn(*const u8) + Copy>(
+        &mut self,
+        state: &mut State,
+        packets: &[P],
+        port: u64,
+        clock: &dyn Clock,
+        prefetch: Option<F>,
+        defer: Option<&dyn Fn(u64) -> bool>,
+        sink: &mut (impl BatchSink + ?Sized),
+        done: &mut (impl BatchDone + ?Sized),
+    ) {
         // Two instances: without profiling, no clock reads and no cycle sums at all.
         let profile = self.config.profile.is_some();
         for (c, chunk) in packets.chunks(BATCH).enumerate() {
             let base = c * BATCH;
+            let at = (base, port);
             if profile {
-                self.batch::<_, _, true>(state, chunk, base, port, clock, prefetch, sink, done);
+                self.batch::<_, _, true>(state, chunk, at, clock, prefetch, defer, sink, done);
             } else {
-                self.batch::<_, _, false>(state, chunk, base, port, clock, prefetch, sink, done);
+                self.batch::<_, _, false>(state, chunk, at, clock, prefetch, defer, sink, done);
             }
         }
     }
 
-    /// [`Datapath::process_batch`] for at most [`BATCH`] packets whose indices start at `base`;
-    /// `PROF`: with [`DatapathConfig::profile`].
+    /// [`Datapath::process_batch`] for at most [`BATCH`] packets received on `port` whose
+    /// indices start at `base` (`at`: both); `PROF`: with [`DatapathConfig::profile`];
+    /// `defer`: as [`Datapath::process_batch_deferring`]'s `waits`, if deferring.
     #[allow(clippy::too_many_arguments)]
     fn batch<P: AsRef<[u8]>, F: Fn(*const u8) + Copy, const PROF: bool>(
         &mut self,
         state: &mut State,
         packets: &[P],
-        base: usize,
-        port: u64,
+        (base, port): (usize, u64),
         clock: &dyn Clock,
         prefetch: Option<F>,
+        defer: Option<&dyn Fn(u64) -> bool>,
         sink: &mut (impl BatchSink + ?Sized),
         done: &mut (impl BatchDone + ?Sized),
     ) {
@@ -936,6 +995,12 @@ impl<'p> Datapath<'p> {
         let mut hit = Summary::compiled(Tier::Microflow, Vec::new());
         for (i, (p, key)) in packets.iter().zip(keys.chunks_exact(words)).enumerate() {
             let packet = p.as_ref();
+            if let (Some(waits), Some(h)) = (defer, hashes[i])
+                && waits(h)
+            {
+                self.defer(base + i, hashes[i], done);
+                continue;
+            }
             self.stats.packets += 1;
             hit.drops.clear();
             let fast = match hashes[i] {
@@ -955,6 +1020,11 @@ impl<'p> Datapath<'p> {
                     hit.path = PathTaken::Compiled(tier);
                     done(base + i, Ok(&hit));
                 }
+                // Slow-path work, when deferring: handed back (a miss, or no key).
+                Fast::Interp { miss, .. } if defer.is_some() && (miss || hashes[i].is_none()) => {
+                    self.stats.packets -= 1;
+                    self.defer(base + i, hashes[i], done);
+                }
                 _ => {
                     let drops = std::mem::take(&mut hit.drops);
                     let r = self.finish(fast, drops, state, packet, port, clock, &mut |to, b| {
@@ -966,6 +1036,18 @@ impl<'p> Datapath<'p> {
             }
         }
         self.batch_keys = keys;
+    }
+
+    /// Hands packet `i` back unprocessed ([`PathTaken::Deferred`]).
+    #[cold]
+    fn defer(&mut self, i: usize, hash: Option<u64>, done: &mut (impl BatchDone + ?Sized)) {
+        self.stats.deferred += 1;
+        let summary = Summary {
+            path: PathTaken::Deferred(hash),
+            drops: Vec::new(),
+            aborted: None,
+        };
+        done(i, Ok(&summary));
     }
 
     /// The summary of a packet the fast path handled, or its run on the interpreter path.
