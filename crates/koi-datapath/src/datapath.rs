@@ -103,6 +103,16 @@ use std::sync::Arc;
 
 use crate::observe::{DpObserver, Mode};
 
+/// What [`Datapath::process_batch_deferring`] asks its caller, who keeps the packets it hands
+/// back.
+pub trait Deferral {
+    /// Whether a packet whose flow key hashes to `hash` must be handed back too, because a
+    /// packet of its flow was handed back before it (and it must not overtake that one).
+    fn waits(&self, hash: u64) -> bool;
+    /// Whether a packet that needs the slow path is handed back rather than run now.
+    fn defers_miss(&self) -> bool;
+}
+
 /// What [`Datapath::process_batch`] hands each output packet: the packet's index in the
 /// batch, the port and the bytes.
 pub trait BatchSink: FnMut(usize, u64, &[u8]) {}
@@ -881,14 +891,15 @@ impl<'p> Datapath<'p> {
         self.batches(state, packets, port, clock, prefetch, None, sink, done);
     }
 
-    /// [`Datapath::process_batch_prefetching`] that runs only the cache hits: a packet that
-    /// would take the slow path (a miss, a guarded megaflow none of whose programs applies,
-    /// a packet the fast parser gives no key), and a packet whose flow key hash `waits`
-    /// names (its flow has a packet deferred before it, which it must not overtake), is
-    /// handed back unprocessed to `done` as [`PathTaken::Deferred`], for the caller to run
-    /// later with [`Datapath::process_with`]: a hit never waits behind a miss. A hit of a
-    /// megaflow without a compiled program (a replay) is a hit and runs. Without a fast
-    /// parser every packet runs, as with `process_batch_prefetching`.
+    /// [`Datapath::process_batch_prefetching`] that may hand packets back unprocessed, to
+    /// `done` as [`PathTaken::Deferred`], for the caller to run later with
+    /// [`Datapath::process_with`]: a packet that would take the slow path (a miss, a guarded
+    /// megaflow none of whose programs applies, a packet the fast parser gives no key) when
+    /// [`Deferral::defers_miss`] says so, and a packet whose flow key hash
+    /// [`Deferral::waits`] names (its flow has a packet handed back before it, which it must
+    /// not overtake). So a hit need not wait behind a miss. A hit of a megaflow without a
+    /// compiled program (a replay) is a hit and runs. Without a fast parser every packet
+    /// runs, as with `process_batch_prefetching`.
     #[allow(clippy::too_many_arguments)]
     pub fn process_batch_deferring<P: AsRef<[u8]>, F: Fn(*const u8) + Copy>(
         &mut self,
@@ -897,7 +908,7 @@ impl<'p> Datapath<'p> {
         port: u64,
         clock: &dyn Clock,
         prefetch: Option<F>,
-        waits: &dyn Fn(u64) -> bool,
+        deferral: &dyn Deferral,
         sink: &mut (impl BatchSink + ?Sized),
         done: &mut (impl BatchDone + ?Sized),
     ) {
@@ -907,7 +918,7 @@ impl<'p> Datapath<'p> {
             port,
             clock,
             prefetch,
-            Some(waits),
+            Some(deferral),
             sink,
             done,
         );
@@ -921,7 +932,7 @@ impl<'p> Datapath<'p> {
         port: u64,
         clock: &dyn Clock,
         prefetch: Option<F>,
-        defer: Option<&dyn Fn(u64) -> bool>,
+        defer: Option<&dyn Deferral>,
         sink: &mut (impl BatchSink + ?Sized),
         done: &mut (impl BatchDone + ?Sized),
     ) {
@@ -940,7 +951,7 @@ impl<'p> Datapath<'p> {
 
     /// [`Datapath::process_batch`] for at most [`BATCH`] packets received on `port` whose
     /// indices start at `base` (`at`: both); `PROF`: with [`DatapathConfig::profile`];
-    /// `defer`: as [`Datapath::process_batch_deferring`]'s `waits`, if deferring.
+    /// `defer`: as [`Datapath::process_batch_deferring`]'s `deferral`, if deferring.
     #[allow(clippy::too_many_arguments)]
     fn batch<P: AsRef<[u8]>, F: Fn(*const u8) + Copy, const PROF: bool>(
         &mut self,
@@ -949,7 +960,7 @@ impl<'p> Datapath<'p> {
         (base, port): (usize, u64),
         clock: &dyn Clock,
         prefetch: Option<F>,
-        defer: Option<&dyn Fn(u64) -> bool>,
+        defer: Option<&dyn Deferral>,
         sink: &mut (impl BatchSink + ?Sized),
         done: &mut (impl BatchDone + ?Sized),
     ) {
@@ -995,8 +1006,8 @@ impl<'p> Datapath<'p> {
         let mut hit = Summary::compiled(Tier::Microflow, Vec::new());
         for (i, (p, key)) in packets.iter().zip(keys.chunks_exact(words)).enumerate() {
             let packet = p.as_ref();
-            if let (Some(waits), Some(h)) = (defer, hashes[i])
-                && waits(h)
+            if let (Some(d), Some(h)) = (defer, hashes[i])
+                && d.waits(h)
             {
                 self.defer(base + i, hashes[i], done);
                 continue;
@@ -1020,8 +1031,10 @@ impl<'p> Datapath<'p> {
                     hit.path = PathTaken::Compiled(tier);
                     done(base + i, Ok(&hit));
                 }
-                // Slow-path work, when deferring: handed back (a miss, or no key).
-                Fast::Interp { miss, .. } if defer.is_some() && (miss || hashes[i].is_none()) => {
+                // Slow-path work (a miss, or no key), when the caller defers it: handed back.
+                Fast::Interp { miss, .. }
+                    if (miss || hashes[i].is_none()) && defer.is_some_and(|d| d.defers_miss()) =>
+                {
                     self.stats.packets -= 1;
                     self.defer(base + i, hashes[i], done);
                 }

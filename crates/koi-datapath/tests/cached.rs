@@ -909,9 +909,18 @@ control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
 /// state ends the same.
 #[test]
 fn deferred_packets_run_later_get_what_the_datapath_alone_gives_them() {
-    use koi_datapath::PathTaken;
+    use koi_datapath::{Deferral, PathTaken};
     use std::cell::RefCell;
     use std::collections::HashSet;
+    struct Pending(RefCell<HashSet<u64>>);
+    impl Deferral for Pending {
+        fn waits(&self, hash: u64) -> bool {
+            self.0.borrow().contains(&hash)
+        }
+        fn defers_miss(&self) -> bool {
+            true
+        }
+    }
     let p = program();
     let clock = ManualClock::new(0);
     let fresh = || {
@@ -950,7 +959,7 @@ fn deferred_packets_run_later_get_what_the_datapath_alone_gives_them() {
     let before = state
         .counter_read("I.seen", 1)
         .unwrap_or_else(|e| panic!("{e}"));
-    let pending = RefCell::new(HashSet::new());
+    let pending = Pending(RefCell::new(HashSet::new()));
     let mut got: Vec<Vec<(u64, Vec<u8>)>> = vec![Vec::new(); batch.len()];
     let mut deferred = Vec::new();
     dp.process_batch_deferring(
@@ -959,13 +968,13 @@ fn deferred_packets_run_later_get_what_the_datapath_alone_gives_them() {
         1,
         &clock,
         None::<fn(*const u8)>,
-        &|h| pending.borrow().contains(&h),
+        &pending,
         &mut |i, to, b| got[i].push((to, b.to_vec())),
         &mut |i, r| {
             if let Ok(s) = r
                 && let PathTaken::Deferred(h) = s.path
             {
-                pending.borrow_mut().extend(h);
+                pending.0.borrow_mut().extend(h);
                 deferred.push(i);
             }
         },
