@@ -90,8 +90,8 @@
 //! victim and hands it back in [`Inserted::evicted`]. The policy is segmented (see
 //! `megaflows`): a new megaflow is on probation until its first hit, and the oldest one on
 //! probation goes first, so a churn of new flows evicts its own members and never an
-//! established flow; only when few are on probation does CLOCK pick among the others, keeping
-//! the recently hit ones — including those hit only through the microflow cache, which the
+//! established flow; only when few are on probation is the victim the least hit (by recent hit
+//! rate) of a sample of the others — hits through the microflow cache count too, which the
 //! datapath credits with [`Classifier::hit`]. Nothing grows
 //! past what the limit implies: the slot array stops at `max_megaflows` slots, and subtables
 //! (keys, tables, filters) give memory back as they empty and are dropped when empty, so
@@ -427,7 +427,8 @@ impl<V> Classifier<V> {
             subtable: st,
             local: 0,
             hits: 0,
-            referenced: false,
+            hits_seen: 0,
+            score: 0,
             probation: true,
             tags: Box::new([]),
         };
@@ -493,7 +494,6 @@ impl<V> Classifier<V> {
         let tag_refs = self.index_tags(id.slot, tags);
         let flow = self.megaflows.get_mut(id)?;
         flow.tags = tag_refs;
-        flow.referenced = true;
         let old = core::mem::replace(&mut flow.value, value);
         self.megaflows.promote(id);
         self.stats.replacements = self.stats.replacements.wrapping_add(1);

@@ -16,18 +16,23 @@
 //!   the oldest of them: a flood of one-packet flows evicts only its own members, and a new
 //!   flow that is hit again before `on_probation / insert rate` seconds have passed (a TCP
 //!   flow's second packet, one round trip later) is promoted and stays.
-//! - With fewer on probation, the victim is chosen among the promoted ones by CLOCK (second
-//!   chance, the usual approximation of LRU): every hit sets the megaflow's `referenced`
-//!   bit; the hand sweeps the slots, clearing set bits and evicting the first promoted
-//!   megaflow whose bit is already clear. So the probation segment grows back to its
-//!   minimum out of the promoted megaflows that were not hit for a whole turn of the hand.
+//! - With fewer on probation, the victim is chosen among the promoted ones by their **hit
+//!   rate**: the hand samples the next [`SAMPLE`] promoted megaflows, scores each by the hits
+//!   it had since the hand last looked at it, plus half its previous score (an average that
+//!   forgets), and evicts the lowest scored. A flow of a thousand packets a second outlives
+//!   a thousand flows of one packet a second each, whichever was hit last; one no longer hit
+//!   sees its score halve at each turn of the hand.
 //!
-//! Each victim costs O(1) amortised: every bit the hand clears was set by a hit, and every
-//! id the FIFO drops was pushed by an insert (ids of megaflows promoted or removed since are
-//! skipped, and compacted away when they outnumber the live ones).
+//! Each victim costs O(1) amortised: at most [`SAMPLE`] megaflows looked at (slots without
+//! a promoted megaflow are skipped, a turn at most), and every id the FIFO drops was pushed
+//! by an insert (ids of megaflows promoted or removed since are skipped, and compacted away
+//! when they outnumber the live ones).
 
 use crate::key::MegaflowId;
 use std::collections::VecDeque;
+
+/// Promoted megaflows the hand looks at for each victim.
+pub(crate) const SAMPLE: usize = 8;
 
 /// Megaflows kept on probation at least, at the limit, before promoted ones are evicted: an
 /// eighth of the limit (at least one).
@@ -50,8 +55,9 @@ pub(crate) struct Megaflow<V> {
     pub(crate) subtable: u32,
     pub(crate) local: u32,
     pub(crate) hits: u64,
-    /// Hit since the clock hand last passed.
-    pub(crate) referenced: bool,
+    /// `hits` when the hand last looked at it, and its score then (see the module docs).
+    pub(crate) hits_seen: u64,
+    pub(crate) score: u64,
     /// Not hit since its insert (see the module docs).
     pub(crate) probation: bool,
     pub(crate) tags: Box<[TagRef]>,
@@ -98,8 +104,7 @@ impl<V> Megaflows<V> {
         self.on_probation
     }
 
-    /// Counts a hit of the live megaflow in `slot`: referenced, and promoted if it was on
-    /// probation.
+    /// Counts a hit of the live megaflow in `slot`, promoted if it was on probation.
     #[inline]
     pub(crate) fn touch(&mut self, slot: u32) -> Option<(MegaflowId, &Megaflow<V>)> {
         let s = self.slots.get_mut(slot as usize)?;
@@ -109,7 +114,6 @@ impl<V> Megaflows<V> {
         };
         let flow = s.flow.as_mut()?;
         flow.hits = flow.hits.wrapping_add(1);
-        flow.referenced = true;
         if flow.probation {
             flow.probation = false;
             self.on_probation -= 1;
@@ -278,7 +282,7 @@ impl<V> Megaflows<V> {
         if self.on_probation >= min_probation(self.limit) {
             return self.oldest_on_probation();
         }
-        self.clock_victim().or_else(|| self.oldest_on_probation())
+        self.sampled_victim().or_else(|| self.oldest_on_probation())
     }
 
     /// The oldest megaflow on probation.
@@ -291,27 +295,36 @@ impl<V> Megaflows<V> {
         None
     }
 
-    /// The clock policy's victim among promoted megaflows, if the hand finds one within two
-    /// turns.
-    fn clock_victim(&mut self) -> Option<u32> {
+    /// The lowest scored of the next [`SAMPLE`] promoted megaflows from the hand (scoring
+    /// each it looks at); `None` if there is none.
+    fn sampled_victim(&mut self) -> Option<u32> {
         let n = self.slots.len();
-        for _ in 0..=2 * n {
+        let mut best: Option<(u64, usize)> = None;
+        let mut looked = 0;
+        for _ in 0..n {
             if self.hand >= n {
                 self.hand = 0;
             }
             let slot = self.hand;
             self.hand += 1;
-            if let Some(flow) = self.slots.get_mut(slot).and_then(|s| s.flow.as_mut()) {
-                if flow.probation {
-                    continue;
-                }
-                if !flow.referenced {
-                    return u32::try_from(slot).ok();
-                }
-                flow.referenced = false;
+            let Some(flow) = self.slots.get_mut(slot).and_then(|s| s.flow.as_mut()) else {
+                continue;
+            };
+            if flow.probation {
+                continue;
+            }
+            let recent = flow.hits.wrapping_sub(flow.hits_seen);
+            flow.hits_seen = flow.hits;
+            flow.score = flow.score / 2 + recent;
+            if best.is_none_or(|(s, _)| flow.score < s) {
+                best = Some((flow.score, slot));
+            }
+            looked += 1;
+            if looked == SAMPLE {
+                break;
             }
         }
-        None
+        best.and_then(|(_, slot)| u32::try_from(slot).ok())
     }
 
     /// Slots of all live megaflows.
@@ -348,7 +361,8 @@ mod tests {
             subtable: 0,
             local: 0,
             hits: 0,
-            referenced: false,
+            hits_seen: 0,
+            score: 0,
             probation: false,
             tags: Box::new([]),
         }

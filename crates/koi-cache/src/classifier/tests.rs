@@ -99,7 +99,7 @@ fn full_without_eviction_fails_and_zero_limit_fails() {
 }
 
 #[test]
-fn eviction_spares_referenced_megaflows() {
+fn eviction_spares_megaflows_hit_since_their_insert() {
     let mut c = classifier(1, 4);
     let ids: Vec<_> = (0..4u64)
         .map(|i| id_of(c.insert(&[u64::MAX], &[i], i as u32, &[])))
@@ -225,9 +225,46 @@ fn a_new_flow_hit_again_while_on_probation_stays() {
 }
 
 #[test]
-fn promoted_flows_idle_for_a_turn_of_the_hand_make_room_for_probation() {
-    // Every flow promoted: the next inserts evict promoted flows by CLOCK until an eighth of
-    // the table is on probation again, then only probationary ones.
+fn among_promoted_flows_the_least_hit_go_first() {
+    // Every flow promoted, all hit again and again, but a busy eighth ten times as often: the
+    // evictions (with nothing on probation) take the others.
+    let limit = 64;
+    let mut c = classifier(1, limit);
+    let ids: Vec<_> = (0..limit as u64)
+        .map(|i| id_of(c.insert(&[u64::MAX], &[i], i as u32, &[])))
+        .collect();
+    let busy = |i: usize| i.is_multiple_of(8);
+    let mut evicted = Vec::new();
+    for round in 0..200u64 {
+        for (i, &id) in ids.iter().enumerate() {
+            for _ in 0..if busy(i) { 10 } else { 1 } {
+                let _ = c.hit(id);
+            }
+        }
+        // A new flow, promoted at once (as a flow is by its second packet).
+        if let Ok(ins) = c.insert(&[u64::MAX], &[1_000 + round], 999, &[]) {
+            let _ = c.hit(ins.id);
+            evicted.extend(ins.evicted.map(|e| e.value));
+        }
+    }
+    assert!(!evicted.is_empty());
+    for v in &evicted {
+        assert!(
+            *v == 999 || !busy(*v as usize),
+            "busy flow {v} evicted: {evicted:?}"
+        );
+    }
+    for (i, &id) in ids.iter().enumerate() {
+        if busy(i) {
+            assert!(c.get(id).is_some(), "busy flow {i} kept");
+        }
+    }
+}
+
+#[test]
+fn promoted_flows_make_room_for_probation() {
+    // Every flow promoted: the next inserts evict promoted flows until an eighth of the table
+    // is on probation again, then only probationary ones.
     let limit = 64;
     let mut c = classifier(1, limit);
     let ids: Vec<_> = (0..limit as u64)
