@@ -27,7 +27,7 @@ use crate::lock;
 use crate::pipeline::Pipeline;
 use crate::ports::{Ingress, Outbox, Outputs, Patched, PortTable};
 use crate::switch::Switch;
-use crate::upcall::{SLICE, Upcalls};
+use crate::upcall::Upcalls;
 use koi_datapath::{Datapath, Deferral, PathTaken};
 use koi_interp::Interpreter;
 use koi_ports::{Batch, Poller, Readiness, Wake};
@@ -325,9 +325,9 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize) {
     }
 }
 
-/// Runs queued misses: one flow's packets when the thread is `behind` (a port had a full
-/// batch waiting), else flows in turn for up to [`SLICE`]; what they send over patch ports
-/// runs after each.
+/// Runs queued misses, flow by flow in turn, for as long as [`Upcalls::allowance`] gives (a
+/// share of the rounds while the thread is `behind`, a port having had a full batch waiting;
+/// else a [`crate::upcall::SLICE`]); what they send over patch ports runs after each.
 fn run_upcalls(
     sw: &Switch,
     lanes: (&PortTable, &[Arc<Pipeline>]),
@@ -336,6 +336,10 @@ fn run_upcalls(
     work: &mut Work,
     behind: bool,
 ) {
+    let allowed = work.upcalls.allowance(behind);
+    if allowed.is_zero() {
+        return;
+    }
     let start = Instant::now();
     while let Some(flow) = work.upcalls.pop_flow() {
         let t0 = Instant::now();
@@ -350,7 +354,10 @@ fn run_upcalls(
             .upcall_queued
             .fetch_sub(flow.packets.len() as u64, Ordering::Relaxed);
         work.upcalls.done(flow, took);
-        if behind || start.elapsed() >= SLICE {
+        if behind {
+            work.upcalls.charge(took);
+        }
+        if start.elapsed() >= allowed {
             break;
         }
     }

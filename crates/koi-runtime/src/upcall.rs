@@ -15,8 +15,8 @@
 //!   [`HOLD`]: a batch runs its cache hits at once and hands back its misses
 //!   ([`koi_datapath::Datapath::process_batch_deferring`]), which are copied into the queue
 //!   of the port they came from. The thread runs queued misses only after it has received
-//!   from every ready port: while it is behind, one flow's worth per round, else for up to
-//!   [`SLICE`] before it polls again. So the rings are drained at fast-path speed, and a
+//!   from every ready port: while it is behind, for a [`BEHIND_SHARE`] of the time the
+//!   rounds take (saved up over rounds), else for up to [`SLICE`] before it polls again. So the rings are drained at fast-path speed, and a
 //!   flood of misses cannot make the kernel drop an established flow's packets at a full
 //!   ring. (While deferring, frames of different flows from one port may leave in another
 //!   order than they came: a hit overtakes another flow's miss.)
@@ -51,6 +51,9 @@ pub const HOLD: Duration = Duration::from_millis(100);
 /// How long a thread runs queued misses at most before it polls its ports again, when no
 /// port was behind.
 pub const SLICE: Duration = Duration::from_micros(500);
+/// The share of a round's time (receiving and running hits) the slow path gets while the
+/// thread is behind: 1 in 4, so that at least four fifths of its time drain the rings.
+pub const BEHIND_SHARE: u32 = 4;
 /// Slow-path work a port's queue holds, at the measured cost per run.
 pub const QUEUE_TIME: Duration = Duration::from_millis(20);
 /// The least and most packets a port's queue holds.
@@ -118,6 +121,8 @@ pub(crate) struct Upcalls {
     deferring: Cell<bool>,
     round: Instant,
     hold_until: Cell<Instant>,
+    /// Slow-path time earned while behind (nanoseconds; negative: overspent).
+    credit: i64,
 }
 
 impl Default for Upcalls {
@@ -132,6 +137,7 @@ impl Default for Upcalls {
             deferring: Cell::new(false),
             round: Instant::now(),
             hold_until: Cell::new(Instant::now()),
+            credit: 0,
         }
     }
 }
@@ -158,6 +164,24 @@ impl Upcalls {
     fn start_deferring(&self, now: Instant) {
         self.deferring.set(true);
         self.hold_until.set(now + HOLD);
+    }
+
+    /// How long the slow path may run at the end of this round: [`SLICE`], or while the
+    /// thread is `behind`, what it earned (a [`BEHIND_SHARE`] of each round's time so far,
+    /// saved up to at most a slice, less what runs overspent).
+    pub fn allowance(&mut self, behind: bool) -> Duration {
+        if !behind {
+            self.credit = 0;
+            return SLICE;
+        }
+        let earned = self.round.elapsed().as_nanos() as i64 / i64::from(BEHIND_SHARE);
+        self.credit = (self.credit + earned).min(SLICE.as_nanos() as i64);
+        Duration::from_nanos(self.credit.max(0) as u64)
+    }
+
+    /// Charges a run of `took` to the time earned while behind.
+    pub fn charge(&mut self, took: Duration) {
+        self.credit -= took.as_nanos() as i64;
     }
 
     /// Whether a packet of the round that needs the slow path is deferred.
@@ -410,6 +434,28 @@ mod tests {
         assert!(
             quiet.defers_miss(),
             "misses queued: the next ones queue behind them"
+        );
+    }
+
+    #[test]
+    fn behind_the_slow_path_gets_a_share_of_the_rounds() {
+        let mut u = Upcalls::default();
+        assert_eq!(u.allowance(false), SLICE);
+        u.begin_round();
+        std::thread::sleep(Duration::from_millis(2));
+        let a = u.allowance(true);
+        assert_eq!(a, SLICE, "a quarter of 2 ms, at most a slice: {a:?}");
+        u.charge(Duration::from_millis(5));
+        u.begin_round();
+        assert_eq!(
+            u.allowance(true),
+            Duration::ZERO,
+            "overspent: nothing until earned back"
+        );
+        assert_eq!(
+            u.allowance(false),
+            SLICE,
+            "not behind: a slice, the debt forgotten"
         );
     }
 
