@@ -23,6 +23,19 @@
 //     percent of that time it spent runnable but waiting for a CPU (machine contention);
 //     sys_busy and sys_softirq: the whole machine's non-idle and softirq time, in percent of
 //     one core (at most 100 x cores).
+//
+//   veth-traffic flow IFNAME DSTMAC SRCMAC SRCIP DSTIP DPORT PPS SECONDS [NEW]
+//     Sends 60-byte Ethernet/IPv4/UDP frames SRCIP -> DSTIP:DPORT from SRCMAC to DSTMAC out of
+//     IFNAME for SECONDS: PPS frames a second (paced in bursts of at most 16), or as fast as
+//     it can with PPS 0 (sendmmsg batches of 64). With NEW=1 every frame is a new flow: the
+//     low 16 bits of the source address and the source port change from frame to frame (a
+//     flood of new flows), else the source port is 1024. The UDP payload starts with the
+//     frame's sequence number (big-endian 32 bits). Prints: sent=N pps=P
+//
+//   veth-traffic recvudp IFNAME SECONDS DPORT...
+//     Counts the IPv4/UDP frames to each DPORT arriving on IFNAME (a raw socket) for SECONDS,
+//     and the frames of each that arrived after one with a higher sequence number (out of
+//     order). Prints one line per DPORT: dport=D rx=N reordered=R
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -37,6 +50,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <poll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -265,9 +279,150 @@ static int cmd_count(int argc, char **argv) {
     return 0;
 }
 
+static int parse_ip(const char *s, uint8_t ip[4]) {
+    unsigned v[4];
+    if (sscanf(s, "%u.%u.%u.%u", &v[0], &v[1], &v[2], &v[3]) != 4) return -1;
+    for (int i = 0; i < 4; i++) {
+        if (v[i] > 255) return -1;
+        ip[i] = (uint8_t)v[i];
+    }
+    return 0;
+}
+
+// The frame of `flow`: sequence `seq`; with `fresh`, its own source address and port.
+static void flow_frame(uint8_t *f, const uint8_t dst[6], const uint8_t src[6], const uint8_t sip[4],
+                       const uint8_t dip[4], uint16_t dport, uint32_t seq, int fresh) {
+    build(f, 60, dst, src, fresh ? (uint16_t)(1024 + (seq >> 16) % 60000) : 1024);
+    uint8_t *ip = f + 14;
+    memcpy(ip + 12, sip, 4);
+    memcpy(ip + 16, dip, 4);
+    if (fresh) ip[14] = (uint8_t)(seq >> 8), ip[15] = (uint8_t)seq;
+    ip[10] = ip[11] = 0;
+    uint16_t c = csum(ip, 20);
+    ip[10] = c >> 8, ip[11] = c & 0xff;
+    uint8_t *udp = ip + 20;
+    udp[2] = dport >> 8, udp[3] = dport & 0xff;
+    udp[8] = seq >> 24, udp[9] = seq >> 16, udp[10] = seq >> 8, udp[11] = seq;
+}
+
+static int cmd_flow(int argc, char **argv) {
+    if (argc < 10) {
+        fprintf(stderr, "usage: veth-traffic flow IFNAME DSTMAC SRCMAC SRCIP DSTIP DPORT PPS SECONDS [NEW]\n");
+        return 2;
+    }
+    uint8_t dst[6], src[6], sip[4], dip[4];
+    if (parse_mac(argv[3], dst) || parse_mac(argv[4], src) || parse_ip(argv[5], sip) || parse_ip(argv[6], dip)) {
+        fprintf(stderr, "bad MAC or address\n");
+        return 2;
+    }
+    uint16_t dport = (uint16_t)atoi(argv[7]);
+    double pps = atof(argv[8]);
+    uint64_t dur = (uint64_t)(atof(argv[9]) * 1e9);
+    int fresh = argc > 10 && atoi(argv[10]);
+    int fd = socket(AF_PACKET, SOCK_RAW, 0);
+    if (fd < 0) die("socket");
+    int one = 1;
+    if (setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one)) die("PACKET_QDISC_BYPASS");
+    int sndbuf = 4 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf);
+    struct sockaddr_ll sll = {0};
+    sll.sll_family = AF_PACKET;
+    sll.sll_ifindex = (int)if_nametoindex(argv[2]);
+    if (!sll.sll_ifindex) die(argv[2]);
+    if (bind(fd, (struct sockaddr *)&sll, sizeof sll)) die("bind");
+    enum { BURST = 64 };
+    static uint8_t frames[BURST][60];
+    struct mmsghdr msgs[BURST];
+    struct iovec iov[BURST];
+    memset(msgs, 0, sizeof msgs);
+    for (int i = 0; i < BURST; i++) {
+        iov[i].iov_base = frames[i];
+        iov[i].iov_len = 60;
+        msgs[i].msg_hdr.msg_iov = &iov[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+    }
+    // Paced: bursts of up to 16 frames at the times they are due.
+    int burst = BURST;
+    uint64_t gap = 0;
+    if (pps > 0) {
+        burst = pps >= 16000 ? 16 : 1;
+        gap = (uint64_t)(1e9 * burst / pps);
+    }
+    uint64_t t0 = now_ns(), due = t0, sent = 0;
+    uint32_t seq = 0;
+    while (now_ns() - t0 < dur) {
+        if (gap) {
+            struct timespec ts = {(time_t)(due / 1000000000ull), (long)(due % 1000000000ull)};
+            clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+            due += gap;
+        }
+        for (int i = 0; i < burst; i++) flow_frame(frames[i], dst, src, sip, dip, dport, seq + i, fresh);
+        int k = sendmmsg(fd, msgs, burst, 0);
+        if (k < 0) {
+            if (errno == EINTR || errno == ENOBUFS || errno == EAGAIN) continue;
+            die("sendmmsg");
+        }
+        seq += k;
+        sent += k;
+    }
+    double secs = (now_ns() - t0) / 1e9;
+    printf("sent=%llu pps=%.0f\n", (unsigned long long)sent, sent / secs);
+    return 0;
+}
+
+static int cmd_recvudp(int argc, char **argv) {
+    if (argc < 5) {
+        fprintf(stderr, "usage: veth-traffic recvudp IFNAME SECONDS DPORT...\n");
+        return 2;
+    }
+    int fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_IP));
+    if (fd < 0) die("socket");
+    int rcvbuf = 16 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf);
+    struct sockaddr_ll sll = {0};
+    sll.sll_family = AF_PACKET;
+    sll.sll_protocol = htons(ETH_P_IP);
+    sll.sll_ifindex = (int)if_nametoindex(argv[2]);
+    if (!sll.sll_ifindex) die(argv[2]);
+    if (bind(fd, (struct sockaddr *)&sll, sizeof sll)) die("bind");
+    int n = argc - 4 > 16 ? 16 : argc - 4;
+    uint16_t ports[16];
+    uint64_t rx[16] = {0}, reordered[16] = {0};
+    int64_t last[16];
+    for (int i = 0; i < n; i++) ports[i] = (uint16_t)atoi(argv[4 + i]), last[i] = -1;
+    uint64_t dur = (uint64_t)(atof(argv[3]) * 1e9), t0 = now_ns();
+    printf("ready\n");
+    fflush(stdout);
+    uint8_t buf[2048];
+    while (now_ns() - t0 < dur) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 50) <= 0) continue;
+        ssize_t len;
+        while ((len = recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0) {
+            // Ethernet (no VLAN) + IPv4 (IHL 5) + UDP + 4-byte sequence.
+            if (len < 14 + 20 + 12 || buf[12] != 0x08 || buf[13] != 0x00 || buf[23] != 17) continue;
+            uint8_t *udp = buf + 14 + (buf[14] & 0x0f) * 4;
+            if (udp + 12 > buf + len) continue;
+            uint16_t dp = (uint16_t)(udp[2] << 8 | udp[3]);
+            int64_t seq = (int64_t)((uint32_t)udp[8] << 24 | (uint32_t)udp[9] << 16 | (uint32_t)udp[10] << 8 | udp[11]);
+            for (int i = 0; i < n; i++) {
+                if (ports[i] != dp) continue;
+                rx[i]++;
+                if (seq < last[i]) reordered[i]++;
+                else last[i] = seq;
+            }
+        }
+    }
+    for (int i = 0; i < n; i++)
+        printf("dport=%u rx=%llu reordered=%llu\n", ports[i], (unsigned long long)rx[i], (unsigned long long)reordered[i]);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "send")) return cmd_send(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "count")) return cmd_count(argc, argv);
-    fprintf(stderr, "usage: veth-traffic send|count ...\n");
+    if (argc >= 2 && !strcmp(argv[1], "flow")) return cmd_flow(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "recvudp")) return cmd_recvudp(argc, argv);
+    fprintf(stderr, "usage: veth-traffic send|count|flow|recvudp ...\n");
     return 2;
 }

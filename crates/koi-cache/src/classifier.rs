@@ -87,9 +87,12 @@
 //! ## Bounds and eviction
 //!
 //! The number of megaflows is limited (`max_megaflows`); at the limit an insert evicts a
-//! victim chosen by the CLOCK policy (see `megaflows`), which keeps recently hit megaflows —
-//! including those hit only through the microflow cache, which the datapath credits with
-//! [`Classifier::hit`] — and hands the victim back in [`Inserted::evicted`]. Nothing grows
+//! victim and hands it back in [`Inserted::evicted`]. The policy is segmented (see
+//! `megaflows`): a new megaflow is on probation until its first hit, and the oldest one on
+//! probation goes first, so a churn of new flows evicts its own members and never an
+//! established flow; only when few are on probation is the victim the least hit (by recent hit
+//! rate) of a sample of the others — hits through the microflow cache count too, which the
+//! datapath credits with [`Classifier::hit`]. Nothing grows
 //! past what the limit implies: the slot array stops at `max_megaflows` slots, and subtables
 //! (keys, tables, filters) give memory back as they empty and are dropped when empty, so
 //! their memory follows the number of live megaflows ([`Classifier::memory_use`]).
@@ -212,6 +215,11 @@ impl<V> Classifier<V> {
         self.megaflows.len() == 0
     }
 
+    /// Megaflows on probation: not hit since their insert, the first to be evicted.
+    pub fn on_probation(&self) -> usize {
+        self.megaflows.on_probation()
+    }
+
     /// The megaflow limit.
     pub fn limit(&self) -> usize {
         self.megaflows.limit()
@@ -246,9 +254,7 @@ impl<V> Classifier<V> {
             return None;
         };
         self.stats.hits = self.stats.hits.wrapping_add(1);
-        let (id, flow) = self.megaflows.at_mut(slot)?;
-        flow.hits = flow.hits.wrapping_add(1);
-        flow.referenced = true;
+        let (id, flow) = self.megaflows.touch(slot)?;
         Some((id, &flow.value))
     }
 
@@ -340,10 +346,7 @@ impl<V> Classifier<V> {
     /// evicted as idle.
     #[inline]
     pub fn hit(&mut self, id: MegaflowId) -> Option<&V> {
-        let flow = self.megaflows.get_mut(id)?;
-        flow.hits = flow.hits.wrapping_add(1);
-        flow.referenced = true;
-        Some(&flow.value)
+        self.megaflows.touch_id(id).map(|f| &f.value)
     }
 
     /// [`Classifier::hit`] without the value: whether `id` is live (then credited).
@@ -424,7 +427,9 @@ impl<V> Classifier<V> {
             subtable: st,
             local: 0,
             hits: 0,
-            referenced: false,
+            hits_seen: 0,
+            score: 0,
+            probation: true,
             tags: Box::new([]),
         };
         let id = self.megaflows.alloc(flow).ok_or(InsertError::Full)?;
@@ -489,19 +494,24 @@ impl<V> Classifier<V> {
         let tag_refs = self.index_tags(id.slot, tags);
         let flow = self.megaflows.get_mut(id)?;
         flow.tags = tag_refs;
-        flow.referenced = true;
+        let old = core::mem::replace(&mut flow.value, value);
+        self.megaflows.promote(id);
         self.stats.replacements = self.stats.replacements.wrapping_add(1);
-        Some(core::mem::replace(&mut flow.value, value))
+        Some(old)
     }
 
-    /// Evicts the clock policy's victim.
+    /// Evicts the eviction policy's victim.
     fn evict_one(&mut self) -> Result<Removed<V>, InsertError> {
         if !self.evict {
             return Err(InsertError::Full);
         }
-        let victim = self.megaflows.clock_victim().ok_or(InsertError::Full)?;
+        let probation = self.megaflows.on_probation();
+        let victim = self.megaflows.victim().ok_or(InsertError::Full)?;
         let removed = self.remove_slot(victim).ok_or(InsertError::Full)?;
         self.stats.evictions = self.stats.evictions.wrapping_add(1);
+        if self.megaflows.on_probation() < probation {
+            self.stats.probation_evictions = self.stats.probation_evictions.wrapping_add(1);
+        }
         Ok(removed)
     }
 

@@ -10,8 +10,9 @@
 //! 2. the [`signature`] cache, 8 bytes per flow: a hint from the key's hash to the megaflow
 //!    that served it, checked against that one megaflow (OVS's SMC);
 //! 3. the megaflow [`classifier`], a tuple-space search over (mask, masked key) → value with
-//!    subtable ranking, staged lookup, tag-based invalidation and a bounded size with CLOCK
-//!    eviction (OVS's dpcls).
+//!    subtable ranking, staged lookup, tag-based invalidation and a bounded size with segmented
+//!    eviction (new megaflows on probation until hit, so churn cannot push out established
+//!    flows) (OVS's dpcls).
 //!
 //! A miss in all of them is an upcall: the slow path (koi's interpreter) computes the megaflow and
 //! installs it. [`FlowCache`] combines the tiers the way a poll thread uses them;

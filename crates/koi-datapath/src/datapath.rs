@@ -103,6 +103,16 @@ use std::sync::Arc;
 
 use crate::observe::{DpObserver, Mode};
 
+/// What [`Datapath::process_batch_deferring`] asks its caller, who keeps the packets it hands
+/// back.
+pub trait Deferral {
+    /// Whether a packet whose flow key hashes to `hash` must be handed back too, because a
+    /// packet of its flow was handed back before it (and it must not overtake that one).
+    fn waits(&self, hash: u64) -> bool;
+    /// Whether a packet that needs the slow path is handed back rather than run now.
+    fn defers_miss(&self) -> bool;
+}
+
 /// What [`Datapath::process_batch`] hands each output packet: the packet's index in the
 /// batch, the port and the bytes.
 pub trait BatchSink: FnMut(usize, u64, &[u8]) {}
@@ -320,6 +330,10 @@ pub struct DatapathStats {
     /// Slow-path runs that took their program from the trace memo instead of a tracer
     /// ([`crate::memo`]; a subset of `compiled`).
     pub memo_hits: u64,
+    /// Packets [`Datapath::process_batch_deferring`] handed back unprocessed (misses, and
+    /// packets of flows with a packet waiting): not counted in `packets` until the caller
+    /// runs them.
+    pub deferred: u64,
 }
 
 impl DatapathStats {
@@ -355,6 +369,7 @@ impl DatapathStats {
             jit_not_compiled,
             jit_mismatch,
             memo_hits,
+            deferred,
         } = o;
         self.microflow_hits += microflow_hits;
         self.megaflow_hits += megaflow_hits;
@@ -388,6 +403,7 @@ impl DatapathStats {
         self.jit_not_compiled += jit_not_compiled;
         self.jit_mismatch += jit_mismatch;
         self.memo_hits += memo_hits;
+        self.deferred += deferred;
     }
 
     /// Counts what [`Jit::consider`] did with a hot program.
@@ -511,6 +527,10 @@ pub enum PathTaken {
     Slow,
     /// A miss dropped by the slow-path rate limit.
     Limited,
+    /// Not processed: handed back by [`Datapath::process_batch_deferring`] for the caller to
+    /// run later with [`Datapath::process_with`] (nothing was sent and the state is as it
+    /// was). With the flow key's hash, if the fast parser gave the packet a key.
+    Deferred(Option<u64>),
 }
 
 /// What [`Datapath::process_with`] reports for one packet (the outputs went to the sink).
@@ -868,29 +888,79 @@ impl<'p> Datapath<'p> {
         sink: &mut (impl BatchSink + ?Sized),
         done: &mut (impl BatchDone + ?Sized),
     ) {
+        self.batches(state, packets, port, clock, prefetch, None, sink, done);
+    }
+
+    /// [`Datapath::process_batch_prefetching`] that may hand packets back unprocessed, to
+    /// `done` as [`PathTaken::Deferred`], for the caller to run later with
+    /// [`Datapath::process_with`]: a packet that would take the slow path (a miss, a guarded
+    /// megaflow none of whose programs applies, a packet the fast parser gives no key) when
+    /// [`Deferral::defers_miss`] says so, and a packet whose flow key hash
+    /// [`Deferral::waits`] names (its flow has a packet handed back before it, which it must
+    /// not overtake). So a hit need not wait behind a miss. A hit of a megaflow without a
+    /// compiled program (a replay) is a hit and runs. Without a fast parser every packet
+    /// runs, as with `process_batch_prefetching`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn process_batch_deferring<P: AsRef<[u8]>, F: Fn(*const u8) + Copy>(
+        &mut self,
+        state: &mut State,
+        packets: &[P],
+        port: u64,
+        clock: &dyn Clock,
+        prefetch: Option<F>,
+        deferral: &dyn Deferral,
+        sink: &mut (impl BatchSink + ?Sized),
+        done: &mut (impl BatchDone + ?Sized),
+    ) {
+        self.batches(
+            state,
+            packets,
+            port,
+            clock,
+            prefetch,
+            Some(deferral),
+            sink,
+            done,
+        );
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn batches<P: AsRef<[u8]>, F: Fn(*const u8) + Copy>(
+        &mut self,
+        state: &mut State,
+        packets: &[P],
+        port: u64,
+        clock: &dyn Clock,
+        prefetch: Option<F>,
+        defer: Option<&dyn Deferral>,
+        sink: &mut (impl BatchSink + ?Sized),
+        done: &mut (impl BatchDone + ?Sized),
+    ) {
         // Two instances: without profiling, no clock reads and no cycle sums at all.
         let profile = self.config.profile.is_some();
         for (c, chunk) in packets.chunks(BATCH).enumerate() {
             let base = c * BATCH;
+            let at = (base, port);
             if profile {
-                self.batch::<_, _, true>(state, chunk, base, port, clock, prefetch, sink, done);
+                self.batch::<_, _, true>(state, chunk, at, clock, prefetch, defer, sink, done);
             } else {
-                self.batch::<_, _, false>(state, chunk, base, port, clock, prefetch, sink, done);
+                self.batch::<_, _, false>(state, chunk, at, clock, prefetch, defer, sink, done);
             }
         }
     }
 
-    /// [`Datapath::process_batch`] for at most [`BATCH`] packets whose indices start at `base`;
-    /// `PROF`: with [`DatapathConfig::profile`].
+    /// [`Datapath::process_batch`] for at most [`BATCH`] packets received on `port` whose
+    /// indices start at `base` (`at`: both); `PROF`: with [`DatapathConfig::profile`];
+    /// `defer`: as [`Datapath::process_batch_deferring`]'s `deferral`, if deferring.
     #[allow(clippy::too_many_arguments)]
     fn batch<P: AsRef<[u8]>, F: Fn(*const u8) + Copy, const PROF: bool>(
         &mut self,
         state: &mut State,
         packets: &[P],
-        base: usize,
-        port: u64,
+        (base, port): (usize, u64),
         clock: &dyn Clock,
         prefetch: Option<F>,
+        defer: Option<&dyn Deferral>,
         sink: &mut (impl BatchSink + ?Sized),
         done: &mut (impl BatchDone + ?Sized),
     ) {
@@ -936,6 +1006,12 @@ impl<'p> Datapath<'p> {
         let mut hit = Summary::compiled(Tier::Microflow, Vec::new());
         for (i, (p, key)) in packets.iter().zip(keys.chunks_exact(words)).enumerate() {
             let packet = p.as_ref();
+            if let (Some(d), Some(h)) = (defer, hashes[i])
+                && d.waits(h)
+            {
+                self.defer(base + i, hashes[i], done);
+                continue;
+            }
             self.stats.packets += 1;
             hit.drops.clear();
             let fast = match hashes[i] {
@@ -955,6 +1031,13 @@ impl<'p> Datapath<'p> {
                     hit.path = PathTaken::Compiled(tier);
                     done(base + i, Ok(&hit));
                 }
+                // Slow-path work (a miss, or no key), when the caller defers it: handed back.
+                Fast::Interp { miss, .. }
+                    if (miss || hashes[i].is_none()) && defer.is_some_and(|d| d.defers_miss()) =>
+                {
+                    self.stats.packets -= 1;
+                    self.defer(base + i, hashes[i], done);
+                }
                 _ => {
                     let drops = std::mem::take(&mut hit.drops);
                     let r = self.finish(fast, drops, state, packet, port, clock, &mut |to, b| {
@@ -966,6 +1049,18 @@ impl<'p> Datapath<'p> {
             }
         }
         self.batch_keys = keys;
+    }
+
+    /// Hands packet `i` back unprocessed ([`PathTaken::Deferred`]).
+    #[cold]
+    fn defer(&mut self, i: usize, hash: Option<u64>, done: &mut (impl BatchDone + ?Sized)) {
+        self.stats.deferred += 1;
+        let summary = Summary {
+            path: PathTaken::Deferred(hash),
+            drops: Vec::new(),
+            aborted: None,
+        };
+        done(i, Ok(&summary));
     }
 
     /// The summary of a packet the fast path handled, or its run on the interpreter path.

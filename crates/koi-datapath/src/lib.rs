@@ -109,7 +109,7 @@ pub mod stages;
 
 pub use datapath::{
     BATCH, BatchDone, BatchSink, CacheInfo, CycleCounter, Datapath, DatapathConfig, DatapathStats,
-    Megaflow, PathTaken, Prefetch, SIGNATURE_ENTRIES, StageCycles, Summary, Tier,
+    Deferral, Megaflow, PathTaken, Prefetch, SIGNATURE_ENTRIES, StageCycles, Summary, Tier,
 };
 pub use flowkey::{Coverage, Decision, DecisionKind, FlowKeyLayout, KeyField, KeyGroup, Source};
 pub use stages::stages;

@@ -369,7 +369,7 @@ pub fn render(config: Option<&DatapathConfig>, epoch: u64, snaps: &[Option<Snaps
     };
     let mut out = String::new();
     let rate = match cfg.upcall_rate {
-        0 => "unlimited".to_string(),
+        0 => "as the slow path sustains (queued per port)".to_string(),
         r => format!("{r}/s (burst {})", cfg.upcall_burst),
     };
     let micro = if cfg.microflow {

@@ -19,6 +19,7 @@ use koi_interp::{Interpreter, TraceObserver};
 use koi_ir::entity::EntityId;
 use koi_ir::{ActionId, ExternId};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 /// koi's own commands, for `help` and completion (the simple_switch_CLI ones are
 /// [`koi_control::command::COMMANDS`]).
@@ -166,6 +167,10 @@ impl Switch {
         for slot in self.ports().iter() {
             let name = lock(&slot.port).name().to_string();
             out.push_str(&format!("port {} ({name}): {}", slot.num, slot.stats()));
+            let (queued, full) = slot.upcalls.get();
+            out.push_str(&format!(
+                " upcalls queued {queued} upcall_queue_full {full}"
+            ));
             if !slot.spread.is_empty() {
                 let by: Vec<String> = slot
                     .rx_by_thread()
@@ -184,6 +189,8 @@ impl Switch {
 
     fn stats(&self) -> String {
         let total = self.port_totals();
+        let runs = self.counters.upcalls.load(Ordering::Relaxed);
+        let upcall_ns = self.counters.upcall_ns.load(Ordering::Relaxed);
         let drops: String = self
             .counters
             .by_reason()
@@ -193,6 +200,7 @@ impl Switch {
         let mut out = format!(
             "packets in: {} ({} bytes)\npackets out: {} ({} bytes)\n\
              drops: {drops}too_big {} link_down {} error {} ring_full {}\n\
+             slow path: {} runs, {} us each on average, {} misses queued now\n\
              uptime: {} s\n",
             total.rx_packets,
             total.rx_bytes,
@@ -202,6 +210,9 @@ impl Switch {
             total.drop_link_down,
             total.drop_error,
             total.drop_ring_full,
+            runs,
+            (upcall_ns / runs.max(1)) / 1000,
+            self.counters.upcall_queued.load(Ordering::Relaxed),
             self.started().elapsed().as_secs()
         );
         for pl in self.live_pipelines() {

@@ -45,6 +45,7 @@ pub mod ports;
 pub mod program;
 pub mod swap;
 pub mod switch;
+pub mod upcall;
 
 pub use image::{Changes, Image};
 pub use pipeline::{Events, Pipeline, PipelineConfig};

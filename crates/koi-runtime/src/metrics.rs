@@ -153,6 +153,7 @@ pub fn render(shared: &Switch) -> String {
     for (reason, v) in c.by_reason() {
         let _ = writeln!(m, "koi_drops_total{{reason=\"{reason}\"}} {v}");
     }
+    slow_path(&mut m, shared);
     pipelines(&mut m, shared);
     let snaps: Vec<(String, usize, Snapshot)> = shared
         .pipelines()
@@ -171,6 +172,41 @@ pub fn render(shared: &Switch) -> String {
         caches(&mut m, &snaps);
     }
     m
+}
+
+/// The slow path: runs of queued misses and their time, misses queued now, and per port the
+/// misses queued and dropped at a full queue.
+fn slow_path(m: &mut String, shared: &Switch) {
+    let c = &shared.counters;
+    let get = |a: &AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+    let _ = writeln!(
+        m,
+        "# HELP koi_upcalls_total Slow-path runs of queued misses (a flow's queued packets each).\n\
+         # TYPE koi_upcalls_total counter\nkoi_upcalls_total {}\n\
+         # HELP koi_upcall_seconds_total Time the slow-path runs took.\n\
+         # TYPE koi_upcall_seconds_total counter\nkoi_upcall_seconds_total {:.6}\n\
+         # HELP koi_upcall_queued Cache misses waiting for the slow path now.\n\
+         # TYPE koi_upcall_queued gauge\nkoi_upcall_queued {}",
+        get(&c.upcalls),
+        get(&c.upcall_ns) as f64 / 1e9,
+        get(&c.upcall_queued)
+    );
+    let _ = writeln!(
+        m,
+        "# HELP koi_port_upcalls_total Cache misses of the port, queued for the slow path or dropped at its full queue.\n\
+         # TYPE koi_port_upcalls_total counter"
+    );
+    for slot in shared.ports().iter() {
+        let name = escape(lock(&slot.port).name());
+        let (queued, full) = slot.upcalls.get();
+        for (what, v) in [("queued", queued), ("queue_full", full)] {
+            let _ = writeln!(
+                m,
+                "koi_port_upcalls_total{{port=\"{}\",name=\"{name}\",result=\"{what}\"}} {v}",
+                slot.num
+            );
+        }
+    }
 }
 
 /// Per pipeline: its controller's packets and digests, and its tables' sizes.

@@ -10,6 +10,11 @@
 //! builds one over the new image. So a packet is processed wholly by one image, and an old
 //! image lives until the last thread has moved on.
 //!
+//! **Misses.** A batch runs its cache hits and hands its misses back into the thread's
+//! slow-path queues ([`crate::upcall`]), which the thread works through after receiving from
+//! every ready port: hits never wait behind misses, and a flood of misses cannot keep the
+//! thread from draining its rings.
+//!
 //! **Consistency.** A batch runs under its image's state lock, after the thread's caches have
 //! caught up with the image's invalidation log ([`crate::cache`]); digests the batch produced
 //! go to the pipeline's controller before the lock is released. Outputs are copied out of the
@@ -22,15 +27,34 @@ use crate::lock;
 use crate::pipeline::Pipeline;
 use crate::ports::{Ingress, Outbox, Outputs, Patched, PortTable};
 use crate::switch::Switch;
-use koi_datapath::{Datapath, PathTaken};
+use crate::upcall::Upcalls;
+use koi_datapath::{Datapath, Deferral, PathTaken};
 use koi_interp::Interpreter;
 use koi_ports::{Batch, Poller, Readiness, Wake};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 /// How long a poll thread sleeps at most before it checks for shutdown, new programs and idle
 /// ports.
 const POLL_MS: i32 = 100;
+
+/// The slow-path queues as one pipeline's batches ask them.
+struct ForPipeline<'a> {
+    upcalls: &'a Upcalls,
+    pipeline: usize,
+}
+
+impl Deferral for ForPipeline<'_> {
+    #[inline]
+    fn waits(&self, hash: u64) -> bool {
+        self.upcalls.waits(self.pipeline, hash)
+    }
+
+    fn defers_miss(&self) -> bool {
+        self.upcalls.defers_miss()
+    }
+}
 
 /// How a thread processes one pipeline's packets.
 enum Kind<'p> {
@@ -100,11 +124,11 @@ impl Engine<'_> {
 }
 
 impl Slot {
-    /// Makes the engine current with `pipeline`'s image.
-    fn refresh(&mut self, pipeline: &Pipeline, thread: usize) {
+    /// Makes the engine current with `pipeline`'s image; true if it changed.
+    fn refresh(&mut self, pipeline: &Pipeline, thread: usize) -> bool {
         let want = pipeline.generation();
         if self.generation == want {
-            return;
+            return false;
         }
         if let Some(old) = &mut self.engine {
             old.with_dependent_mut(|image, e| e.idle(image, true));
@@ -112,7 +136,7 @@ impl Slot {
         self.engine = None;
         self.generation = want;
         let Some(image) = pipeline.image() else {
-            return;
+            return true;
         };
         self.generation = image.generation();
         match EngineCell::try_new(image, |img| Engine::new(img, thread)) {
@@ -123,6 +147,7 @@ impl Slot {
                 "cannot run the program on this thread; its packets are dropped"
             ),
         }
+        true
     }
 }
 
@@ -145,6 +170,8 @@ struct Work {
     /// (buffers kept for reuse).
     handoff: Vec<Patched>,
     handed: Patched,
+    /// The slow-path queues: misses waiting for the interpreter.
+    upcalls: Upcalls,
 }
 
 /// Forwards packets received on the ports given to thread `t` until the switch stops; the
@@ -202,7 +229,9 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize) {
         }
         for &p in &used {
             let slot = &mut slots[p];
-            slot.refresh(&pipelines[p], t);
+            if slot.refresh(&pipelines[p], t) {
+                work.upcalls.forget_flows(p);
+            }
             if let Some(e) = &mut slot.engine {
                 // Idle caches catch up too, so that what they show and hold is current.
                 e.with_dependent_mut(|image, e| e.idle(image, false));
@@ -215,15 +244,24 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize) {
         );
         // Last: what other threads handed over.
         ready.push(sw.inboxes[t].wake.readiness());
-        if let Err(e) = poller.wait(&ready, POLL_MS) {
+        // With misses waiting, only a look at the ports.
+        let wait_ms = if work.upcalls.is_empty() { POLL_MS } else { 0 };
+        if let Err(e) = poller.wait(&ready, wait_ms) {
             tracing::error!(error = %e, "poll failed");
             sw.stop();
             break;
         }
+        // Whether a port had more waiting than a batch takes: the thread is behind.
+        let mut behind = false;
+        work.upcalls.begin_round();
         for (k, &i) in mine.iter().enumerate() {
             let slot = &table[i];
             let wake = poller.wake(k);
             if wake == Wake::Nothing && ready[k] != Readiness::Idle {
+                continue;
+            }
+            if slot.lossless && work.upcalls.is_full() {
+                // Its misses first: a file waits.
                 continue;
             }
             {
@@ -241,17 +279,23 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize) {
             if batch.packets().is_empty() {
                 continue;
             }
+            if batch.packets().len() == batch.capacity() {
+                behind = true;
+                work.upcalls.behind();
+            }
             let into = Ingress {
                 pipeline: slot.pipeline,
                 port: slot.num,
                 passes: 1,
+                lossless: slot.lossless,
             };
             let lanes = (&*table, &pipelines[..]);
             if slot.soft_spread {
                 let kept = hand_over(sw, t, into, batch.packets(), &mut work);
-                run_batch(sw, lanes, &mut slots, t, into, &kept, &mut work);
+                run_batch(sw, lanes, &mut slots, t, into, &kept, &mut work, true);
             } else {
-                run_batch(sw, lanes, &mut slots, t, into, batch.packets(), &mut work);
+                let packets = batch.packets();
+                run_batch(sw, lanes, &mut slots, t, into, packets, &mut work, true);
             }
             run_patched(sw, lanes, &mut slots, t, &mut work);
         }
@@ -263,16 +307,58 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize) {
             std::mem::swap(&mut handed, &mut *lock(&inbox.queue));
             let lanes = (&*table, &pipelines[..]);
             handed.runs(|into, packets| {
-                run_batch(sw, lanes, &mut slots, t, into, packets, &mut work);
+                run_batch(sw, lanes, &mut slots, t, into, packets, &mut work, true);
                 run_patched(sw, lanes, &mut slots, t, &mut work);
             });
             handed.clear();
             work.handed = handed;
         }
+        if !work.upcalls.is_empty() {
+            let lanes = (&*table, &pipelines[..]);
+            run_upcalls(sw, lanes, &mut slots, t, &mut work, behind);
+        }
     }
     for slot in &mut slots {
         if let Some(e) = &mut slot.engine {
             e.with_dependent_mut(|image, e| e.idle(image, true));
+        }
+    }
+}
+
+/// Runs queued misses, flow by flow in turn, for as long as [`Upcalls::allowance`] gives (a
+/// share of the rounds while the thread is `behind`, a port having had a full batch waiting;
+/// else a [`crate::upcall::SLICE`]); what they send over patch ports runs after each.
+fn run_upcalls(
+    sw: &Switch,
+    lanes: (&PortTable, &[Arc<Pipeline>]),
+    slots: &mut [Slot],
+    t: usize,
+    work: &mut Work,
+    behind: bool,
+) {
+    let allowed = work.upcalls.allowance(behind);
+    if allowed.is_zero() {
+        return;
+    }
+    let start = Instant::now();
+    while let Some(flow) = work.upcalls.pop_flow() {
+        let t0 = Instant::now();
+        run_batch(sw, lanes, slots, t, flow.into, &flow.packets, work, false);
+        run_patched(sw, lanes, slots, t, work);
+        let took = t0.elapsed();
+        sw.counters.upcalls.fetch_add(1, Ordering::Relaxed);
+        sw.counters
+            .upcall_ns
+            .fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
+        sw.counters
+            .upcall_queued
+            .fetch_sub(flow.packets.len() as u64, Ordering::Relaxed);
+        work.upcalls.done(flow, took);
+        if behind {
+            work.upcalls.charge(took);
+        }
+        if start.elapsed() >= allowed {
+            break;
         }
     }
 }
@@ -289,7 +375,7 @@ fn run_patched(
     let mut pending = std::mem::take(&mut work.pending);
     std::mem::swap(&mut pending, &mut work.out.patched);
     while !pending.is_empty() {
-        pending.runs(|into, packets| run_batch(sw, lanes, slots, t, into, packets, work));
+        pending.runs(|into, packets| run_batch(sw, lanes, slots, t, into, packets, work, true));
         pending.clear();
         std::mem::swap(&mut pending, &mut work.out.patched);
     }
@@ -329,7 +415,9 @@ fn hand_over<'b, P: AsRef<[u8]>>(
 }
 
 /// Runs `packets`, entering as `into` says, through this thread's engine for that pipeline;
-/// `lanes`: the port table and the pipelines this thread works with.
+/// `lanes`: the port table and the pipelines this thread works with; `defer`: misses go to
+/// the slow-path queues (else they run now).
+#[allow(clippy::too_many_arguments)]
 fn run_batch<P: AsRef<[u8]>>(
     sw: &Switch,
     lanes: (&PortTable, &[Arc<Pipeline>]),
@@ -338,16 +426,19 @@ fn run_batch<P: AsRef<[u8]>>(
     into: Ingress,
     packets: &[P],
     work: &mut Work,
+    defer: bool,
 ) {
     let (table, pipelines) = lanes;
     let pipeline = &pipelines[into.pipeline];
     let engine = &mut slots[into.pipeline];
     loop {
         // A program loaded since the poll: these packets are the new image's.
-        engine.refresh(pipeline, t);
+        if engine.refresh(pipeline, t) {
+            work.upcalls.forget_flows(into.pipeline);
+        }
         match &mut engine.engine {
             Some(e) => {
-                if forward(sw, table, pipeline, e, work, packets, into) {
+                if forward(sw, table, pipeline, e, work, packets, into, defer) {
                     break;
                 }
                 // Retired while we waited for its lock: the batch goes to the new image,
@@ -364,8 +455,10 @@ fn run_batch<P: AsRef<[u8]>>(
 }
 
 /// Runs the packets entering as `into` says through `engine` (the cached datapath takes them
-/// as one batch) and sends what comes out, in order. Returns false, having done nothing, when
-/// the engine's image was retired (its state carried over to a newer image).
+/// as one batch; `defer`: its misses go to the slow-path queues) and sends what comes out, in
+/// order. Returns false, having done nothing, when the engine's image was retired (its state
+/// carried over to a newer image).
+#[allow(clippy::too_many_arguments)]
 fn forward<P: AsRef<[u8]>>(
     sw: &Switch,
     table: &PortTable,
@@ -374,6 +467,7 @@ fn forward<P: AsRef<[u8]>>(
     work: &mut Work,
     packets: &[P],
     into: Ingress,
+    defer: bool,
 ) -> bool {
     let port = into.port;
     let Work {
@@ -381,6 +475,7 @@ fn forward<P: AsRef<[u8]>>(
         fates,
         out,
         thread,
+        upcalls,
         ..
     } = work;
     outputs.clear();
@@ -406,22 +501,37 @@ fn forward<P: AsRef<[u8]>>(
                 }
                 Kind::Cached { dp, seen } => {
                     *seen = image.invalidations.catch_up(*seen, dp);
-                    dp.process_batch_prefetching(
-                        &mut state,
-                        packets,
-                        port,
-                        sw.clock(),
-                        Some(koi_ports::prefetch),
-                        &mut |k, p, b| {
-                            outputs.push(k, p, b);
-                        },
-                        &mut |_, r| {
+                    let sink = &mut |k, p, b: &[u8]| {
+                        outputs.push(k, p, b);
+                    };
+                    let q = &*upcalls;
+                    let done =
+                        &mut |_, r: Result<&koi_datapath::Summary, &koi_interp::InterpError>| {
+                            if let Ok(s) = r
+                                && let PathTaken::Deferred(h) = s.path
+                            {
+                                q.note(into.pipeline, h);
+                            }
                             fates.push(
                                 r.map(|s| (Some(s.path), s.aborted.clone()))
                                     .map_err(|e| e.to_string()),
                             )
-                        },
-                    );
+                        };
+                    let prefetch = Some(koi_ports::prefetch);
+                    let clock = sw.clock();
+                    if defer {
+                        let d = &ForPipeline {
+                            upcalls: q,
+                            pipeline: into.pipeline,
+                        };
+                        dp.process_batch_deferring(
+                            &mut state, packets, port, clock, prefetch, d, sink, done,
+                        );
+                    } else {
+                        dp.process_batch_prefetching(
+                            &mut state, packets, port, clock, prefetch, sink, done,
+                        );
+                    }
                 }
             }
             state.packet_done();
@@ -447,10 +557,25 @@ fn forward<P: AsRef<[u8]>>(
                 mine.for_each(drop);
                 continue;
             }
+            if let Some(PathTaken::Deferred(h)) = *path {
+                let counters = table
+                    .port_index((into.pipeline, port))
+                    .map(|i| &table[i].upcalls);
+                if upcalls.push(into, packets[k].as_ref(), h) {
+                    sw.counters.upcall_queued.fetch_add(1, Ordering::Relaxed);
+                    counters.map(|c| c.queued.fetch_add(1, Ordering::Relaxed));
+                } else {
+                    sw.counters
+                        .upcall_queue_full
+                        .fetch_add(1, Ordering::Relaxed);
+                    counters.map(|c| c.queue_full.fetch_add(1, Ordering::Relaxed));
+                }
+                continue;
+            }
             let mut any = false;
             for (i, _, _) in mine {
                 any = true;
-                sw.send(table, out, pipeline, image, outputs, i, into.passes);
+                sw.send(table, out, pipeline, image, outputs, i, into);
             }
             if !any {
                 sw.counters.program_drops.fetch_add(1, Ordering::Relaxed);

@@ -33,6 +33,11 @@ pub struct PortSlot {
     /// The device has one receive side for several poll threads: the thread that reads it
     /// hands each frame to the thread of its flow ([`koi_ports::flow_hash`]).
     pub soft_spread: bool,
+    /// Its misses queued for the slow path, and dropped at a full queue.
+    pub upcalls: crate::upcall::UpcallCounters,
+    /// Read only while its slow-path queue has room for a batch, so that none of its misses
+    /// is dropped (a pcap file: it waits for the reader).
+    pub lossless: bool,
 }
 
 impl PortSlot {
@@ -62,6 +67,8 @@ impl PortSlot {
             port,
             spread,
             soft_spread,
+            upcalls: Default::default(),
+            lossless: false,
         })
     }
 
@@ -198,6 +205,9 @@ pub(crate) struct Ingress {
     pub pipeline: usize,
     pub port: u64,
     pub passes: u8,
+    /// It came from a [`PortSlot::lossless`] port (its misses are never dropped at a full
+    /// slow-path queue).
+    pub lossless: bool,
 }
 
 /// Packets handed over patch ports (or to another poll thread by a software spread), back to

@@ -47,6 +47,14 @@ pub struct Counters {
     pub program_drops: AtomicU64,
     /// Cache misses dropped by the slow-path rate limit (`--upcall-rate`).
     pub upcall_limit: AtomicU64,
+    /// Cache misses dropped because their port's slow-path queue was full
+    /// ([`crate::upcall`]).
+    pub upcall_queue_full: AtomicU64,
+    /// Not drops: slow-path runs of queued misses (each a flow's queued packets), the time
+    /// they took in all, and the misses queued now.
+    pub upcalls: AtomicU64,
+    pub upcall_ns: AtomicU64,
+    pub upcall_queued: AtomicU64,
     /// Packets that arrived while their pipeline had no program.
     pub no_program: AtomicU64,
     /// Packets dropped after passing through [`MAX_PASSES`] pipelines over patch ports.
@@ -55,13 +63,14 @@ pub struct Counters {
 
 impl Counters {
     /// The drops by reason, as `stats`, the metrics and the exit summary name them.
-    pub fn by_reason(&self) -> [(&'static str, u64); 6] {
+    pub fn by_reason(&self) -> [(&'static str, u64); 7] {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         [
             ("program", get(&self.program_drops)),
             ("unknown_port", get(&self.unknown_port)),
             ("pipeline_error", get(&self.pipeline_errors)),
             ("upcall_limit", get(&self.upcall_limit)),
+            ("upcall_queue_full", get(&self.upcall_queue_full)),
             ("no_program", get(&self.no_program)),
             ("patch_loop", get(&self.patch_loop)),
         ]
@@ -120,6 +129,12 @@ pub struct Switch {
 /// one queue). Files are replayed as they are.
 fn soft_spread(spec: &PortSpec) -> bool {
     matches!(spec, PortSpec::Tap(_) | PortSpec::Xdp { spread: true, .. })
+}
+
+/// Whether a port is read only as fast as its misses are run, rather than have them dropped
+/// at a full slow-path queue: a file, which waits for the reader, unlike a live device.
+fn lossless(spec: &PortSpec) -> bool {
+    matches!(spec, PortSpec::Pcap { .. })
 }
 
 impl Switch {
@@ -196,8 +211,9 @@ impl Switch {
                 koi_ports::open_spread(spec, threads).map_err(|e| format!("port {n}: {e}"))?;
             let (name, spread) = (opened[0].name().to_string(), opened.len());
             tracing::info!(port = n, name, threads = spread, "port open");
-            let slot = PortSlot::new(*n, *p, i % threads, threads, opened, soft_spread(spec))
+            let mut slot = PortSlot::new(*n, *p, i % threads, threads, opened, soft_spread(spec))
                 .ok_or_else(|| format!("port {n}: nothing opened"))?;
+            slot.lossless = lossless(spec);
             ports.push(Arc::new(slot));
         }
         let inboxes = (0..threads)
@@ -435,7 +451,7 @@ impl Switch {
             threads = opened.len(),
             "port added"
         );
-        let slot = PortSlot::new(
+        let mut slot = PortSlot::new(
             num,
             pipeline.index(),
             thread,
@@ -444,6 +460,7 @@ impl Switch {
             soft_spread(spec),
         )
         .ok_or_else(|| format!("port {num}: nothing opened"))?;
+        slot.lossless = lossless(spec);
         let mut slots = table.to_vec();
         slots.push(Arc::new(slot));
         self.publish_ports(table.with_slots(slots));
@@ -510,7 +527,13 @@ impl Switch {
         let mut outputs = Outputs::default();
         for (port, b) in &outs {
             let i = outputs.push(0, *port, b);
-            self.send(&table, &mut out, pipeline, &image, &outputs, i, 1);
+            let from = Ingress {
+                pipeline: pipeline.index(),
+                port: pipeline.cpu_port().unwrap_or_default(),
+                passes: 1,
+                lossless: false,
+            };
+            self.send(&table, &mut out, pipeline, &image, &outputs, i, from);
         }
         // A retired image's digests were delivered before it retired.
         let _ = image.update(|s, _| pipeline.deliver_digests(&image, s));
@@ -527,7 +550,7 @@ impl Switch {
                 };
                 for (port, b) in &img.inject(to.port, bytes, &self.clock)? {
                     let i = outputs.push(0, *port, b);
-                    self.send(&table, &mut out, next, &img, &outputs, i, to.passes);
+                    self.send(&table, &mut out, next, &img, &outputs, i, to);
                 }
                 let _ = img.update(|s, _| next.deliver_digests(&img, s));
             }
@@ -540,9 +563,10 @@ impl Switch {
 
     /// Sends output `i` of `outputs`, made by `pipeline`'s `image`, to its port: the
     /// controller for the CPU port, else the pipeline's port of that number (queued in `out`
-    /// for [`Switch::flush`]), or, for a patch port, into `out`'s patched packets (`passes`:
-    /// the pipelines the packet has passed through, this one included; one past
-    /// [`MAX_PASSES`] it is dropped). An unknown number is counted.
+    /// for [`Switch::flush`]), or, for a patch port, into `out`'s patched packets (`from`:
+    /// where the packet that made it entered `pipeline`; its passes, the pipelines passed
+    /// through with this one, and whether it came from a lossless port carry over to the
+    /// peer, and one pass past [`MAX_PASSES`] it is dropped). An unknown number is counted.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn send(
         &self,
@@ -552,8 +576,9 @@ impl Switch {
         image: &crate::Image,
         outputs: &Outputs,
         i: usize,
-        passes: u8,
+        from: Ingress,
     ) {
+        let passes = from.passes;
         let (port, bytes) = outputs.get(i);
         if pipeline.cpu_port() == Some(port) {
             pipeline.packet_in(image, bytes);
@@ -566,6 +591,7 @@ impl Switch {
                     pipeline: p,
                     port: n,
                     passes: passes + 1,
+                    lossless: from.lossless,
                 };
                 out.patched.push(to, bytes);
             }

@@ -8,14 +8,37 @@
 //! megaflow (a slot reused 100,000 times a second would retire after 12 hours, costing one
 //! slot of memory). Apart from retired slots, the slab never holds more than `limit` slots.
 //!
-//! Eviction is CLOCK (second chance), the usual approximation of LRU: every hit sets the
-//! megaflow's `referenced` bit; the hand sweeps the slots, clearing set bits and evicting the
-//! first megaflow whose bit is already clear. A megaflow that was hit since the hand last
-//! passed survives; a flood of new one-packet flows (inserted with the bit clear) evicts its
-//! own members first. Each victim costs O(1) amortised: every bit the hand clears was set by a
-//! hit.
+//! Eviction is segmented, so that a churn of new flows cannot push out established ones:
+//!
+//! - A new megaflow is **on probation** until its first hit after the insert, which
+//!   **promotes** it. Probationary megaflows wait in insertion order (a FIFO of ids).
+//! - At the limit, while at least [`min_probation`] megaflows are on probation, the victim is
+//!   the oldest of them: a flood of one-packet flows evicts only its own members, and a new
+//!   flow that is hit again before `on_probation / insert rate` seconds have passed (a TCP
+//!   flow's second packet, one round trip later) is promoted and stays.
+//! - With fewer on probation, the victim is chosen among the promoted ones by their **hit
+//!   rate**: the hand samples the next [`SAMPLE`] promoted megaflows, scores each by the hits
+//!   it had since the hand last looked at it, plus half its previous score (an average that
+//!   forgets), and evicts the lowest scored. A flow of a thousand packets a second outlives
+//!   a thousand flows of one packet a second each, whichever was hit last; one no longer hit
+//!   sees its score halve at each turn of the hand.
+//!
+//! Each victim costs O(1) amortised: at most [`SAMPLE`] megaflows looked at (slots without
+//! a promoted megaflow are skipped, a turn at most), and every id the FIFO drops was pushed
+//! by an insert (ids of megaflows promoted or removed since are skipped, and compacted away
+//! when they outnumber the live ones).
 
 use crate::key::MegaflowId;
+use std::collections::VecDeque;
+
+/// Promoted megaflows the hand looks at for each victim.
+pub(crate) const SAMPLE: usize = 8;
+
+/// Megaflows kept on probation at least, at the limit, before promoted ones are evicted: an
+/// eighth of the limit (at least one).
+pub(crate) fn min_probation(limit: usize) -> usize {
+    (limit / 8).max(1)
+}
 
 /// A megaflow's place in the tag index: its tag and its position in that tag's list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,8 +55,11 @@ pub(crate) struct Megaflow<V> {
     pub(crate) subtable: u32,
     pub(crate) local: u32,
     pub(crate) hits: u64,
-    /// Hit since the clock hand last passed.
-    pub(crate) referenced: bool,
+    /// `hits` when the hand last looked at it, and its score then (see the module docs).
+    pub(crate) hits_seen: u64,
+    pub(crate) score: u64,
+    /// Not hit since its insert (see the module docs).
+    pub(crate) probation: bool,
     pub(crate) tags: Box<[TagRef]>,
 }
 
@@ -53,6 +79,10 @@ pub(crate) struct Megaflows<V> {
     /// Slots retired at the last generation.
     retired: usize,
     hand: usize,
+    /// Ids of megaflows put on probation, oldest first (some promoted or gone since).
+    probation: VecDeque<MegaflowId>,
+    /// Megaflows on probation now.
+    on_probation: usize,
 }
 
 impl<V> Megaflows<V> {
@@ -64,7 +94,49 @@ impl<V> Megaflows<V> {
             limit: limit.min(u32::MAX as usize / 2),
             retired: 0,
             hand: 0,
+            probation: VecDeque::new(),
+            on_probation: 0,
         }
+    }
+
+    /// Megaflows on probation (not hit since their insert).
+    pub(crate) fn on_probation(&self) -> usize {
+        self.on_probation
+    }
+
+    /// Counts a hit of the live megaflow in `slot`, promoted if it was on probation.
+    #[inline]
+    pub(crate) fn touch(&mut self, slot: u32) -> Option<(MegaflowId, &Megaflow<V>)> {
+        let s = self.slots.get_mut(slot as usize)?;
+        let id = MegaflowId {
+            slot,
+            generation: s.generation,
+        };
+        let flow = s.flow.as_mut()?;
+        flow.hits = flow.hits.wrapping_add(1);
+        if flow.probation {
+            flow.probation = false;
+            self.on_probation -= 1;
+        }
+        Some((id, flow))
+    }
+
+    /// Takes the live megaflow `id` off probation (a second slow-path run of its flow
+    /// replaced its value: the flow has had a second packet).
+    pub(crate) fn promote(&mut self, id: MegaflowId) {
+        if let Some(flow) = self.get_mut(id)
+            && flow.probation
+        {
+            flow.probation = false;
+            self.on_probation -= 1;
+        }
+    }
+
+    /// [`Megaflows::touch`] by id.
+    #[inline]
+    pub(crate) fn touch_id(&mut self, id: MegaflowId) -> Option<&Megaflow<V>> {
+        self.get(id)?;
+        self.touch(id.slot).map(|(_, f)| f)
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -144,12 +216,30 @@ impl<V> Megaflows<V> {
             });
         }
         let s = self.slots.get_mut(slot as usize)?;
+        let mut flow = flow;
+        flow.probation = true;
         s.flow = Some(flow);
         self.len += 1;
-        Some(MegaflowId {
+        let id = MegaflowId {
             slot,
             generation: s.generation,
-        })
+        };
+        self.on_probation += 1;
+        self.probation.push_back(id);
+        if self.probation.len() > 2 * self.on_probation.max(16) {
+            self.compact_probation();
+        }
+        Some(id)
+    }
+
+    /// Drops the FIFO's ids of megaflows promoted or gone.
+    fn compact_probation(&mut self) {
+        let slots = &self.slots;
+        self.probation.retain(|id| {
+            slots.get(id.slot as usize).is_some_and(|s| {
+                s.generation == id.generation && s.flow.as_ref().is_some_and(|f| f.probation)
+            })
+        });
     }
 
     /// Grows the slab's capacity geometrically, but never past the limit.
@@ -170,6 +260,9 @@ impl<V> Megaflows<V> {
     pub(crate) fn free(&mut self, slot: u32) -> Option<(MegaflowId, Megaflow<V>)> {
         let s = self.slots.get_mut(slot as usize)?;
         let flow = s.flow.take()?;
+        if flow.probation {
+            self.on_probation -= 1;
+        }
         let id = MegaflowId {
             slot,
             generation: s.generation,
@@ -184,23 +277,54 @@ impl<V> Megaflows<V> {
         Some((id, flow))
     }
 
-    /// Picks the next eviction victim by the clock policy (see the module docs).
-    pub(crate) fn clock_victim(&mut self) -> Option<u32> {
+    /// Picks the next eviction victim (see the module docs); `None` if nothing is live.
+    pub(crate) fn victim(&mut self) -> Option<u32> {
+        if self.on_probation >= min_probation(self.limit) {
+            return self.oldest_on_probation();
+        }
+        self.sampled_victim().or_else(|| self.oldest_on_probation())
+    }
+
+    /// The oldest megaflow on probation.
+    fn oldest_on_probation(&mut self) -> Option<u32> {
+        while let Some(id) = self.probation.pop_front() {
+            if self.get(id).is_some_and(|f| f.probation) {
+                return Some(id.slot);
+            }
+        }
+        None
+    }
+
+    /// The lowest scored of the next [`SAMPLE`] promoted megaflows from the hand (scoring
+    /// each it looks at); `None` if there is none.
+    fn sampled_victim(&mut self) -> Option<u32> {
         let n = self.slots.len();
-        for _ in 0..=2 * n {
+        let mut best: Option<(u64, usize)> = None;
+        let mut looked = 0;
+        for _ in 0..n {
             if self.hand >= n {
                 self.hand = 0;
             }
             let slot = self.hand;
             self.hand += 1;
-            if let Some(flow) = self.slots.get_mut(slot).and_then(|s| s.flow.as_mut()) {
-                if !flow.referenced {
-                    return u32::try_from(slot).ok();
-                }
-                flow.referenced = false;
+            let Some(flow) = self.slots.get_mut(slot).and_then(|s| s.flow.as_mut()) else {
+                continue;
+            };
+            if flow.probation {
+                continue;
+            }
+            let recent = flow.hits.wrapping_sub(flow.hits_seen);
+            flow.hits_seen = flow.hits;
+            flow.score = flow.score / 2 + recent;
+            if best.is_none_or(|(s, _)| flow.score < s) {
+                best = Some((flow.score, slot));
+            }
+            looked += 1;
+            if looked == SAMPLE {
+                break;
             }
         }
-        None
+        best.and_then(|(_, slot)| u32::try_from(slot).ok())
     }
 
     /// Slots of all live megaflows.
@@ -220,7 +344,10 @@ impl<V> Megaflows<V> {
             .filter_map(|s| s.flow.as_ref())
             .map(|f| f.tags.len() * size_of::<TagRef>())
             .sum();
-        self.slots.capacity() * size_of::<Slot<V>>() + self.free.capacity() * 4 + tags
+        self.slots.capacity() * size_of::<Slot<V>>()
+            + self.free.capacity() * 4
+            + self.probation.capacity() * size_of::<MegaflowId>()
+            + tags
     }
 }
 
@@ -234,7 +361,9 @@ mod tests {
             subtable: 0,
             local: 0,
             hits: 0,
-            referenced: false,
+            hits_seen: 0,
+            score: 0,
+            probation: false,
             tags: Box::new([]),
         }
     }

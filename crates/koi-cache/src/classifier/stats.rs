@@ -24,6 +24,9 @@ pub struct ClassifierStats {
     pub removals: u64,
     /// Megaflows evicted to make room under the limit.
     pub evictions: u64,
+    /// Evictions of megaflows still on probation (never hit since their insert); the others
+    /// evicted promoted megaflows that a whole turn of the clock hand had not seen hit.
+    pub probation_evictions: u64,
     /// Subtable re-rankings.
     pub resorts: u64,
 }

@@ -99,7 +99,7 @@ fn full_without_eviction_fails_and_zero_limit_fails() {
 }
 
 #[test]
-fn eviction_spares_referenced_megaflows() {
+fn eviction_spares_megaflows_hit_since_their_insert() {
     let mut c = classifier(1, 4);
     let ids: Vec<_> = (0..4u64)
         .map(|i| id_of(c.insert(&[u64::MAX], &[i], i as u32, &[])))
@@ -167,4 +167,117 @@ fn stages_skip_subtables() {
         "the last stage is the table itself"
     );
     assert_eq!(c.lookup(&[1, 2, 3, 5]).map(|(_, v)| *v), Some(5));
+}
+
+#[test]
+fn a_churn_of_new_flows_never_evicts_an_established_one() {
+    // 64 slots: 8 established flows, each hit once every 1,000 inserts of one-packet flows
+    // (a flood far faster than the table turns over).
+    let limit = 64;
+    let mut c = classifier(1, limit);
+    let established: Vec<_> = (0..8u64)
+        .map(|i| id_of(c.insert(&[u64::MAX], &[i], i as u32, &[])))
+        .collect();
+    for &id in &established {
+        assert!(c.hit(id).is_some(), "promoted by a first hit");
+    }
+    for n in 0..20_000u64 {
+        let key = 1_000_000 + n;
+        let r = c.insert(&[u64::MAX], &[key], 0, &[]);
+        if let Ok(Some(e)) = r.as_ref().map(|i| i.evicted.as_ref()) {
+            assert!(
+                e.value == 0,
+                "an established flow (value {}) was evicted",
+                e.value
+            );
+        }
+        if n % 1_000 == 0 {
+            for (i, &id) in established.iter().enumerate() {
+                assert_eq!(c.lookup(&[i as u64]).map(|(x, _)| x), Some(id));
+            }
+        }
+    }
+    assert_eq!(c.len(), limit);
+    assert_eq!(c.stats().evictions, c.stats().probation_evictions);
+    assert_eq!(c.on_probation(), limit - 8);
+}
+
+#[test]
+fn a_new_flow_hit_again_while_on_probation_stays() {
+    let limit = 64;
+    let mut c = classifier(1, limit);
+    for i in 0..limit as u64 {
+        let _ = c.insert(&[u64::MAX], &[i], 0, &[]);
+    }
+    // A new flow among the churn, hit again after 4 more inserts: promoted, never evicted.
+    let mut keep = None;
+    for n in 0..5_000u64 {
+        let key = 1_000 + n;
+        let r = c.insert(&[u64::MAX], &[key], 1, &[]);
+        if n == 100 {
+            keep = r.ok().map(|i| i.id);
+        }
+        if n == 104 {
+            assert!(keep.is_some_and(|id| c.hit(id).is_some()));
+        }
+    }
+    assert!(keep.is_some_and(|id| c.get(id).is_some()));
+}
+
+#[test]
+fn among_promoted_flows_the_least_hit_go_first() {
+    // Every flow promoted, all hit again and again, but a busy eighth ten times as often: the
+    // evictions (with nothing on probation) take the others.
+    let limit = 64;
+    let mut c = classifier(1, limit);
+    let ids: Vec<_> = (0..limit as u64)
+        .map(|i| id_of(c.insert(&[u64::MAX], &[i], i as u32, &[])))
+        .collect();
+    let busy = |i: usize| i.is_multiple_of(8);
+    let mut evicted = Vec::new();
+    for round in 0..200u64 {
+        for (i, &id) in ids.iter().enumerate() {
+            for _ in 0..if busy(i) { 10 } else { 1 } {
+                let _ = c.hit(id);
+            }
+        }
+        // A new flow, promoted at once (as a flow is by its second packet).
+        if let Ok(ins) = c.insert(&[u64::MAX], &[1_000 + round], 999, &[]) {
+            let _ = c.hit(ins.id);
+            evicted.extend(ins.evicted.map(|e| e.value));
+        }
+    }
+    assert!(!evicted.is_empty());
+    for v in &evicted {
+        assert!(
+            *v == 999 || !busy(*v as usize),
+            "busy flow {v} evicted: {evicted:?}"
+        );
+    }
+    for (i, &id) in ids.iter().enumerate() {
+        if busy(i) {
+            assert!(c.get(id).is_some(), "busy flow {i} kept");
+        }
+    }
+}
+
+#[test]
+fn promoted_flows_make_room_for_probation() {
+    // Every flow promoted: the next inserts evict promoted flows until an eighth of the table
+    // is on probation again, then only probationary ones.
+    let limit = 64;
+    let mut c = classifier(1, limit);
+    let ids: Vec<_> = (0..limit as u64)
+        .map(|i| id_of(c.insert(&[u64::MAX], &[i], 1, &[])))
+        .collect();
+    for &id in &ids {
+        assert!(c.hit(id).is_some());
+    }
+    assert_eq!(c.on_probation(), 0);
+    for n in 0..100u64 {
+        let _ = c.insert(&[u64::MAX], &[1_000 + n], 0, &[]);
+    }
+    let promoted_evicted = c.stats().evictions - c.stats().probation_evictions;
+    assert_eq!(promoted_evicted, (limit / 8) as u64);
+    assert_eq!(c.on_probation(), limit / 8);
 }

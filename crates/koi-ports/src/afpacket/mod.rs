@@ -4,6 +4,10 @@
 //! Receive: the ring delivers packets a block at a time; the socket is made readable by the
 //! kernel when a block retires (full, or `retire_ms` after its first packet), so a poll thread
 //! sleeps in `poll(2)` while the link is idle and pays one wake-up per block under load.
+//! The default ring is 64 blocks of 64 KiB (4 MiB): as a block retires at most 2 ms after its
+//! first frame, a slow link's frames can wait 128 ms for a poll thread that is busy or not
+//! scheduled (with 16 blocks of 256 KiB, 32 ms), and a fast link's ring holds about 40,000
+//! small frames.
 //! The socket is opened with protocol 0 and only bound (to `ETH_P_ALL` on the interface) after
 //! the ring exists, so no frame of another interface slips in. `PACKET_IGNORE_OUTGOING` keeps
 //! the port's own transmissions out of its ring. The interface is put in promiscuous mode
@@ -68,8 +72,8 @@ impl Default for AfPacketConfig {
     fn default() -> AfPacketConfig {
         AfPacketConfig {
             snaplen: DEFAULT_SNAPLEN,
-            block_size: 1 << 18,
-            block_nr: 16,
+            block_size: 1 << 16,
+            block_nr: 64,
             retire_ms: 2,
             promisc: true,
             fanout: None,

@@ -66,8 +66,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = DatapathConfig::default().max_megaflows)]
     pub max_megaflows: usize,
     /// Cache misses (slow-path runs) allowed per second and poll thread; further misses are
-    /// dropped and counted as `upcall_limit`. 0: unlimited.
-    #[arg(long, value_name = "N", default_value_t = UPCALL_RATE)]
+    /// dropped and counted as `upcall_limit`. 0 (the default): no fixed rate: misses wait in
+    /// per-port queues that hold 20 ms of slow-path work at its measured cost (beyond it they
+    /// are dropped and counted as `upcall_queue_full`), and run after the cache hits.
+    #[arg(long, value_name = "N", default_value_t = 0)]
     pub upcall_rate: u64,
     /// Do without the microflow (exact-match) cache tier: every lookup goes to the megaflows.
     #[arg(long)]
@@ -122,8 +124,6 @@ fn grpc_config(a: &RunArgs) -> Result<Option<koi_p4runtime_server::ServerConfig>
     Ok(Some(koi_p4runtime_server::ServerConfig { addr, tls }))
 }
 
-/// Default `--upcall-rate`.
-const UPCALL_RATE: u64 = 50_000;
 /// Token bucket depth of the slow-path rate limit.
 const UPCALL_BURST: u64 = 2_000;
 
