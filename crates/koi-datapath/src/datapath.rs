@@ -577,6 +577,12 @@ pub struct CacheInfo {
     pub microflow_bypassed: bool,
     /// Bytes used by the cache tiers (keys, masks, tables; not the action programs).
     pub memory_bytes: usize,
+    /// Megaflows not hit since their insert (the first to be evicted).
+    pub on_probation: usize,
+    /// Megaflows evicted at the limit, and how many of them were on probation (new flows
+    /// never hit again); the others were established ones, the least hit of a sample.
+    pub evictions: u64,
+    pub probation_evictions: u64,
 }
 
 /// The interpreter behind a megaflow cache.
@@ -804,6 +810,9 @@ impl<'p> Datapath<'p> {
             signature_capacity: self.cache.signatures().map_or(0, |s| s.capacity()),
             microflow_bypassed: self.cache.microflow_bypassed(),
             memory_bytes: self.cache.memory_bytes(),
+            on_probation: c.on_probation(),
+            evictions: c.stats().evictions,
+            probation_evictions: c.stats().probation_evictions,
         }
     }
 

@@ -285,6 +285,9 @@ fn add(a: &mut Snapshot, b: &Snapshot) {
     x.microflow_bypassed |= y.microflow_bypassed;
     x.signature_capacity += y.signature_capacity;
     x.memory_bytes += y.memory_bytes;
+    x.on_probation += y.on_probation;
+    x.evictions += y.evictions;
+    x.probation_evictions += y.probation_evictions;
     let (x, y) = (&mut a.stats, &b.stats);
     x.microflow_hits += y.microflow_hits;
     x.megaflow_hits += y.megaflow_hits;
@@ -318,6 +321,16 @@ fn render_one(out: &mut String, s: &Snapshot) {
             out,
             "  guarded          {} (decisions on state), {} programs",
             i.guarded, i.guarded_programs
+        );
+    }
+    if i.evictions > 0 || i.on_probation > 0 {
+        let _ = writeln!(
+            out,
+            "  evicted          {} ({} new, never hit again; {} established); {} new now",
+            i.evictions,
+            i.probation_evictions,
+            i.evictions - i.probation_evictions,
+            i.on_probation
         );
     }
     let _ = writeln!(out, "  subtables        {}", i.subtables);
@@ -488,7 +501,11 @@ mod tests {
         assert!(!one.contains("total"), "{one}");
         assert!(!one.contains("replayed"), "{one}");
         assert!(!one.contains("guarded"), "{one}");
+        assert!(!one.contains("evicted"), "{one}");
         s.replayed.insert("resubmit", 2);
+        s.info.evictions = 5;
+        s.info.probation_evictions = 4;
+        s.info.on_probation = 1;
         s.info.guarded = 1;
         s.info.guarded_programs = 3;
         let two = render(Some(&cfg), 0, &[Some(s.clone()), Some(s), None]);
@@ -502,6 +519,12 @@ mod tests {
             "{two}"
         );
         assert!(two.contains("thread 2: not started"), "{two}");
+        assert!(
+            two.contains(
+                "  evicted          10 (8 new, never hit again; 2 established); 2 new now\n"
+            ),
+            "{two}"
+        );
         assert!(
             two.contains("total\n  megaflows        6 / 20 (compiled 0)\n  guarded          2 (decisions on state), 6 programs\n"),
             "{two}"

@@ -312,6 +312,23 @@ fn caches(m: &mut String, snaps: &[(String, usize, Snapshot)]) {
     }
     let _ = writeln!(
         m,
+        "# HELP koi_cache_evictions_total Megaflows evicted at the limit: new ones never hit again, or established ones.\n\
+         # TYPE koi_cache_evictions_total counter"
+    );
+    for (pl, t, s) in snaps {
+        let i = &s.info;
+        for (kind, v) in [
+            ("new", i.probation_evictions),
+            ("established", i.evictions - i.probation_evictions),
+        ] {
+            let _ = writeln!(
+                m,
+                "koi_cache_evictions_total{{thread=\"{t}\",pipeline=\"{pl}\",kind=\"{kind}\"}} {v}"
+            );
+        }
+    }
+    let _ = writeln!(
+        m,
         "# HELP koi_cache_lookups_total Flow cache lookups by the tier that answered (miss: none).\n\
          # TYPE koi_cache_lookups_total counter"
     );
