@@ -295,7 +295,7 @@ control VtepIngress(inout headers_t hdr, inout meta_t meta,
                 drop_for(DROP_NOT_VXLAN);
                 return;
             }
-            if (hdr.vxlan.flags & 0x08 == 0 || !local_vtep.apply().hit) {
+            if ((hdr.vxlan.flags & 0x08) == 0 || !local_vtep.apply().hit) {
                 drop_for(DROP_NOT_LOCAL);
                 return;
             }
