@@ -595,11 +595,22 @@ fn ddos_blocks_floods_and_spares_legitimate_traffic() {
                 .any(|l| l.contains(&format!("blocked {addr} ({reason}"))),
             "{addr} was not blocked for {reason}:\n{out}"
         );
-        let hex: String = a.iter().map(|b| format!("{b:02x}")).collect();
-        assert!(
-            blocklist.contains(&format!("EXACT-{hex}")) || blocklist.contains(&addr),
-            "blocklist lacks {addr}:\n{blocklist}"
-        );
+        let hex: Vec<String> = a.iter().map(|b| format!("{b:02x}")).collect();
+        let entry = blocklist
+            .split("Dumping entry ")
+            .find(|e| e.contains(&format!("EXACT-{}\n", hex.join(":"))))
+            .unwrap_or_else(|| panic!("blocklist lacks {addr}:\n{blocklist}"));
+        assert!(entry.contains("Action entry: DdosIngress.block"), "{entry}");
+        // Its drop counter counts (the attacker went on after the block).
+        let handle = entry.split_whitespace().next().unwrap_or("");
+        let handle = u64::from_str_radix(handle.trim_start_matches("0x"), 16)
+            .unwrap_or_else(|_| panic!("no handle in {entry}"));
+        let counted = lab
+            .ctl(&["counter_read", "DdosIngress.blocked", &handle.to_string()])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let dropped = e2e::number_after(&counted, "packets=")
+            .unwrap_or_else(|| panic!("no packets in `{counted}`"));
+        assert!(dropped > 0, "{addr}'s entry dropped nothing: {counted}");
         // The attacker went on long after the block, but the server saw nothing of it from
         // shortly after.
         assert!(last_sent > at + 2.0, "the flood ended before the block");
