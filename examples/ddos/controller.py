@@ -77,7 +77,8 @@ class Mitigator:
     async def stats(self, every):
         while True:
             await asyncio.sleep(every)
-            async for e in self.sw.read(fy.P4TableEntry("blocklist")):
+            async for e in self.sw.read(fy.P4TableEntry("blocklist",
+                                                          counter_data=fy.P4CounterData())):
                 c = e.counter_data
                 say(f"blocking {ip_str(e.match['src'])}: {c.packet_count if c else 0} packets "
                     f"dropped")

@@ -493,7 +493,12 @@ fn ddos_blocks_floods_and_spares_legitimate_traffic() {
         &lab,
         &py,
         &repo().join("examples/ddos/controller.py"),
-        &["--grpc".into(), "127.0.0.1:9559".into()],
+        &[
+            "--grpc".into(),
+            "127.0.0.1:9559".into(),
+            "--stats".into(),
+            "1".into(),
+        ],
     ));
     let context = |lab: &Lab, c: &Proc| {
         format!(
@@ -611,6 +616,14 @@ fn ddos_blocks_floods_and_spares_legitimate_traffic() {
         let dropped = e2e::number_after(&counted, "packets=")
             .unwrap_or_else(|| panic!("no packets in `{counted}`"));
         assert!(dropped > 0, "{addr}'s entry dropped nothing: {counted}");
+        // The controller's --stats report it too.
+        assert!(
+            out.lines().any(|l| l
+                .split_once(&format!(" blocking {addr}: "))
+                .and_then(|(_, n)| n.split_whitespace().next()?.parse::<u64>().ok())
+                .is_some_and(|n| n > 0)),
+            "the controller's stats never showed {addr} dropping:\n{out}"
+        );
         // The attacker went on long after the block, but the server saw nothing of it from
         // shortly after.
         assert!(last_sent > at + 2.0, "the flood ended before the block");
