@@ -326,10 +326,19 @@ impl Schema {
                     "P4Info action {name} is not in the program"
                 )));
             };
-            let widths: Vec<u32> = state
+            let mut widths: Vec<u32> = state
                 .action_schema(action)
                 .map(|x| x.params.iter().map(|(_, w)| *w).collect())
                 .unwrap_or_default();
+            // An action no table uses (one the program only calls) is listed without its
+            // parameters, as p4c lists it: no entry can name it, so it has none to encode.
+            let in_a_table = info
+                .tables
+                .iter()
+                .any(|t| t.action_refs.iter().any(|r| r.id == id));
+            if a.params.is_empty() && !in_a_table {
+                widths.clear();
+            }
             if widths.len() != a.params.len() {
                 return Err(invalid(format!(
                     "P4Info action {name} has {} parameters, the program's {}",

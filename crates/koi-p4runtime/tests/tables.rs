@@ -748,3 +748,42 @@ fn translated_fields_and_params() {
     );
     assert_eq!(r.refused(Type::Insert, te(part)), Code::Unimplemented);
 }
+
+/// An action with a parameter that the program only calls (no table lists it) is in P4Info
+/// without parameters, as p4c lists it; the target accepts that P4Info (it used to refuse it:
+/// "P4Info action I.drop_for has 0 parameters, the program's 1"), and a table's action with
+/// a parameter still has to list it.
+#[test]
+fn an_action_only_the_program_calls_has_no_parameters_in_p4info() {
+    let mut r = rig("called_action.p4");
+    let called = r
+        .info
+        .actions
+        .iter()
+        .find(|a| a.preamble.as_ref().is_some_and(|p| p.name == "I.drop_for"))
+        .expect("I.drop_for in P4Info");
+    assert!(called.params.is_empty(), "{called:?}");
+    let w = entry(
+        r.table("t"),
+        vec![exact(1, b"\x05")],
+        direct(action(r.action("fwd"), &[b"\x02"])),
+        0,
+    );
+    assert!(r.insert(te(w.clone())).is_ok());
+    assert_eq!(r.entries("I.t"), vec![w]);
+
+    // A table's action without its parameter in P4Info is still refused.
+    let mut info = r.info.clone();
+    for a in &mut info.actions {
+        if a.preamble.as_ref().is_some_and(|p| p.name == "I.fwd") {
+            a.params.clear();
+        }
+    }
+    match koi_p4runtime::Target::new(info, &r.s) {
+        Ok(_) => panic!("a P4Info without I.fwd's parameter was accepted"),
+        Err(err) => assert!(
+            format!("{err:?}").contains("I.fwd has 0 parameters"),
+            "{err:?}"
+        ),
+    }
+}
