@@ -46,15 +46,13 @@ pub fn run(a: &TraceArgs) -> ExitCode {
 
 fn trace(a: &TraceArgs) -> Result<(), (u8, String)> {
     let packets = packets(a).map_err(|e| (2, format!("koi: {e}")))?;
-    if let Err(e) = std::fs::metadata(&a.program) {
-        return Err((2, format!("koi: {}: {e}", a.program.display())));
-    }
     let opts = pp_options(&a.include, &a.define);
-    let compiled = koi_conformance::compile(&a.program, &opts).map_err(|e| (1, e.render()))?;
+    let compiled = koi_conformance::compile(&a.program, &opts)
+        .map_err(|e| (if e.unreadable() { 2 } else { 1 }, e.render()))?;
     let p = &compiled.pipeline;
     let mut state = State::new(p).map_err(|e| (1, format!("koi: {e}")))?;
     if let Some(f) = &a.entries {
-        super::entries::load(&mut state, f).map_err(|e| (1, format!("koi: {e}")))?;
+        super::entries::load(&mut state, f).map_err(|e| (e.code(), format!("koi: {e}")))?;
     }
     let mut interp = Interpreter::new(p).map_err(|e| (1, format!("koi: {e}")))?;
     let clock = ManualClock::new(0);

@@ -171,15 +171,13 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
         return Err(usage("give the program"));
     };
     let (packets, source) = load_packets(a)?;
-    if let Err(e) = std::fs::metadata(program) {
-        return Err(usage(format!("{}: {e}", program.display())));
-    }
     let opts = super::frontend::pp_options(&a.include, &a.define);
-    let compiled = koi_conformance::compile(program, &opts).map_err(|e| (1, e.render()))?;
+    let compiled = koi_conformance::compile(program, &opts)
+        .map_err(|e| (if e.unreadable() { 2 } else { 1 }, e.render()))?;
     let p = &compiled.pipeline;
     let mut state = State::new(p).map_err(|e| (1, format!("koi: {e}")))?;
     if let Some(f) = &a.entries {
-        super::entries::load(&mut state, f).map_err(|e| (1, format!("koi: {e}")))?;
+        super::entries::load(&mut state, f).map_err(|e| (e.code(), format!("koi: {e}")))?;
     }
     let config = DatapathConfig {
         profile: (!a.no_profile).then_some(koi_ports::tsc as koi_datapath::CycleCounter),
