@@ -363,9 +363,7 @@ fn switch(a: &RunArgs) -> Result<(), (u8, String)> {
     let started = sw
         .spawn("koi-ctl", move |sw| ctl_socket::serve(&ctl, &sw))
         .and_then(|()| match metrics {
-            Some(l) => sw.spawn("koi-metrics", move |sw| {
-                koi_runtime::metrics::serve(&l, &sw)
-            }),
+            Some(l) => sw.spawn("koi-metrics", move |sw| koi_runtime::metrics::serve(l, sw)),
             None => Ok(()),
         });
     if let Err(e) = started {
