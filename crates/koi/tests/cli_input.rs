@@ -38,8 +38,20 @@ fn bench_refuses_a_directory_as_the_entries() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let prog = example("l2_forward.p4");
-    let out = koi(&["bench", &prog, "--entries", d, "--flows", "1", "--seconds", "0"]);
-    assert_refused(&out, &format!("koi: {d}: is a directory, not a regular file"));
+    let out = koi(&[
+        "bench",
+        &prog,
+        "--entries",
+        d,
+        "--flows",
+        "1",
+        "--seconds",
+        "0",
+    ]);
+    assert_refused(
+        &out,
+        &format!("koi: {d}: is a directory, not a regular file"),
+    );
 }
 
 #[test]
@@ -68,4 +80,57 @@ fn test_refuses_a_device_as_the_stf_or_the_program() {
     std::fs::write(&stf, "packet 1 00\n").unwrap();
     let out = koi(&["test", "/dev/null", stf.to_str().unwrap()]);
     assert_refused(&out, "koi: /dev/null: is a device, not a regular file");
+}
+
+/// v1model's port numbers are 9 bits: a wider one is refused, not cut short (512 would have
+/// become port 0).
+#[test]
+fn port_numbers_wider_than_the_architecture_are_refused() {
+    let prog = example("l2_forward.p4");
+    let out = koi(&["trace", &prog, "--port", "512", "--packet", PACKET]);
+    assert_refused(
+        &out,
+        "koi: --port 512: port 512 does not fit the program's 9-bit port numbers (0 to 511)",
+    );
+    let out = koi(&[
+        "bench",
+        &prog,
+        "--port",
+        "513",
+        "--flows",
+        "1",
+        "--seconds",
+        "0",
+    ]);
+    assert_refused(&out, "koi: --port 513: port 513 does not fit");
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = format!("1000=pcap:,{}", dir.path().join("out.pcap").display());
+    let sock = dir.path().join("koi.sock");
+    let out = koi(&[
+        "run",
+        "--grpc",
+        "none",
+        &prog,
+        "--port",
+        &pcap,
+        "--ctl",
+        sock.to_str().unwrap(),
+    ]);
+    assert_refused(&out, "koi: --port 1000: port 1000 does not fit");
+}
+
+/// `koi trace` and `koi bench` take packets on the same port by default: 1.
+#[test]
+fn trace_takes_packets_on_port_1_by_default() {
+    let prog = example("l2_forward.p4");
+    let entries = example("l2_forward.entries");
+    let out = koi(&["trace", &prog, "--entries", &entries, "--packet", PACKET]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // l2_forward's entries send port 1's packets to port 2.
+    assert!(text.contains("result: port 2:"), "{text}");
 }

@@ -27,8 +27,9 @@ pub struct TraceArgs {
     /// A pcap file whose packets are traced in order.
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
-    /// The ingress port the packets arrive on.
-    #[arg(long, default_value_t = 0)]
+    /// The ingress port the packets arrive on (as `koi bench --port`, default 1; at most 511
+    /// for v1model, whose port numbers are 9 bits).
+    #[arg(long, value_name = "P", default_value_t = 1)]
     pub port: u64,
     /// The P4-16 program.
     pub program: PathBuf,
@@ -50,6 +51,9 @@ fn trace(a: &TraceArgs) -> Result<(), (u8, String)> {
     let compiled = koi_conformance::compile(&a.program, &opts)
         .map_err(|e| (if e.unreadable() { 2 } else { 1 }, e.render()))?;
     let p = &compiled.pipeline;
+    p.arch
+        .check_port(a.port)
+        .map_err(|e| (2, format!("koi: --port {}: {e}", a.port)))?;
     let mut state = State::new(p).map_err(|e| (1, format!("koi: {e}")))?;
     if let Some(f) = &a.entries {
         super::entries::load(&mut state, f).map_err(|e| (e.code(), format!("koi: {e}")))?;
