@@ -192,13 +192,14 @@ impl Switch {
             .collect();
         let mut out = format!(
             "packets in: {} ({} bytes)\npackets out: {} ({} bytes)\n\
-             drops: {drops}too_big {} link_down {} error {} ring_full {}\n\
+             drops: {drops}too_big {} truncated {} link_down {} error {} ring_full {}\n\
              uptime: {} s\n",
             total.rx_packets,
             total.rx_bytes,
             total.tx_packets,
             total.tx_bytes,
             total.drop_too_big,
+            total.drop_truncated,
             total.drop_link_down,
             total.drop_error,
             total.drop_ring_full,

@@ -220,6 +220,7 @@ pub fn render(shared: &Switch) -> String {
     for (num, pname, st) in &ports {
         for (reason, v) in [
             ("too_big", st.drop_too_big),
+            ("truncated", st.drop_truncated),
             ("link_down", st.drop_link_down),
             ("error", st.drop_error),
             ("ring_full", st.drop_ring_full),

@@ -88,9 +88,7 @@ fn packets(a: &TraceArgs) -> Result<Vec<Vec<u8>>, String> {
     let Some(path) = &a.pcap else {
         return Err("give a packet with --packet HEX or --pcap FILE".into());
     };
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut reader = pcap_file::pcap::PcapReader::new(file)
-        .map_err(|e| format!("{}: not a pcap file: {e}", path.display()))?;
+    let mut reader = koi_ports::pcap::open_reader(path).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     while let Some(p) = reader.next_packet() {
         let p = p.map_err(|e| format!("{}: {e}", path.display()))?;

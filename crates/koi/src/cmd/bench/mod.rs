@@ -362,10 +362,17 @@ fn read_pcap(path: &Path) -> Result<Vec<Vec<u8>>, String> {
     }
     if s.drop_too_big > 0 {
         eprintln!(
-            "koi: warning: {}: {} packets longer than {} bytes (or truncated) left out",
+            "koi: warning: {}: {} packets longer than {} bytes left out",
             path.display(),
             s.drop_too_big,
             koi_ports::DEFAULT_SNAPLEN
+        );
+    }
+    if s.drop_truncated > 0 {
+        eprintln!(
+            "koi: warning: {}: {} packets captured only in part (truncated) left out",
+            path.display(),
+            s.drop_truncated
         );
     }
     Ok(out)
