@@ -534,3 +534,26 @@ fn ctl_connects_again_after_losing_its_place() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `koi ctl table_add fwd set_port 1 => 2` unquoted: the shell redirects `> 2` and koi ctl gets
+/// `... 1 =`; the refusal comes with a hint to quote the command.
+#[test]
+fn ctl_an_unquoted_arrow_gets_a_hint_to_quote() {
+    let sw = Switch::l2("arrow", &[]);
+    let o = ctl(&sw.sock, &["table_add", "fwd", "set_port", "3", "="]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(lines[0].starts_with("error: "), "{err}");
+    assert_eq!(
+        lines[1],
+        "hint: the command ends in `=`: the shell took the `>` of `=>` as a redirection; \
+         quote the command: koi ctl 'table_add fwd set_port 3 => ...'"
+    );
+    let help = Command::new(env!("CARGO_BIN_EXE_koi"))
+        .args(["ctl", "--help"])
+        .output()
+        .expect("koi ctl --help");
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("'table_add fwd set_port 1 => 2'"), "{help}");
+}

@@ -31,7 +31,8 @@ pub struct CtlArgs {
     /// The pipeline the commands are for (`koi run --pipeline NAME=...`); default: the first.
     #[arg(long, value_name = "NAME")]
     pub pipeline: Option<String>,
-    /// A command and its arguments (`table_add fwd set_port 1 => 2`, `port_show`, `help`).
+    /// A command and its arguments: `port_show`, `help`, `'table_add fwd set_port 1 => 2'`
+    /// (quote a command with `=>`: the shell takes `>` as a redirection).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<String>,
 }
@@ -176,7 +177,12 @@ pub fn run(a: &CtlArgs) -> ExitCode {
     if !a.command.is_empty() {
         return match one(&mut conn, &a.command.join(" ")) {
             Some(true) => ExitCode::SUCCESS,
-            Some(false) => ExitCode::from(1),
+            Some(false) => {
+                if let Some(hint) = redirect_hint(&a.command) {
+                    eprintln!("{hint}");
+                }
+                ExitCode::from(1)
+            }
             None => ExitCode::from(2),
         };
     }
@@ -184,6 +190,19 @@ pub fn run(a: &CtlArgs) -> ExitCode {
         return batch(&mut conn);
     }
     interactive(&mut conn)
+}
+
+/// A hint when a refused command's words end in `=`: the shell most likely took the `>` of
+/// an unquoted `=>` as a redirection (and wrote the action's parameters to a file).
+pub fn redirect_hint(words: &[String]) -> Option<String> {
+    let last = words.last()?;
+    last.ends_with('=').then(|| {
+        format!(
+            "hint: the command ends in `=`: the shell took the `>` of `=>` as a redirection; \
+             quote the command: koi ctl '{}> ...'",
+            words.join(" ")
+        )
+    })
 }
 
 /// `load`'s file arguments (the program, `-I` directories) made absolute from this process's
