@@ -9,6 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+echo "Building koi (release; the first build takes a few minutes)..."
 cargo build --release --locked -q -p koi
 koi="$PWD/target/release/koi"
 routed="0200000000fe 020000000100 0800 4500002e 00010000 4011 0000 c6120001 c6131005 04000035001a0000 000000000000000000000000000000000000"

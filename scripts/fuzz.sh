@@ -3,7 +3,7 @@
 # p4c corpus: `frontend` (preprocessor + parser + type checker on P4 text, seeded with the
 # samples) and `packets` (packets x programs through the interpreter and through the cached
 # datapath with native code, compared; seeded with the STF files' packets). Needs a nightly
-# toolchain (cargo-fuzz is installed when missing).
+# toolchain (cargo-fuzz is installed into target/tools when missing, not into ~/.cargo).
 # usage: scripts/fuzz.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,8 +12,10 @@ if ! rustup run nightly rustc --version >/dev/null 2>&1; then
   echo "fuzz: no nightly toolchain: fuzzing skipped"
   exit 0
 fi
+# cargo-fuzz lives in the repository's target directory, not in the user's ~/.cargo/bin.
+export PATH="$PWD/target/tools/bin:$PATH"
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
-  cargo install --locked cargo-fuzz@0.13.2
+  cargo install --locked --root target/tools cargo-fuzz@0.13.2
 fi
 corpus="${KOI_CORPUS:-../shared/corpus}"
 

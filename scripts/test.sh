@@ -25,7 +25,7 @@ if [ -d "$corpus" ]; then
   echo "p4c corpus: $KOI_CORPUS (corpus tests run)"
 else
   unset KOI_CORPUS
-  echo "p4c corpus: ABSENT ($corpus not found): the corpus tests are skipped"
+  echo "p4c corpus: ABSENT ($corpus not found): the corpus tests are skipped (each prints a SKIP line)"
 fi
 
 # End-to-end tests (crates/koi/tests/e2e_*.rs): koi between network namespaces (root), with

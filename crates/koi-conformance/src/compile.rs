@@ -19,20 +19,49 @@ pub struct CompileError {
 }
 
 impl CompileError {
-    /// Every diagnostic rendered as `FILE:LINE:COL: error: ...` with its snippet.
+    /// The program file itself could not be read (missing, too large, not a regular file, not
+    /// UTF-8): an I/O error, exit code 2 for the command line, not a diagnostic of the program.
+    /// Nothing was read into the source map then.
+    pub fn unreadable(&self) -> bool {
+        self.sm.files.is_empty()
+    }
+
+    /// The diagnostics rendered as `FILE:LINE:COL: error: ...` with their snippets: the first
+    /// [`koi_syntax::diag::MAX_SHOWN`], then a line saying how many more there were.
     pub fn render(&self) -> String {
-        self.diags.list.iter().map(|d| d.render(&self.sm)).collect()
+        self.diags.render(&self.sm)
     }
 
     /// The first error's message on one line, for summaries.
     pub fn first_line(&self) -> String {
-        self.render().lines().next().unwrap_or("").to_string()
+        let mut first = String::new();
+        self.diags.emit(&self.sm, 1, |s| {
+            if first.is_empty() {
+                first = s.lines().next().unwrap_or("").to_string();
+            }
+        });
+        first
     }
 }
 
 /// Preprocesses, parses, checks (requiring `main`) and lowers the program at `path`.
 pub fn compile(path: &Path, opts: &PpOptions) -> Result<Compiled, CompileError> {
-    lower_parsed(koi_syntax::parse_file(path, opts))
+    let text = match koi_syntax::input::read_text(path, koi_syntax::input::MAX_SOURCE) {
+        Ok(t) => t,
+        Err(e) => {
+            let mut diags = Diagnostics::new();
+            diags.push(koi_syntax::Diagnostic::global(e.to_string()));
+            return Err(CompileError {
+                sm: SourceMap::new(),
+                diags,
+            });
+        }
+    };
+    lower_parsed(koi_syntax::parse_str(
+        &path.display().to_string(),
+        &text,
+        opts,
+    ))
 }
 
 /// [`compile`] for a program given as text; `name` is the file name its diagnostics show.

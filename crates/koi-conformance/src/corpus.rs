@@ -156,9 +156,9 @@ fn run_unguarded(
         packets_in: 0,
         packets_checked: 0,
     };
-    let text = match std::fs::read_to_string(stf) {
+    let text = match koi_syntax::input::read_text(stf, koi_syntax::input::MAX_STF) {
         Ok(t) => t,
-        Err(e) => return result(Verdict::BadStf(format!("{}: {e}", stf.display()))),
+        Err(e) => return result(Verdict::BadStf(e.to_string())),
     };
     let lines = match koi_stf::parse(&text) {
         Ok(l) => l,

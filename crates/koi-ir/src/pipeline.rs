@@ -24,6 +24,29 @@ pub enum Architecture {
     Psa,
 }
 
+impl Architecture {
+    /// The width of the architecture's port numbers: v1model's `standard_metadata` ports are
+    /// `bit<9>`, ubpf's and PSA's `bit<32>`. A wider number would be cut to this width.
+    pub fn port_bits(self) -> u32 {
+        match self {
+            Architecture::V1Model => 9,
+            Architecture::Ubpf | Architecture::Psa => 32,
+        }
+    }
+
+    /// Refuses a port number wider than [`Architecture::port_bits`].
+    pub fn check_port(self, port: u64) -> Result<(), String> {
+        let bits = self.port_bits();
+        match port >> bits {
+            0 => Ok(()),
+            _ => Err(format!(
+                "port {port} does not fit the program's {bits}-bit port numbers (0 to {})",
+                (1u64 << bits) - 1
+            )),
+        }
+    }
+}
+
 /// A programmable block position of an architecture's package.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Role {

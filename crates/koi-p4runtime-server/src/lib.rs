@@ -40,8 +40,22 @@ use tokio::sync::{mpsc, watch};
 pub const IDLE_SCAN: Duration = Duration::from_millis(20);
 /// How long a stopping server waits for open calls to finish.
 pub const GRACE: Duration = Duration::from_secs(2);
-/// The largest request accepted (a device config can be large).
+/// The largest request accepted (a device config can be large; BMv2 accepts as much).
 pub const MAX_MESSAGE: usize = 256 << 20;
+/// Streams one connection may have open at once (a controller needs a few; more are refused
+/// by HTTP/2 flow control, not queued).
+pub const MAX_STREAMS: u32 = 1024;
+/// A request (a Write, a Read's whole answer, a pipeline config being compiled) that has not
+/// been answered within this long is cancelled with DEADLINE_EXCEEDED, freeing what it held;
+/// a client's own `grpc-timeout` may be shorter. StreamChannel is not cut: its answer is a
+/// stream that lasts as long as the controller.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+/// The server pings every connection that has been quiet this long (HTTP/2 keepalive) and
+/// closes it when the ping is not answered within [`KEEPALIVE_TIMEOUT`]: a controller whose
+/// host vanished gives up its streams (and its primary role) instead of holding them.
+pub const KEEPALIVE: Duration = Duration::from_secs(30);
+/// See [`KEEPALIVE`].
+pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// TLS for the server.
 #[derive(Clone, Debug)]
@@ -186,7 +200,11 @@ impl Server {
             tokio::net::TcpListener::from_std(listener)
                 .map_err(|e| format!("P4Runtime server: {e}"))?
         };
-        let mut builder = tonic::transport::Server::builder();
+        let mut builder = tonic::transport::Server::builder()
+            .max_concurrent_streams(MAX_STREAMS)
+            .timeout(REQUEST_TIMEOUT)
+            .http2_keepalive_interval(Some(KEEPALIVE))
+            .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT));
         if let Some(tls) = tls {
             builder = builder
                 .tls_config(tls)
@@ -203,7 +221,8 @@ impl Server {
                 runtime.block_on(async move {
                     // Each Write answers at once: no Nagle delay on the replies.
                     let incoming = tonic::transport::server::TcpIncoming::from(listener)
-                        .with_nodelay(Some(true));
+                        .with_nodelay(Some(true))
+                        .with_keepalive(Some(KEEPALIVE));
                     let mut stopped = stop.clone();
                     let shutdown = async move {
                         let _ = stop.changed().await;

@@ -7,9 +7,11 @@ mod support;
 
 use bytes::{Buf, BufMut};
 use koi_proto::p4runtime::set_forwarding_pipeline_config_request::Action;
+use koi_proto::p4runtime::write_request::Atomicity;
 use koi_proto::p4runtime::{
     CapabilitiesRequest, Entity, ReadRequest, TableEntry, Update, WriteRequest, entity, update,
 };
+use std::time::Duration;
 use support::*;
 use tonic::Code;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
@@ -232,4 +234,86 @@ async fn malformed_and_hostile_requests_get_their_status_and_the_switch_keeps_se
     // The primary's stream is still open and primary.
     primary.arbitrate(DEVICE, Some(1)).await;
     assert_eq!(primary.arbitration_code().await, Code::Ok as i32);
+}
+
+/// 100 TCP connections that never speak HTTP/2, one that trickles bytes that are no HTTP/2, and
+/// a client that floods Reads and Capabilities on 8 streams at once: meanwhile another client's
+/// Write and Read are answered (each awaited at most 30 s, a bound, not a speed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stalled_and_flooding_clients_do_not_stop_another_clients_write_and_read() {
+    use tokio::io::AsyncWriteExt;
+    let rig = Rig::new(vec![]);
+    let addr = rig.server.as_ref().unwrap().local_addr();
+    let mut c = rig.client().await;
+    let _primary = primary(&mut c, 1).await;
+    let prog = program("l2_learning.p4");
+    let info = p4info(&prog);
+    c.set_forwarding_pipeline_config(set_config(&prog, Action::VerifyAndCommit, 1))
+        .await
+        .unwrap();
+    let dmac_id = id(&info, "dmac");
+
+    let mut silent = Vec::new();
+    for _ in 0..100 {
+        silent.push(tokio::net::TcpStream::connect(addr).await.unwrap());
+    }
+    let trickle = tokio::spawn(async move {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        for b in b"PRI * HTTP/2.0 nothing of the kind"
+            .iter()
+            .cycle()
+            .take(300)
+        {
+            if s.write_all(&[*b]).await.is_err() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    });
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut flood = Vec::new();
+    for _ in 0..8 {
+        let mut f = rig.client().await;
+        let stop = std::sync::Arc::clone(&stop);
+        flood.push(tokio::spawn(async move {
+            let mut n = 0u32;
+            // Bounded in count, and stops when the test is done.
+            while n < 20_000 && !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = f
+                    .capabilities(CapabilitiesRequest { device_id: DEVICE })
+                    .await;
+                let _ = read_table(&mut f, dmac_id).await;
+                n += 1;
+            }
+            n
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let patience = Duration::from_secs(30);
+    for (k, port) in [(1u8, 1u16), (2, 2), (3, 3)] {
+        let e = dmac(&info, [0, 0, 0, 0, 0, k], port);
+        let w = write(
+            vec![upd(update::Type::Insert, e)],
+            1,
+            Atomicity::ContinueOnError,
+        );
+        tokio::time::timeout(patience, c.write(w))
+            .await
+            .expect("a Write answered while others stall and flood")
+            .unwrap();
+        let entries = tokio::time::timeout(patience, read_table(&mut c, dmac_id))
+            .await
+            .expect("a Read answered while others stall and flood")
+            .unwrap();
+        assert_eq!(entries.len(), k as usize, "{entries:?}");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut flooded = 0;
+    for f in flood {
+        flooded += f.await.unwrap();
+    }
+    assert!(flooded > 0, "the flood ran");
+    trickle.abort();
+    drop(silent);
 }

@@ -1,14 +1,56 @@
 //! pcap file ports (`pcap:IN,OUT`): packets are read from one pcap file (until its end) and the
 //! packets sent to the port are written to another, for offline runs and tests. Either side may
 //! be left empty (`pcap:,out.pcap` only writes, `pcap:in.pcap,` only reads).
+//!
+//! The input must be a classic pcap file of Ethernet frames (link type 1); another link type,
+//! an empty file or a pcapng file is refused when the port is opened, saying which. The file
+//! is read as a stream, never whole: a record is at most 8 MB (pcap-file's buffer) and a frame
+//! larger than the port's snap length is dropped (`too_big`), one captured only in part
+//! (its record shorter than the frame) is dropped as `truncated`.
 
 use crate::{Batch, DEFAULT_SNAPLEN, PortError, Readiness, Result, Stats};
+use pcap_file::DataLink;
 use pcap_file::pcap::{PcapPacket, PcapReader, PcapWriter};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Opens the pcap file at `path` for reading: a classic pcap file of Ethernet frames.
+pub fn open_reader(path: &Path) -> Result<PcapReader<BufReader<File>>> {
+    let shown = path.display().to_string();
+    let refuse = |why: String| PortError::Pcap(shown.clone(), why);
+    let f = File::open(path).map_err(|e| PortError::Io(shown.clone(), e))?;
+    let meta = f.metadata().map_err(|e| PortError::Io(shown.clone(), e))?;
+    if meta.is_dir() {
+        return Err(refuse("is a directory, not a pcap file".into()));
+    }
+    if meta.is_file() && meta.len() == 0 {
+        return Err(refuse(
+            "empty file: not a pcap file (no pcap header)".into(),
+        ));
+    }
+    let mut head = [0u8; 4];
+    let r = PcapReader::new(BufReader::new(f)).map_err(|e| {
+        let magic = std::fs::File::open(path)
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+            .map(|()| u32::from_le_bytes(head));
+        match magic {
+            Ok(0x0a0d_0d0a) => refuse("a pcapng file: koi reads classic pcap files".into()),
+            Err(_) => refuse(format!("shorter than a pcap header: not a pcap file ({e})")),
+            Ok(_) => refuse(format!("not a pcap file: {e}")),
+        }
+    })?;
+    let link = r.header().datalink;
+    if link != DataLink::ETHERNET {
+        return Err(refuse(format!(
+            "link type {} ({link:?}): koi reads Ethernet (1) captures only",
+            u32::from(link)
+        )));
+    }
+    Ok(r)
+}
 
 /// A port backed by pcap files.
 pub struct PcapPort {
@@ -41,10 +83,7 @@ impl PcapPort {
             PortError::Pcap(p.display().to_string(), e.to_string())
         };
         let reader = match input {
-            Some(p) => {
-                let f = File::open(p).map_err(|e| io_err(p, e))?;
-                Some(PcapReader::new(BufReader::new(f)).map_err(|e| pcap_err(p, e))?)
-            }
+            Some(p) => Some(open_reader(p)?),
             None => None,
         };
         let (writer, out) = match output {
@@ -92,7 +131,9 @@ impl crate::Port for PcapPort {
                     self.reader = None;
                 }
                 Some(Ok(p)) => {
-                    if p.data.len() > self.snaplen || (p.orig_len as usize) > p.data.len() {
+                    if (p.orig_len as usize) > p.data.len() {
+                        self.stats.drop_truncated += 1;
+                    } else if p.data.len() > self.snaplen {
                         self.stats.drop_too_big += 1;
                     } else {
                         out.push(&p.data);

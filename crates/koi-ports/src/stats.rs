@@ -11,6 +11,8 @@ pub struct Stats {
     pub tx_bytes: u64,
     /// Frames larger than the port's limit (received or to be sent).
     pub drop_too_big: u64,
+    /// Frames captured only in part (a pcap record shorter than the frame it recorded).
+    pub drop_truncated: u64,
     /// Frames not sent because the link was down or the interface gone.
     pub drop_link_down: u64,
     /// Frames lost to other errors (a full socket buffer, a malformed ring entry, I/O errors).
@@ -37,6 +39,7 @@ impl Stats {
         self.tx_packets += other.tx_packets;
         self.tx_bytes += other.tx_bytes;
         self.drop_too_big += other.drop_too_big;
+        self.drop_truncated += other.drop_truncated;
         self.drop_link_down += other.drop_link_down;
         self.drop_error += other.drop_error;
         self.drop_ring_full += other.drop_ring_full;
@@ -44,7 +47,11 @@ impl Stats {
 
     /// All drops together.
     pub fn drops(&self) -> u64 {
-        self.drop_too_big + self.drop_link_down + self.drop_error + self.drop_ring_full
+        self.drop_too_big
+            + self.drop_truncated
+            + self.drop_link_down
+            + self.drop_error
+            + self.drop_ring_full
     }
 }
 
@@ -52,12 +59,13 @@ impl fmt::Display for Stats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "rx {} pkts {} bytes, tx {} pkts {} bytes, drops: too_big {} link_down {} error {} ring_full {}",
+            "rx {} pkts {} bytes, tx {} pkts {} bytes, drops: too_big {} truncated {} link_down {} error {} ring_full {}",
             self.rx_packets,
             self.rx_bytes,
             self.tx_packets,
             self.tx_bytes,
             self.drop_too_big,
+            self.drop_truncated,
             self.drop_link_down,
             self.drop_error,
             self.drop_ring_full

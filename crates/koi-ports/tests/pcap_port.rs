@@ -82,3 +82,86 @@ fn a_missing_input_file_is_an_error_not_a_panic() {
     assert!(r.send(&pkt(0, 60)).is_err());
     assert_eq!(r.stats().drop_link_down, 1);
 }
+
+fn open_err(p: &std::path::Path) -> String {
+    match PcapPort::open(Some(p), None) {
+        Ok(_) => panic!("{} opened", p.display()),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn an_empty_file_a_pcapng_file_and_other_link_types_are_refused_saying_why() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let empty = dir.path().join("empty.pcap");
+    File::create(&empty).expect("create");
+    assert_eq!(
+        open_err(&empty),
+        format!(
+            "{}: empty file: not a pcap file (no pcap header)",
+            empty.display()
+        )
+    );
+    let ng = dir.path().join("x.pcapng");
+    std::fs::write(
+        &ng,
+        [
+            0x0a, 0x0d, 0x0d, 0x0a, 0x1c, 0, 0, 0, 0x4d, 0x3c, 0x2b, 0x1a,
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        open_err(&ng),
+        format!(
+            "{}: a pcapng file: koi reads classic pcap files",
+            ng.display()
+        )
+    );
+    let raw = dir.path().join("raw.pcap");
+    let header = pcap_file::pcap::PcapHeader {
+        datalink: pcap_file::DataLink::RAW,
+        ..Default::default()
+    };
+    let mut w = PcapWriter::with_header(File::create(&raw).expect("create"), header).unwrap();
+    w.write_packet(&PcapPacket::new(Duration::ZERO, 20, &[0x45; 20]))
+        .unwrap();
+    drop(w);
+    assert_eq!(
+        open_err(&raw),
+        format!(
+            "{}: link type 101 (RAW): koi reads Ethernet (1) captures only",
+            raw.display()
+        )
+    );
+    let dir_err = open_err(dir.path());
+    assert!(
+        dir_err.ends_with("is a directory, not a pcap file"),
+        "{dir_err}"
+    );
+}
+
+/// A record shorter than the frame it captured (caplen < origlen) is dropped as `truncated`,
+/// not as `too_big`.
+#[test]
+fn a_frame_captured_in_part_is_counted_as_truncated() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let inp = dir.path().join("in.pcap");
+    {
+        let mut w = PcapWriter::new(File::create(&inp).expect("create")).expect("writer");
+        let whole = pkt(1, 60);
+        w.write_packet(&PcapPacket::new(Duration::ZERO, 60, &whole))
+            .unwrap();
+        // 60 bytes recorded of a 1500-byte frame (a capture with snaplen 60).
+        w.write_packet(&PcapPacket::new(Duration::ZERO, 1500, &whole))
+            .unwrap();
+    }
+    let mut port = PcapPort::open(Some(&inp), None).expect("open");
+    let mut batch = Batch::new(koi_ports::DEFAULT_SNAPLEN);
+    while port.recv_batch(&mut batch).expect("recv") > 0 {}
+    let s = port.stats();
+    assert_eq!(
+        (s.rx_packets, s.drop_truncated, s.drop_too_big),
+        (1, 1, 0),
+        "{s}"
+    );
+}

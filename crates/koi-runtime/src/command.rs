@@ -199,7 +199,7 @@ impl Switch {
             .collect();
         let mut out = format!(
             "packets in: {} ({} bytes)\npackets out: {} ({} bytes)\n\
-             drops: {drops}too_big {} link_down {} error {} ring_full {}\n\
+             drops: {drops}too_big {} truncated {} link_down {} error {} ring_full {}\n\
              slow path: {} runs, {} us each on average, {} misses queued now\n\
              uptime: {} s\n",
             total.rx_packets,
@@ -207,6 +207,7 @@ impl Switch {
             total.tx_packets,
             total.tx_bytes,
             total.drop_too_big,
+            total.drop_truncated,
             total.drop_link_down,
             total.drop_error,
             total.drop_ring_full,

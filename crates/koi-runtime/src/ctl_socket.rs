@@ -16,9 +16,16 @@
 //! command on pipeline NAME (without it: the first pipeline).
 //!
 //! A client never holds the state lock while reading or writing the socket, every client has
-//! its own thread with read and write timeouts, at most [`MAX_CLIENTS`] are served at once,
-//! and a panic while answering becomes an error reply: a misbehaving client cannot stall or
-//! stop forwarding.
+//! its own thread, and a panic while answering becomes an error reply: a misbehaving client
+//! cannot stall or stop forwarding. Nor can clients lock each other out:
+//! - a request line must arrive whole within [`REQUEST_TIMEOUT`] of its first byte, and a
+//!   reply be taken within [`WRITE_TIMEOUT`]; a client that is slower is disconnected;
+//! - a client idle (no request under way) for [`IDLE_TIMEOUT`] is disconnected (`koi ctl`'s
+//!   prompt connects again by itself for the next command);
+//! - at most [`MAX_CLIENTS`] are served at once; when all places are taken, a new client takes
+//!   the place of the one idle longest (idle for at least [`EVICT_IDLE`]), and only when every
+//!   client is busy is it refused with the line `error: too many control clients (N), try
+//!   again` and the terminator, which `koi ctl` prints.
 
 use crate::switch::Switch;
 use koi_ports::{Poller, Readiness, Wake};
@@ -27,19 +34,26 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The longest command line accepted, in bytes.
 pub const MAX_LINE: usize = 64 * 1024;
-/// How many clients are served at once; more are told so and disconnected.
+/// How many clients are served at once (see the module doc for who gets a place).
 pub const MAX_CLIENTS: usize = 16;
+/// A client that sends no request for this long is disconnected.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// A request line must be complete this long after its first byte.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// A client idle for this long gives its place to a new client when every place is taken.
+pub const EVICT_IDLE: Duration = Duration::from_secs(1);
 /// The line that ends every reply.
 pub const TERMINATOR: &str = ".";
 /// How long the accept loop and the client threads wait before they look at the stop flag.
 const POLL: Duration = Duration::from_millis(100);
-/// A client that does not take its reply within this long is disconnected.
-const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+/// A client that does not take its whole reply within this long is disconnected.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The user id koi runs as (the owner of `/proc/self`).
 pub fn uid() -> Option<u32> {
@@ -136,9 +150,69 @@ impl Drop for CtlSocket {
     }
 }
 
+/// One served client, as the accept loop sees it.
+struct Client {
+    /// Milliseconds since the server's start when the client last finished a request (or
+    /// connected); `u64::MAX` while a request is under way.
+    idle_since: AtomicU64,
+    /// Set by the accept loop to make the client's thread hang up.
+    evicted: AtomicBool,
+}
+
+const BUSY: u64 = u64::MAX;
+
+/// The places of the served clients.
+struct Places {
+    start: Instant,
+    clients: Mutex<Vec<Arc<Client>>>,
+}
+
+impl Places {
+    fn now_ms(&self) -> u64 {
+        self.start.elapsed().as_millis() as u64
+    }
+
+    /// A place for a new client: a free one, or the one of the client idle longest (for at
+    /// least [`EVICT_IDLE`]), which is told to hang up. `None` when every client is busy.
+    fn take(&self) -> Option<Arc<Client>> {
+        let now = self.now_ms();
+        let mut clients = crate::lock(&self.clients);
+        if clients.len() >= MAX_CLIENTS {
+            let evict_ms = EVICT_IDLE.as_millis() as u64;
+            let (i, _) = clients
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (i, c.idle_since.load(Ordering::Acquire)))
+                .filter(|&(_, since)| since != BUSY && now.saturating_sub(since) >= evict_ms)
+                .min_by_key(|&(_, since)| since)?;
+            let old = clients.swap_remove(i);
+            old.evicted.store(true, Ordering::Release);
+            tracing::debug!("control socket: an idle client gives its place to a new one");
+        }
+        let c = Arc::new(Client {
+            idle_since: AtomicU64::new(now),
+            evicted: AtomicBool::new(false),
+        });
+        clients.push(Arc::clone(&c));
+        Some(c)
+    }
+
+    fn leave(&self, c: &Arc<Client>) {
+        crate::lock(&self.clients).retain(|x| !Arc::ptr_eq(x, c));
+    }
+}
+
+/// The refusal a client gets when every place is taken by a busy client.
+pub fn too_many_clients() -> String {
+    format!("too many control clients ({MAX_CLIENTS}), try again")
+}
+
 /// Accepts and serves clients until the switch stops.
 pub fn serve(sock: &CtlSocket, sh: &Switch) {
-    let clients = AtomicUsize::new(0);
+    let places = Places {
+        start: Instant::now(),
+        clients: Mutex::new(Vec::new()),
+    };
     let mut poller = Poller::new();
     let ready = [Readiness::Fd(sock.listener.as_raw_fd())];
     std::thread::scope(|s| {
@@ -160,68 +234,94 @@ pub fn serve(sock: &CtlSocket, sh: &Switch) {
                     continue;
                 }
             };
-            if clients.fetch_add(1, Ordering::AcqRel) >= MAX_CLIENTS {
-                clients.fetch_sub(1, Ordering::AcqRel);
+            let Some(me) = places.take() else {
                 let mut stream = stream;
                 let _ = stream.set_nonblocking(true);
-                let msg = format!("too many clients (at most {MAX_CLIENTS})");
-                let _ = stream.write_all(encode(&Err(msg)).as_bytes());
+                let _ = stream.write_all(encode(&Err(too_many_clients())).as_bytes());
                 continue;
-            }
-            let clients = &clients;
+            };
+            let places = &places;
+            let gone = Arc::clone(&me);
             let spawned = std::thread::Builder::new()
                 .name("koi-ctl-client".into())
                 .spawn_scoped(s, move || {
-                    serve_client(stream, sh);
-                    clients.fetch_sub(1, Ordering::AcqRel);
+                    serve_client(stream, sh, places, &me);
+                    places.leave(&me);
                 });
             if let Err(e) = spawned {
                 tracing::warn!(error = %e, "control socket: cannot start a client thread");
-                clients.fetch_sub(1, Ordering::AcqRel);
+                places.leave(&gone);
             }
         }
     });
 }
 
-/// Answers the requests of one client until it hangs up, misbehaves or the switch stops.
-fn serve_client(mut stream: UnixStream, sh: &Switch) {
-    if stream.set_nonblocking(false).is_err()
-        || stream.set_read_timeout(Some(POLL)).is_err()
-        || stream.set_write_timeout(Some(WRITE_TIMEOUT)).is_err()
-    {
+/// Answers the requests of one client until it hangs up, misbehaves, is idle too long, gives
+/// its place to another or the switch stops.
+fn serve_client(mut stream: UnixStream, sh: &Switch, places: &Places, me: &Client) {
+    if stream.set_nonblocking(false).is_err() || stream.set_read_timeout(Some(POLL)).is_err() {
         return;
     }
     let mut buf: Vec<u8> = Vec::new();
     let mut chunk = [0u8; 4096];
+    let mut idle_since = Instant::now();
+    // When the first byte of the request under way arrived.
+    let mut request_since: Option<Instant> = None;
     loop {
         while let Some(i) = buf.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = buf.drain(..=i).collect();
             if i > MAX_LINE {
-                let _ = stream.write_all(encode(&Err(too_long())).as_bytes());
+                let _ = write_reply(&mut stream, &Err(too_long()));
                 return;
             }
+            me.idle_since.store(BUSY, Ordering::Release);
             let reply = answer_bytes(sh, &line[..i]);
-            if stream.write_all(encode(&reply).as_bytes()).is_err() {
+            if write_reply(&mut stream, &reply).is_err() {
                 return;
             }
+            idle_since = Instant::now();
+            me.idle_since.store(places.now_ms(), Ordering::Release);
+            request_since = (!buf.is_empty()).then(Instant::now);
         }
         if buf.len() > MAX_LINE {
-            let _ = stream.write_all(encode(&Err(too_long())).as_bytes());
+            let _ = write_reply(&mut stream, &Err(too_long()));
             return;
         }
-        if sh.stopping() {
+        if sh.stopping() || me.evicted.load(Ordering::Acquire) {
+            return;
+        }
+        if let Some(t) = request_since
+            && t.elapsed() > REQUEST_TIMEOUT
+        {
+            let msg = format!(
+                "the command line did not arrive within {} s",
+                REQUEST_TIMEOUT.as_secs()
+            );
+            let _ = write_reply(&mut stream, &Err(msg));
+            return;
+        }
+        if request_since.is_none() && idle_since.elapsed() > IDLE_TIMEOUT {
+            tracing::debug!("control socket: idle client disconnected");
             return;
         }
         match stream.read(&mut chunk) {
             Ok(0) => {
                 // A last line without its newline is still a request.
                 if !buf.is_empty() {
+                    me.idle_since.store(BUSY, Ordering::Release);
                     let reply = answer_bytes(sh, &buf);
-                    let _ = stream.write_all(encode(&reply).as_bytes());
+                    let _ = write_reply(&mut stream, &reply);
                 }
                 return;
             }
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Ok(n) => {
+                if request_since.is_none() {
+                    request_since = Some(Instant::now());
+                    // A request under way keeps its place.
+                    me.idle_since.store(BUSY, Ordering::Release);
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            }
             Err(e)
                 if matches!(
                     e.kind(),
@@ -230,6 +330,28 @@ fn serve_client(mut stream: UnixStream, sh: &Switch) {
             Err(_) => return,
         }
     }
+}
+
+/// Writes one encoded reply, all of it within [`WRITE_TIMEOUT`] (however slowly the client
+/// reads).
+fn write_reply(stream: &mut UnixStream, reply: &Result<String, String>) -> std::io::Result<()> {
+    let bytes = encode(reply);
+    let mut rest = bytes.as_bytes();
+    let deadline = Instant::now() + WRITE_TIMEOUT;
+    while !rest.is_empty() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(ErrorKind::TimedOut.into());
+        }
+        stream.set_write_timeout(Some(left))?;
+        match stream.write(rest) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => rest = &rest[n..],
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 fn too_long() -> String {

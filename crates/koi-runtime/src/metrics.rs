@@ -1,4 +1,4 @@
-//! The Prometheus endpoint of `koi run --metrics ADDR`: a small HTTP server that answers
+//! The Prometheus endpoint of `koi run --metrics ADDR`: an HTTP server (hyper) that answers
 //! `GET /metrics` with per-port packet, byte and drop counters, drops that belong to no port,
 //! per pipeline (label `pipeline`) the packets to and from its controller and the number of
 //! entries of every table of its program and, per poll thread (label `thread`), the flow
@@ -7,77 +7,163 @@
 //! miss"}`, `koi_cache_upcalls_limited_total`), in Prometheus' text exposition format (0.0.4).
 //! The cache numbers are the snapshots the poll threads publish about every 100 ms; without
 //! caches (`--no-cache`) they are left out. It reads the counters under short locks and never
-//! blocks forwarding for long.
+//! blocks forwarding for long. [`render`] is the one place that writes the text: a new counter
+//! goes there. No client can stall another's scrape: see [`serve`] and its limits.
 
 use crate::cache::Snapshot;
 use crate::lock;
 use crate::pipeline::PipelineCounters;
 use crate::switch::Switch;
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-/// Longest request line or header line read.
-const MAX_LINE: u64 = 8192;
+/// Connections served at once; more are answered `503 Service Unavailable` and closed.
+pub const MAX_CONNECTIONS: usize = 32;
+/// A request's headers must arrive whole within this long of the connection's start (a client
+/// that sends a byte a second is cut off).
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(2);
+/// A connection is closed this long after it was accepted, whatever it is doing (reading,
+/// waiting for the counters, or a client taking its reply slowly).
+pub const CONNECTION_DEADLINE: Duration = Duration::from_secs(10);
+/// How often the server looks at the switch's stop flag.
+const POLL: Duration = Duration::from_millis(100);
 
-/// Accepts connections on `listener` until the switch stops.
-pub fn serve(listener: &TcpListener, shared: &Switch) {
-    if let Err(e) = listener.set_nonblocking(true) {
-        tracing::error!(error = %e, "metrics: cannot poll the listener");
-        return;
-    }
-    while !shared.stopping() {
-        match listener.accept() {
-            Ok((stream, _)) => {
-                if let Err(e) = answer(stream, shared) {
-                    tracing::debug!(error = %e, "metrics: client");
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "metrics: accept");
-                std::thread::sleep(Duration::from_millis(50));
-            }
+/// Serves `GET /metrics` on `listener` until the switch stops, from a small tokio runtime of its
+/// own: HTTP/1.1 by hyper, one request per connection, every connection its own task with the
+/// limits above, so that no client (silent, slow or many) stalls another's scrape.
+pub fn serve(listener: TcpListener, shared: Arc<Switch>) {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .max_blocking_threads(4)
+        .thread_name("koi-metrics")
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            tracing::error!(error = %e, "metrics: cannot start the server's runtime");
+            return;
         }
+    };
+    rt.block_on(accept_loop(listener, shared));
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Switch>) {
+    let listener = match listener
+        .set_nonblocking(true)
+        .and_then(|()| tokio::net::TcpListener::from_std(listener))
+    {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!(error = %e, "metrics: cannot poll the listener");
+            return;
+        }
+    };
+    let places = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    while !shared.stopping() {
+        let (stream, _) = match tokio::time::timeout(POLL, listener.accept()).await {
+            Err(_) => continue,
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => {
+                tracing::debug!(error = %e, "metrics: accept");
+                // A persistent failure (too many open files) must not spin.
+                tokio::time::sleep(POLL).await;
+                continue;
+            }
+        };
+        let Ok(place) = Arc::clone(&places).try_acquire_owned() else {
+            tokio::spawn(refuse(stream));
+            continue;
+        };
+        let shared = Arc::clone(&shared);
+        tokio::spawn(async move {
+            let conn = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .keep_alive(false)
+                .serve_connection(
+                    TokioIo::new(stream),
+                    hyper::service::service_fn(move |req| answer(req, Arc::clone(&shared))),
+                );
+            match tokio::time::timeout(CONNECTION_DEADLINE, conn).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::debug!(error = %e, "metrics: client"),
+                Err(_) => tracing::debug!("metrics: client past the connection deadline"),
+            }
+            drop(place);
+        });
     }
 }
 
-fn answer(stream: TcpStream, shared: &Switch) -> std::io::Result<()> {
-    stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
-    stream.set_write_timeout(Some(Duration::from_secs(2)))?;
-    let mut reader = BufReader::new(stream.try_clone()?.take(MAX_LINE * 64));
-    let mut request = String::new();
-    reader.read_line(&mut request)?;
-    // Skip the headers.
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h)? == 0 || h == "\r\n" || h == "\n" {
-            break;
+/// Tells a client beyond [`MAX_CONNECTIONS`] to come back, without reading its request.
+async fn refuse(stream: tokio::net::TcpStream) {
+    use tokio::io::AsyncWriteExt as _;
+    let body = format!("too many metrics connections (at most {MAX_CONNECTIONS}), try again\n");
+    let reply = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\
+         Retry-After: 1\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = stream;
+    let _ = tokio::time::timeout(HEADER_TIMEOUT, async {
+        stream.write_all(reply.as_bytes()).await?;
+        stream.shutdown().await?;
+        // Take (a little of) the request before closing: closing with unread data resets the
+        // connection, and the client would not see the reason.
+        let mut buf = [0u8; 4096];
+        let mut left = 16 * buf.len();
+        while left > 0 {
+            match tokio::io::AsyncReadExt::read(&mut stream, &mut buf).await? {
+                0 => break,
+                n => left = left.saturating_sub(n),
+            }
         }
-    }
-    let mut words = request.split_whitespace();
-    let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-    let (status, body, ctype) = match (method, path) {
-        ("GET", "/metrics") => ("200 OK", render(shared), "text/plain; version=0.0.4"),
-        ("GET", _) => (
-            "404 Not Found",
+        std::io::Result::Ok(())
+    })
+    .await;
+}
+
+async fn answer(
+    req: Request<Incoming>,
+    shared: Arc<Switch>,
+) -> Result<Response<Full<Bytes>>, std::convert::Infallible> {
+    let (status, body, ctype) = match (req.method(), req.uri().path()) {
+        (&Method::GET, "/metrics") => {
+            // The counters are read under the switch's locks: off the runtime's thread, so a
+            // lock held for long (a program being swapped) delays this scrape only.
+            match tokio::task::spawn_blocking(move || render(&shared)).await {
+                Ok(text) => (StatusCode::OK, text, "text/plain; version=0.0.4"),
+                Err(_) => (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal error while reading the counters\n".into(),
+                    "text/plain",
+                ),
+            }
+        }
+        (&Method::GET, _) => (
+            StatusCode::NOT_FOUND,
             "not found: try /metrics\n".into(),
             "text/plain",
         ),
-        _ => ("405 Method Not Allowed", "only GET\n".into(), "text/plain"),
+        _ => (
+            StatusCode::METHOD_NOT_ALLOWED,
+            "only GET\n".into(),
+            "text/plain",
+        ),
     };
-    let mut out = stream;
-    write!(
-        out,
-        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )?;
-    out.flush()
+    let mut resp = Response::new(Full::new(Bytes::from(body)));
+    *resp.status_mut() = status;
+    if let Ok(v) = hyper::header::HeaderValue::from_str(ctype) {
+        resp.headers_mut().insert(hyper::header::CONTENT_TYPE, v);
+    }
+    Ok(resp)
 }
 
 /// The metrics text.
@@ -134,6 +220,7 @@ pub fn render(shared: &Switch) -> String {
     for (num, pname, st) in &ports {
         for (reason, v) in [
             ("too_big", st.drop_too_big),
+            ("truncated", st.drop_truncated),
             ("link_down", st.drop_link_down),
             ("error", st.drop_error),
             ("ring_full", st.drop_ring_full),

@@ -9,6 +9,7 @@
 pub mod ast;
 pub mod builtin;
 pub mod diag;
+pub mod input;
 pub mod lexer;
 pub mod parser;
 pub mod preprocess;

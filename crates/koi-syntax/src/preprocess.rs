@@ -51,9 +51,9 @@ const MAX_BYTES: usize = 256 << 20;
 /// Preprocesses the file at `path` into `sm.expanded`.
 pub fn preprocess_file(sm: &mut SourceMap, path: &Path, opts: &PpOptions) -> Diagnostics {
     let mut d = Diagnostics::new();
-    match std::fs::read_to_string(path) {
+    match crate::input::read_text(path, crate::input::MAX_SOURCE) {
         Ok(text) => return preprocess_str(sm, &path.display().to_string(), &text, opts),
-        Err(e) => d.push(Diagnostic::global(format!("{}: {e}", path.display()))),
+        Err(e) => d.push(Diagnostic::global(e.to_string())),
     }
     d
 }

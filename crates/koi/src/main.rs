@@ -29,7 +29,8 @@ enum Command {
     Check(cmd::check::CheckArgs),
     /// Compile a P4-16 program (which must instantiate `main`) and print a compiler output.
     Compile(cmd::compile::CompileArgs),
-    /// Run one STF packet test (PROG.p4 TEST.stf) against the reference interpreter.
+    /// Run one STF packet test (PROG.p4 TEST.stf) through the cached datapath (`--no-cache`:
+    /// the reference interpreter alone).
     Test(cmd::test::TestArgs),
     /// Run every STF test under a directory; ends with `N passed, M failed`.
     Conformance(cmd::conformance::ConformanceArgs),

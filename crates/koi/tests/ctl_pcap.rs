@@ -425,3 +425,155 @@ fn ctl_misbehaving_clients_do_not_stop_the_switch() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Reads what the switch sent `c` before hanging up (nothing: an empty string).
+fn read_all(c: &mut UnixStream) -> String {
+    c.set_read_timeout(Some(PATIENCE)).expect("timeout");
+    let mut s = String::new();
+    let _ = std::io::Read::read_to_string(c, &mut s);
+    s
+}
+
+#[test]
+fn ctl_silent_clients_cannot_lock_others_out() {
+    let sw = Switch::l2("silent", &[]);
+    let s = &sw.sock;
+    // 16 clients take every place and say nothing; while they are new, a 17th is told why it
+    // gets none.
+    let silent: Vec<UnixStream> = (0..16)
+        .map(|_| UnixStream::connect(s).expect("connect"))
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut extra = UnixStream::connect(s).expect("connect");
+    assert_eq!(
+        read_all(&mut extra),
+        "error: too many control clients (16), try again\n.\n"
+    );
+    // Once they have been idle a moment (ctl_socket::EVICT_IDLE, 1 s), a real command takes
+    // the place of the one idle longest.
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(ok(s, &["table_num_entries", "fwd"]).trim(), "2");
+    // The one that gave its place was hung up on (within the server's 100 ms poll); the
+    // others still have theirs.
+    std::thread::sleep(Duration::from_millis(500));
+    let hung_up = silent
+        .iter()
+        .filter(|c| {
+            c.set_nonblocking(true).expect("nonblocking");
+            matches!(std::io::Read::read(&mut &**c, &mut [0u8; 64]), Ok(0))
+        })
+        .count();
+    assert_eq!(hung_up, 1, "exactly one idle client gave its place");
+}
+
+#[test]
+fn ctl_busy_clients_get_a_reason_and_slow_requests_are_cut() {
+    let sw = Switch::l2("busy", &[]);
+    let s = &sw.sock;
+    // 16 clients each start a command line and never finish it: every place is busy. (A
+    // place the harness's own last `koi ctl` still held when one of them came may have
+    // refused it: that one tries again until all 16 are seated.)
+    let start = || {
+        let mut c = UnixStream::connect(s).expect("connect");
+        c.write_all(b"table_num_").expect("write");
+        c
+    };
+    let mut slow: Vec<UnixStream> = (0..16).map(|_| start()).collect();
+    let refused = |c: &UnixStream| {
+        c.set_nonblocking(true).expect("nonblocking");
+        let r = std::io::Read::read(&mut &*c, &mut [0u8; 64]);
+        c.set_nonblocking(false).expect("blocking");
+        !matches!(r, Err(ref e) if e.kind() == std::io::ErrorKind::WouldBlock)
+    };
+    for _ in 0..50 {
+        std::thread::sleep(Duration::from_millis(200));
+        let mut again = 0;
+        for c in slow.iter_mut() {
+            if refused(c) {
+                *c = start();
+                again += 1;
+            }
+        }
+        if again == 0 {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(1100));
+    let o = ctl(s, &["table_num_entries", "fwd"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err, "koi ctl: too many control clients (16), try again\n");
+    // A request line must be complete 10 s (ctl_socket::REQUEST_TIMEOUT) after its first
+    // byte: the slow clients are told so and disconnected, and the switch answers again.
+    for c in &mut slow {
+        assert_eq!(
+            read_all(c),
+            "error: the command line did not arrive within 10 s\n.\n"
+        );
+    }
+    assert_eq!(ok(s, &["table_num_entries", "fwd"]).trim(), "2");
+}
+
+/// A `koi ctl` whose connection was closed while it waited (here: its place was given to a new
+/// client) connects again for its next command.
+#[test]
+fn ctl_connects_again_after_losing_its_place() {
+    let sw = Switch::l2("again", &[]);
+    let s = &sw.sock;
+    let mut c = Command::new(env!("CARGO_BIN_EXE_koi"))
+        .arg("ctl")
+        .arg("--ctl")
+        .arg(s)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("koi ctl");
+    let mut stdin = c.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(c.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    writeln!(stdin, "table_num_entries fwd").expect("write");
+    stdout.read_line(&mut line).expect("read");
+    assert_eq!(line, "2\n");
+    // The prompt's connection is idle longest when 16 new clients come: the last of them
+    // takes its place.
+    std::thread::sleep(Duration::from_millis(1100));
+    let _silent: Vec<UnixStream> = (0..16)
+        .map(|_| UnixStream::connect(s).expect("connect"))
+        .collect();
+    std::thread::sleep(Duration::from_millis(1100));
+    writeln!(stdin, "table_num_entries fwd").expect("write");
+    line.clear();
+    stdout.read_line(&mut line).expect("read");
+    assert_eq!(line, "2\n");
+    drop(stdin);
+    let out = c.wait_with_output().expect("koi ctl");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `koi ctl table_add fwd set_port 1 => 2` unquoted: the shell redirects `> 2` and koi ctl gets
+/// `... 1 =`; the refusal comes with a hint to quote the command.
+#[test]
+fn ctl_an_unquoted_arrow_gets_a_hint_to_quote() {
+    let sw = Switch::l2("arrow", &[]);
+    let o = ctl(&sw.sock, &["table_add", "fwd", "set_port", "3", "="]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(lines[0].starts_with("error: "), "{err}");
+    assert_eq!(
+        lines[1],
+        "hint: the command ends in `=`: the shell took the `>` of `=>` as a redirection; \
+         quote the command: koi ctl 'table_add fwd set_port 3 => ...'"
+    );
+    let help = Command::new(env!("CARGO_BIN_EXE_koi"))
+        .args(["ctl", "--help"])
+        .output()
+        .expect("koi ctl --help");
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("'table_add fwd set_port 1 => 2'"), "{help}");
+}

@@ -99,3 +99,123 @@ fn metrics_follow_the_traffic() {
     );
     assert!(missing.starts_with("HTTP/1.1 404"), "{missing}");
 }
+
+/// A `koi run` serving metrics on a free port; stopped and cleaned up on drop.
+struct Served {
+    child: std::process::Child,
+    addr: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Served {
+    fn start() -> Served {
+        let dir = tempfile::tempdir().expect("tmpdir");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("free port")
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let child = Command::new(env!("CARGO_BIN_EXE_koi"))
+            .args(["run", "--grpc", "none"])
+            .arg(root.join("examples/l2_forward.p4"))
+            .arg("--port")
+            .arg(format!("1=pcap:,{}", dir.path().join("out.pcap").display()))
+            .arg("--ctl")
+            .arg(dir.path().join("koi.sock"))
+            .arg("--metrics")
+            .arg(&addr)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start koi run");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while get(&addr, "/metrics").is_none_or(|t| !t.starts_with("HTTP/1.1 200")) {
+            assert!(Instant::now() < deadline, "the metrics never answered");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Served {
+            child,
+            addr,
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+/// Ten connections that send nothing and one that sends its request a byte at a time, each
+/// held open: a scrape meanwhile is answered at once (`get` waits at most 5 s), and the slow
+/// client is cut off once its headers are 2 s late.
+#[test]
+fn silent_and_slow_clients_do_not_stall_a_scrape() {
+    let m = Served::start();
+    let _silent: Vec<TcpStream> = (0..10)
+        .map(|_| TcpStream::connect(&m.addr).expect("connect"))
+        .collect();
+    let addr = m.addr.clone();
+    let slow = std::thread::spawn(move || {
+        let mut s = TcpStream::connect(&addr).expect("connect");
+        let started = Instant::now();
+        for b in b"GET /metrics HTTP/1.1\r\nHost: koi\r\nX-Slow: "
+            .iter()
+            .cycle()
+        {
+            if s.write_all(&[*b]).is_err() || started.elapsed() > Duration::from_secs(20) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        started.elapsed()
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    for _ in 0..3 {
+        let text = get(&m.addr, "/metrics").expect("a scrape while clients stall");
+        assert!(text.starts_with("HTTP/1.1 200 OK"), "{text}");
+        assert!(
+            text.contains("koi_port_rx_packets_total{port=\"1\""),
+            "{text}"
+        );
+    }
+    let held = slow.join().expect("slow client");
+    assert!(
+        held < Duration::from_secs(20),
+        "the slow client was never cut off"
+    );
+}
+
+/// Past 32 connections at once a client is told to come back (503 with the reason) instead of
+/// waiting; once the silent ones are cut off (2 s), scrapes are answered again.
+#[test]
+fn too_many_connections_get_a_503_with_the_reason() {
+    let m = Served::start();
+    let _silent: Vec<TcpStream> = (0..32)
+        .map(|_| TcpStream::connect(&m.addr).expect("connect"))
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let text = get(&m.addr, "/metrics").expect("an answer");
+    assert!(
+        text.starts_with("HTTP/1.1 503 Service Unavailable"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("too many metrics connections (at most 32), try again\n"),
+        "{text}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = get(&m.addr, "/metrics").unwrap_or_default();
+        if text.starts_with("HTTP/1.1 200 OK") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never answered again: {text}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -162,7 +162,8 @@ impl Pp<'_> {
             None => {
                 let text = match found {
                     Found::Builtin(_, t) => t.to_string(),
-                    Found::File(p) => std::fs::read_to_string(&p).map_err(|e| e.to_string())?,
+                    Found::File(p) => crate::input::read_text(&p, crate::input::MAX_SOURCE)
+                        .map_err(|e| e.to_string())?,
                 };
                 self.sm
                     .add_file(SourceFile::new(path.clone(), text, is_builtin))

@@ -31,13 +31,17 @@ pub struct CtlArgs {
     /// The pipeline the commands are for (`koi run --pipeline NAME=...`); default: the first.
     #[arg(long, value_name = "NAME")]
     pub pipeline: Option<String>,
-    /// A command and its arguments (`table_add fwd set_port 1 => 2`, `port_show`, `help`).
+    /// A command and its arguments: `port_show`, `help`, `'table_add fwd set_port 1 => 2'`
+    /// (quote a command with `=>`: the shell takes `>` as a redirection).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<String>,
 }
 
-/// A connection to the switch.
+/// A connection to the switch. The switch hangs up on a client idle for a while
+/// ([`ctl_socket::IDLE_TIMEOUT`]) or one whose place a new client took; the next request then
+/// connects again by itself.
 pub struct Conn {
+    path: PathBuf,
     reader: BufReader<UnixStream>,
     writer: UnixStream,
     /// `@NAME ` when the commands are for pipeline NAME, else empty.
@@ -58,6 +62,7 @@ impl Conn {
         let writer = UnixStream::connect(path)?;
         let reader = BufReader::new(writer.try_clone()?);
         Ok(Conn {
+            path: path.to_path_buf(),
             reader,
             writer,
             prefix: String::new(),
@@ -80,17 +85,52 @@ impl Conn {
                 ctl_socket::MAX_LINE
             )));
         }
+        let request = format!("{}{line}\n", self.prefix);
+        match self.exchange(&request) {
+            // The switch hung up before this request reached it (the connection was idle, or
+            // gave its place to another client): nothing ran, so connect again and send it.
+            Err(Unanswered(_)) => {
+                let fresh = Conn::connect(&self.path).map_err(|e| {
+                    ConnError::Io(format!("cannot connect to {}: {e}", self.path.display()))
+                })?;
+                self.reader = fresh.reader;
+                self.writer = fresh.writer;
+                self.exchange(&request)
+                    .map_err(|Unanswered(e)| ConnError::Io(e))?
+            }
+            Ok(r) => r,
+        }
+    }
+
+    /// Sends `request` and reads its reply; `Unanswered` when the connection was closed before
+    /// any reply came.
+    fn exchange(
+        &mut self,
+        request: &str,
+    ) -> Result<Result<Result<String, String>, ConnError>, Unanswered> {
         let io = |e: std::io::Error| ConnError::Io(e.to_string());
-        self.writer
-            .write_all(format!("{}{line}\n", self.prefix).as_bytes())
-            .map_err(io)?;
+        // A switch that refuses the connection has sent its reason and hung up, so the write
+        // may fail: the reason is still there to read.
+        let sent = self.writer.write_all(request.as_bytes());
         let mut out = String::new();
         let mut error = None;
         let mut first = true;
         loop {
             let mut l = String::new();
-            if self.reader.read_line(&mut l).map_err(io)? == 0 {
-                return Err(ConnError::Io("the switch closed the connection".into()));
+            let n = match self.reader.read_line(&mut l) {
+                Ok(n) => n,
+                Err(e) if first => return Err(Unanswered(e.to_string())),
+                Err(e) => return Ok(Err(io(e))),
+            };
+            if n == 0 {
+                let why = match &sent {
+                    Err(e) => e.to_string(),
+                    Ok(()) => "the switch closed the connection".into(),
+                };
+                return match first {
+                    true => Err(Unanswered(why)),
+                    false => Ok(Err(ConnError::Io(why))),
+                };
             }
             let l = l.strip_suffix('\n').unwrap_or(&l);
             if l == TERMINATOR {
@@ -105,11 +145,16 @@ impl Conn {
             first = false;
         }
         Ok(match error {
-            Some(msg) => Err(msg),
-            None => Ok(out),
+            // Not a refused command: the switch had no place for this client.
+            Some(msg) if msg == ctl_socket::too_many_clients() => Err(ConnError::Io(msg)),
+            Some(msg) => Ok(Err(msg)),
+            None => Ok(Ok(out)),
         })
     }
 }
+
+/// A request that got no reply at all: the connection was closed before it was read.
+struct Unanswered(String);
 
 pub fn run(a: &CtlArgs) -> ExitCode {
     let path = a
@@ -132,7 +177,12 @@ pub fn run(a: &CtlArgs) -> ExitCode {
     if !a.command.is_empty() {
         return match one(&mut conn, &a.command.join(" ")) {
             Some(true) => ExitCode::SUCCESS,
-            Some(false) => ExitCode::from(1),
+            Some(false) => {
+                if let Some(hint) = redirect_hint(&a.command) {
+                    eprintln!("{hint}");
+                }
+                ExitCode::from(1)
+            }
             None => ExitCode::from(2),
         };
     }
@@ -140,6 +190,19 @@ pub fn run(a: &CtlArgs) -> ExitCode {
         return batch(&mut conn);
     }
     interactive(&mut conn)
+}
+
+/// A hint when a refused command's words end in `=`: the shell most likely took the `>` of
+/// an unquoted `=>` as a redirection (and wrote the action's parameters to a file).
+pub fn redirect_hint(words: &[String]) -> Option<String> {
+    let last = words.last()?;
+    last.ends_with('=').then(|| {
+        format!(
+            "hint: the command ends in `=`: the shell took the `>` of `=>` as a redirection; \
+             quote the command: koi ctl '{}> ...'",
+            words.join(" ")
+        )
+    })
 }
 
 /// `load`'s file arguments (the program, `-I` directories) made absolute from this process's

@@ -47,10 +47,12 @@ pub enum Outcome {
 
 /// Preprocesses, parses and checks the program named by `args`.
 pub fn run_frontend(args: &SourceArgs, require_main: bool) -> Outcome {
-    if let Err(e) = std::fs::metadata(&args.file) {
-        return Outcome::Io(format!("{}: {e}", args.file.display()));
-    }
-    let (sm, program, mut diags) = koi_syntax::parse_file(&args.file, &args.pp_options());
+    let text = match koi_syntax::input::read_text(&args.file, koi_syntax::input::MAX_SOURCE) {
+        Ok(t) => t,
+        Err(e) => return Outcome::Io(e.to_string()),
+    };
+    let name = args.file.display().to_string();
+    let (sm, program, mut diags) = koi_syntax::parse_str(&name, &text, &args.pp_options());
     if diags.has_errors() {
         return Outcome::Checked {
             sm,
@@ -70,18 +72,24 @@ pub fn run_frontend(args: &SourceArgs, require_main: bool) -> Outcome {
     }
 }
 
-/// Prints every diagnostic to stderr, errors and warnings in source order.
+/// Prints the diagnostics to stderr as they are rendered, errors and warnings in source order:
+/// the first [`koi_syntax::diag::MAX_SHOWN`], a line saying how many more there were, and the
+/// number of errors.
 pub fn print_diagnostics(sm: &SourceMap, diags: &Diagnostics) {
-    let mut out = String::new();
-    for d in &diags.list {
-        out.push_str(&d.render(sm));
-    }
+    use std::io::Write as _;
+    let mut err = std::io::BufWriter::new(std::io::stderr().lock());
+    // A closed stderr is not worth failing over; the exit code still says what happened.
+    let mut ok = true;
+    diags.emit(sm, koi_syntax::diag::MAX_SHOWN, |s| {
+        ok = ok && err.write_all(s.as_bytes()).is_ok();
+    });
     let errors = diags.error_count();
-    if errors > 0 {
-        out.push_str(&format!(
-            "{errors} error{} found\n",
+    if ok && errors > 0 {
+        let _ = writeln!(
+            err,
+            "{errors} error{} found",
             if errors == 1 { "" } else { "s" }
-        ));
+        );
     }
-    eprint!("{out}");
+    let _ = err.flush();
 }

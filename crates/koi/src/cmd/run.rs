@@ -318,6 +318,26 @@ fn config(a: &RunArgs) -> Result<SwitchConfig, (u8, String)> {
             init,
         });
     }
+    // A port number the program's architecture cannot hold would be cut short in every
+    // packet's metadata: refuse it.
+    for (n, _, p) in &ports {
+        if let Some(prog) = pipelines.get(*p).and_then(|pl| pl.program.as_ref()) {
+            prog.pipeline
+                .arch
+                .check_port(*n)
+                .map_err(|e| usage(format!("--port {n}: {e}")))?;
+        }
+    }
+    if let Some(cpu) = a.cpu_port {
+        for pl in &pipelines {
+            if let Some(prog) = &pl.program {
+                prog.pipeline
+                    .arch
+                    .check_port(cpu)
+                    .map_err(|e| usage(format!("--cpu-port {cpu}: {e}")))?;
+            }
+        }
+    }
     Ok(SwitchConfig {
         pipelines,
         ports,
@@ -363,9 +383,7 @@ fn switch(a: &RunArgs) -> Result<(), (u8, String)> {
     let started = sw
         .spawn("koi-ctl", move |sw| ctl_socket::serve(&ctl, &sw))
         .and_then(|()| match metrics {
-            Some(l) => sw.spawn("koi-metrics", move |sw| {
-                koi_runtime::metrics::serve(&l, &sw)
-            }),
+            Some(l) => sw.spawn("koi-metrics", move |sw| koi_runtime::metrics::serve(l, sw)),
             None => Ok(()),
         });
     if let Err(e) = started {

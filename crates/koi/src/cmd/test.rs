@@ -29,9 +29,10 @@ pub struct TestArgs {
 }
 
 pub fn run(a: &TestArgs) -> ExitCode {
-    for p in [&a.program, &a.stf] {
-        if let Err(e) = std::fs::metadata(p) {
-            eprintln!("koi: {}: {e}", p.display());
+    use koi_syntax::input::{MAX_SOURCE, MAX_STF, check_file};
+    for (p, limit) in [(&a.program, MAX_SOURCE), (&a.stf, MAX_STF)] {
+        if let Err(e) = check_file(p, limit) {
+            eprintln!("koi: {e}");
             return ExitCode::from(2);
         }
     }

@@ -27,8 +27,9 @@ pub struct TraceArgs {
     /// A pcap file whose packets are traced in order.
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
-    /// The ingress port the packets arrive on.
-    #[arg(long, default_value_t = 0)]
+    /// The ingress port the packets arrive on (as `koi bench --port`, default 1; at most 511
+    /// for v1model, whose port numbers are 9 bits).
+    #[arg(long, value_name = "P", default_value_t = 1)]
     pub port: u64,
     /// The P4-16 program.
     pub program: PathBuf,
@@ -46,15 +47,16 @@ pub fn run(a: &TraceArgs) -> ExitCode {
 
 fn trace(a: &TraceArgs) -> Result<(), (u8, String)> {
     let packets = packets(a).map_err(|e| (2, format!("koi: {e}")))?;
-    if let Err(e) = std::fs::metadata(&a.program) {
-        return Err((2, format!("koi: {}: {e}", a.program.display())));
-    }
     let opts = pp_options(&a.include, &a.define);
-    let compiled = koi_conformance::compile(&a.program, &opts).map_err(|e| (1, e.render()))?;
+    let compiled = koi_conformance::compile(&a.program, &opts)
+        .map_err(|e| (if e.unreadable() { 2 } else { 1 }, e.render()))?;
     let p = &compiled.pipeline;
+    p.arch
+        .check_port(a.port)
+        .map_err(|e| (2, format!("koi: --port {}: {e}", a.port)))?;
     let mut state = State::new(p).map_err(|e| (1, format!("koi: {e}")))?;
     if let Some(f) = &a.entries {
-        super::entries::load(&mut state, f).map_err(|e| (1, format!("koi: {e}")))?;
+        super::entries::load(&mut state, f).map_err(|e| (e.code(), format!("koi: {e}")))?;
     }
     let mut interp = Interpreter::new(p).map_err(|e| (1, format!("koi: {e}")))?;
     let clock = ManualClock::new(0);
@@ -86,9 +88,7 @@ fn packets(a: &TraceArgs) -> Result<Vec<Vec<u8>>, String> {
     let Some(path) = &a.pcap else {
         return Err("give a packet with --packet HEX or --pcap FILE".into());
     };
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut reader = pcap_file::pcap::PcapReader::new(file)
-        .map_err(|e| format!("{}: not a pcap file: {e}", path.display()))?;
+    let mut reader = koi_ports::pcap::open_reader(path).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     while let Some(p) = reader.next_packet() {
         let p = p.map_err(|e| format!("{}: {e}", path.display()))?;

@@ -755,6 +755,7 @@ pub fn parse_port_stats(text: &str, n: usize) -> Option<Stats> {
         tx_packets: number_after(tx, "tx ")?,
         tx_bytes: number_after(tx, "pkts ")?,
         drop_too_big: number_after(line, "too_big ")?,
+        drop_truncated: number_after(line, "truncated ")?,
         drop_link_down: number_after(line, "link_down ")?,
         drop_error: number_after(line, "error ")?,
         drop_ring_full: number_after(line, "ring_full ")?,

@@ -102,7 +102,8 @@ pub struct BenchArgs {
     /// (from `--core`, else 0) when it can be. The report gives the total rate.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = thread_count)]
     pub threads: usize,
-    /// The ingress port the packets arrive on (those of a `--pcap PORT=FILE`: PORT).
+    /// The ingress port the packets arrive on (those of a `--pcap PORT=FILE`: PORT; as `koi
+    /// trace --port`; at most 511 for v1model, whose port numbers are 9 bits).
     #[arg(long, value_name = "P", default_value_t = 1)]
     pub port: u64,
     /// The CPU to pin the benchmark thread to (default: the last one the process may use).
@@ -175,15 +176,16 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
         return Err(usage("give the program"));
     };
     let (packets, source) = load_packets(a)?;
-    if let Err(e) = std::fs::metadata(program) {
-        return Err(usage(format!("{}: {e}", program.display())));
-    }
     let opts = super::frontend::pp_options(&a.include, &a.define);
-    let compiled = koi_conformance::compile(program, &opts).map_err(|e| (1, e.render()))?;
+    let compiled = koi_conformance::compile(program, &opts)
+        .map_err(|e| (if e.unreadable() { 2 } else { 1 }, e.render()))?;
     let p = &compiled.pipeline;
+    p.arch
+        .check_port(a.port)
+        .map_err(|e| usage(format!("--port {}: {e}", a.port)))?;
     let mut state = State::new(p).map_err(|e| (1, format!("koi: {e}")))?;
     if let Some(f) = &a.entries {
-        super::entries::load(&mut state, f).map_err(|e| (1, format!("koi: {e}")))?;
+        super::entries::load(&mut state, f).map_err(|e| (e.code(), format!("koi: {e}")))?;
     }
     let config = DatapathConfig {
         profile: (!a.no_profile).then_some(koi_ports::tsc as koi_datapath::CycleCounter),

@@ -4,7 +4,6 @@
 //! a generator can write the two directions of its connections to two files, one per port,
 //! and have each reply follow its request.
 
-use pcap_file::pcap::PcapReader;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -49,14 +48,15 @@ pub fn load(files: &[(u64, PathBuf)], snaplen: usize) -> Result<Vec<(u64, Vec<u8
 
 /// The packets of one file with their timestamps.
 fn read(path: &Path, snaplen: usize) -> Result<Vec<(Duration, Vec<u8>)>, String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut r = PcapReader::new(std::io::BufReader::new(f))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    // Refuses what is not a classic Ethernet pcap file, saying which (empty, pcapng, link).
+    let mut r = koi_ports::pcap::open_reader(path).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
-    let mut too_big = 0u64;
+    let (mut too_big, mut truncated) = (0u64, 0u64);
     while let Some(p) = r.next_packet() {
         let p = p.map_err(|e| format!("{}: unreadable pcap records ({e})", path.display()))?;
-        if p.data.len() > snaplen || (p.orig_len as usize) > p.data.len() {
+        if (p.orig_len as usize) > p.data.len() {
+            truncated += 1;
+        } else if p.data.len() > snaplen {
             too_big += 1;
         } else {
             out.push((p.timestamp, p.data.into_owned()));
@@ -64,7 +64,13 @@ fn read(path: &Path, snaplen: usize) -> Result<Vec<(Duration, Vec<u8>)>, String>
     }
     if too_big > 0 {
         eprintln!(
-            "koi: warning: {}: {too_big} packets longer than {snaplen} bytes (or truncated) left out",
+            "koi: warning: {}: {too_big} packets longer than {snaplen} bytes left out",
+            path.display()
+        );
+    }
+    if truncated > 0 {
+        eprintln!(
+            "koi: warning: {}: {truncated} packets captured only in part (truncated) left out",
             path.display()
         );
     }
