@@ -18,24 +18,38 @@
 # - established flows, RATE frames/s each: E1 from h1 (198.18.0.1 -> 198.19.16.5:5001, the
 #   flood's port) and E2 from h3 (198.20.0.1 -> 198.19.16.5:5002, another port), counted by
 #   UDP port (and reordering by sequence number) on h2;
-# - the flood: as fast as one core sends, from h1, every frame a new flow (source address and
-#   port change each frame) to 198.19.16.5:7, which the ACL drops: each is a miss, a slow-path
-#   run, a new megaflow;
+# - the flood, as fast as one core sends, from h1, of one of two kinds (FLOOD):
+#   - `tuples`: every frame a new 5-tuple (source address and port change each frame) to
+#     198.19.16.5:7, which an ACL entry drops; as koi's megaflows match only the bits the
+#     program's decisions read, these few share a handful of megaflows: cache hits;
+#   - `misses` (the default): the worst case, every frame a slow-path run: frames go to
+#     MISS_MACS (1,000) destinations in turn, each a `switching` entry of its own (to port 9,
+#     which does not exist), and koi runs with `--max-megaflows 256`, so that the flood's
+#     megaflows churn and nearly every frame misses;
 # - throughput: E2 as fast as it can be sent (PPS 0), without and with the flood.
 # Each run reports, without and with the flood: E1's and E2's loss and reordering, E2's
 # forwarded rate at full speed, and koi's counters over the flood (frames received, slow-path
 # runs and their average time, misses dropped at a full queue, ring_full drops) and whether
 # `koi ctl stats` and a metrics scrape answered during it.
 #
-# Knobs (environment): SECONDS_EACH (5), RATE (20000), RUNS (1), KOI (target/release/koi,
+# Knobs (environment): SECONDS_EACH (5), RATE (20000), RUNS (1), FLOOD (misses),
+# MISS_MACS (1000), KOI (target/release/koi,
 # built with cargo build --release -p koi unless KOI is given), EXTRA (more `koi run`
-# arguments, e.g. "--upcall-rate 50000").
+# arguments, e.g. "--upcall-rate 50000"), PERF (a file: `perf record` of koi during the flood
+# with the established flows paced).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${SECONDS_EACH:-5}
 RATE=${RATE:-20000}
 RUNS=${RUNS:-1}
 EXTRA=${EXTRA:-}
+FLOOD=${FLOOD:-misses}
+MISS_MACS=${MISS_MACS:-1000}
+case "$FLOOD" in
+tuples) NEW=1 ;;
+misses) NEW=$MISS_MACS; EXTRA="--max-megaflows 256 $EXTRA" ;;
+*) echo "FLOOD is tuples or misses" >&2; exit 2 ;;
+esac
 if [ -z "${KOI:-}" ]; then
   echo "building koi (release) ..." >&2
   cargo build --release -q -p koi
@@ -87,6 +101,11 @@ table_add vlan_egress pop_vlan 3 200 =>
 table_add vlan_egress pop_vlan 3 300 =>
 table_add acl drop 17&&&0xff 198.18.0.0&&&0xffff0000 198.19.16.5&&&0xffffffff 0&&&0 7&&&0xffff => 1
 EOF
+  if [ "$FLOOD" = misses ]; then
+    for n in $(seq 0 $((MISS_MACS - 1))); do
+      printf 'table_add switching switch_to 02:aa:00:00:%02x:%02x 100 => 9\n' $((n >> 8)) $((n & 255))
+    done
+  fi
 } >"$tmp/entries"
 
 in_ns() { ip netns exec "$1" "${@:2}"; }
@@ -98,7 +117,8 @@ stat() { # KEY TEXT: the number after KEY in TEXT
 
 start_koi() {
   # shellcheck disable=SC2086
-  in_ns "$SW" taskset -c 1 "$KOI" run examples/l2l3_acl.p4 --entries "$tmp/entries" \
+  # (Not through in_ns: $! is then koi's pid, as `ip netns exec` and taskset exec it.)
+  ip netns exec "$SW" taskset -c 1 "$KOI" run examples/l2l3_acl.p4 --entries "$tmp/entries" \
     --port 1=s1 --port 2=s2 --port 3=s3 --threads 1 --grpc none --ctl "$tmp/koi.sock" \
     --metrics 127.0.0.1:9109 $EXTRA >"$tmp/koi.out" 2>"$tmp/koi.err" &
   koi_pid=$!
@@ -117,7 +137,7 @@ phase() {
   sleep 0.3
   local fl=""
   if [ "$flood" = flood ]; then
-    sender "${tag}h1" h1 "$ROUTER" "$MAC1" 198.18.0.1 198.19.16.5 7 0 "$((SECONDS_EACH + 1))" 1 >"$tmp/flood" &
+    sender "${tag}h1" h1 "$ROUTER" "$MAC1" 198.18.0.1 198.19.16.5 7 0 "$((SECONDS_EACH + 1))" "$NEW" >"$tmp/flood" &
     fl=$!
     sleep 0.5
   fi
@@ -129,6 +149,9 @@ phase() {
     local e1=$!
     sender "${tag}h3" h3 "$ROUTER" "$MAC3" 198.20.0.1 198.19.16.5 5002 "$RATE" "$SECONDS_EACH" >"$tmp/e2" &
     local e2=$!
+    if [ -n "${PERF:-}" ] && [ "$flood" = flood ]; then
+      perf record -q -e cpu-clock -F 999 -g -p "$koi_pid" -o "$PERF" -- sleep $((SECONDS_EACH - 1)) >/dev/null 2>&1 &
+    fi
     # The control socket and the metrics endpoint, asked during the run.
     answered=0
     for _ in 1 2 3; do
@@ -154,7 +177,7 @@ rate() { # DPORT: received per second
   grep "dport=$1 " "$tmp/rx" | sed 's/.*rx=\([0-9]*\).*/\1/' | awk -v t="$SECONDS_EACH" '{ printf "%.0f", $1 / t }'
 }
 
-echo "koi: $KOI ${EXTRA:+($EXTRA) }; $SECONDS_EACH s each, established flows at $RATE frames/s"
+echo "koi: $KOI ${EXTRA:+($EXTRA) }; flood of $FLOOD; $SECONDS_EACH s each, established flows at $RATE frames/s"
 for run in $(seq "$RUNS"); do
   start_koi
   # Warm-up: the established flows' megaflows.
@@ -164,23 +187,32 @@ for run in $(seq "$RUNS"); do
   phase none paced
   base="E1 (flood's port) $(loss "$tmp/e1" 5001), reordered $(reordered 5001); E2 (other port) $(loss "$tmp/e2" 5002), reordered $(reordered 5002); answered $answered/3"
   before=$(ctl stats)
+  misses0=$(ctl cache_show | sed -n 's/^  misses *\([0-9]*\).*/\1/p' | head -n 1)
   phase flood paced
   after=$(ctl stats)
+  misses1=$(ctl cache_show | sed -n 's/^  misses *\([0-9]*\).*/\1/p' | head -n 1)
   flood="E1 $(loss "$tmp/e1" 5001), reordered $(reordered 5001); E2 $(loss "$tmp/e2" 5002), reordered $(reordered 5002); ctl and metrics answered $answered/3"
   offered=$(sed 's/.*pps=\([0-9]*\).*/\1/' "$tmp/flood")
-  num() { # SED_EXPR TEXT
-    sed -n "$1" <<<"$2"
+  num() { # SED_EXPR TEXT: the number, 0 if absent (a koi without the counter)
+    local v
+    v=$(sed -n "$1" <<<"$2")
+    echo "${v:-0}"
   }
   runs=$(($(num 's/^slow path: \([0-9]*\) runs.*/\1/p' "$after") - $(num 's/^slow path: \([0-9]*\) runs.*/\1/p' "$before")))
   rx=$(($(num 's/^packets in: \([0-9]*\).*/\1/p' "$after") - $(num 's/^packets in: \([0-9]*\).*/\1/p' "$before")))
   each=$(num 's/^slow path: [0-9]* runs, \([0-9]*\) us each.*/\1/p' "$after")
-  d() { echo $(($(stat "$1" "$after") - $(stat "$1" "$before"))); }
-  counters="flood offered $offered frames/s; koi received $((rx / SECONDS_EACH)) frames/s (all ports), ran $((runs / SECONDS_EACH)) slow-path runs/s (${each} us each on average since start), dropped at a full queue $(d upcall_queue_full), ring_full $(d ring_full)"
+  d() {
+    local a b
+    a=$(stat "$1" "$after")
+    b=$(stat "$1" "$before")
+    echo $((${a:-0} - ${b:-0}))
+  }
+  counters="flood offered $offered frames/s; koi received $((rx / SECONDS_EACH)) frames/s (all ports), $(((${misses1:-0} - ${misses0:-0}) / SECONDS_EACH)) cache misses/s run by the slow path, of them $((runs / SECONDS_EACH))/s from the queues (${each} us each on average since start), dropped at a full queue $(d upcall_queue_full), ring_full $(d ring_full)"
   phase none full
   full0=$(rate 5002)
   phase flood full
   full1=$(rate 5002)
-  kill "$koi_pid" && wait "$koi_pid" 2>/dev/null || true
+  kill "$koi_pid" 2>/dev/null && wait "$koi_pid" 2>/dev/null || true
   koi_pid=""
   echo "run $run:"
   echo "  no flood:   $base"

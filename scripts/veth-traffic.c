@@ -29,7 +29,8 @@
 //     IFNAME for SECONDS: PPS frames a second (paced in bursts of at most 16), or as fast as
 //     it can with PPS 0 (sendmmsg batches of 64). With NEW=1 every frame is a new flow: the
 //     low 16 bits of the source address and the source port change from frame to frame (a
-//     flood of new flows), else the source port is 1024. The UDP payload starts with the
+//     flood of new 5-tuples), else the source port is 1024. With NEW=N > 1 the destination MAC
+//     goes through N addresses 02:aa:00:00:HH:LL in turn instead (N <= 65536). The UDP payload starts with the
 //     frame's sequence number (big-endian 32 bits). Prints: sent=N pps=P
 //
 //   veth-traffic recvudp IFNAME SECONDS DPORT...
@@ -292,11 +293,16 @@ static int parse_ip(const char *s, uint8_t ip[4]) {
 // The frame of `flow`: sequence `seq`; with `fresh`, its own source address and port.
 static void flow_frame(uint8_t *f, const uint8_t dst[6], const uint8_t src[6], const uint8_t sip[4],
                        const uint8_t dip[4], uint16_t dport, uint32_t seq, int fresh) {
-    build(f, 60, dst, src, fresh ? (uint16_t)(1024 + (seq >> 16) % 60000) : 1024);
+    int tuples = fresh == 1;
+    build(f, 60, dst, src, tuples ? (uint16_t)(1024 + (seq >> 16) % 60000) : 1024);
+    if (fresh > 1) {
+        uint32_t n = seq % (uint32_t)fresh;
+        f[0] = 0x02, f[1] = 0xaa, f[2] = 0, f[3] = 0, f[4] = (uint8_t)(n >> 8), f[5] = (uint8_t)n;
+    }
     uint8_t *ip = f + 14;
     memcpy(ip + 12, sip, 4);
     memcpy(ip + 16, dip, 4);
-    if (fresh) ip[14] = (uint8_t)(seq >> 8), ip[15] = (uint8_t)seq;
+    if (tuples) ip[14] = (uint8_t)(seq >> 8), ip[15] = (uint8_t)seq;
     ip[10] = ip[11] = 0;
     uint16_t c = csum(ip, 20);
     ip[10] = c >> 8, ip[11] = c & 0xff;
@@ -318,7 +324,7 @@ static int cmd_flow(int argc, char **argv) {
     uint16_t dport = (uint16_t)atoi(argv[7]);
     double pps = atof(argv[8]);
     uint64_t dur = (uint64_t)(atof(argv[9]) * 1e9);
-    int fresh = argc > 10 && atoi(argv[10]);
+    int fresh = argc > 10 ? atoi(argv[10]) : 0;
     int fd = socket(AF_PACKET, SOCK_RAW, 0);
     if (fd < 0) die("socket");
     int one = 1;

@@ -115,10 +115,12 @@ async fn writes_reach_both_threads_before_their_next_packet() {
         cache: Some(Default::default()),
     })
     .expect("switch");
+    // The rig before the pipes' write ends: a failing assertion unwinds closing the pipes
+    // first, so that the poll threads reading them end and the rig's drop can join them.
+    let rig = Rig::serve(Arc::clone(&sw));
     let (mut pa, mut pb) = (wa.join().unwrap(), wb.join().unwrap());
     assert_eq!(sw.ports()[0].thread, 0);
     assert_eq!(sw.ports()[1].thread, 1);
-    let rig = Rig::serve(Arc::clone(&sw));
     let mut c = rig.client().await;
     let _primary = primary(&mut c, 1).await;
     let info = p4info(&program);

@@ -28,8 +28,8 @@ use crate::pipeline::Pipeline;
 use crate::ports::{Ingress, Outbox, Outputs, Patched, PortTable};
 use crate::switch::Switch;
 use crate::upcall::Upcalls;
-use koi_datapath::{Datapath, Deferral, PathTaken};
-use koi_interp::Interpreter;
+use koi_datapath::{Datapath, PathTaken, Summary};
+use koi_interp::{InterpError, Interpreter};
 use koi_ports::{Batch, Poller, Readiness, Wake};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -38,23 +38,6 @@ use std::time::Instant;
 /// How long a poll thread sleeps at most before it checks for shutdown, new programs and idle
 /// ports.
 const POLL_MS: i32 = 100;
-
-/// The slow-path queues as one pipeline's batches ask them.
-struct ForPipeline<'a> {
-    upcalls: &'a Upcalls,
-    pipeline: usize,
-}
-
-impl Deferral for ForPipeline<'_> {
-    #[inline]
-    fn waits(&self, hash: u64) -> bool {
-        self.upcalls.waits(self.pipeline, hash)
-    }
-
-    fn defers_miss(&self) -> bool {
-        self.upcalls.defers_miss()
-    }
-}
 
 /// How a thread processes one pipeline's packets.
 enum Kind<'p> {
@@ -258,10 +241,6 @@ pub(crate) fn poll_loop(sw: &Switch, t: usize) {
             let slot = &table[i];
             let wake = poller.wake(k);
             if wake == Wake::Nothing && ready[k] != Readiness::Idle {
-                continue;
-            }
-            if slot.lossless && work.upcalls.is_full() {
-                // Its misses first: a file waits.
                 continue;
             }
             {
@@ -480,6 +459,8 @@ fn forward<P: AsRef<[u8]>>(
     } = work;
     outputs.clear();
     fates.clear();
+    // Packets the batch queued for the slow path, and dropped at a full queue.
+    let mut deferred = (0, 0);
     let done = engine.with_dependent_mut(|image, engine| {
         {
             let Ok(mut state) = image.lock_for_thread(*thread) else {
@@ -504,30 +485,31 @@ fn forward<P: AsRef<[u8]>>(
                     let sink = &mut |k, p, b: &[u8]| {
                         outputs.push(k, p, b);
                     };
-                    let q = &*upcalls;
-                    let done =
-                        &mut |_, r: Result<&koi_datapath::Summary, &koi_interp::InterpError>| {
+                    let prefetch = Some(koi_ports::prefetch);
+                    let clock = sw.clock();
+                    let fate = |r: Result<&Summary, &InterpError>| {
+                        r.map(|s| (Some(s.path), s.aborted.clone()))
+                            .map_err(|e| e.to_string())
+                    };
+                    // A file's misses run where they are: it waits for the thread anyway, and
+                    // a queued miss must not wait behind a read that blocks (a named pipe).
+                    if defer && !into.lossless {
+                        // What the batch hands back goes straight into the port's queue.
+                        let session = upcalls.session(into);
+                        let done = &mut |k: usize, r: Result<&Summary, &InterpError>| {
                             if let Ok(s) = r
                                 && let PathTaken::Deferred(h) = s.path
                             {
-                                q.note(into.pipeline, h);
+                                session.take(packets[k].as_ref(), h);
                             }
-                            fates.push(
-                                r.map(|s| (Some(s.path), s.aborted.clone()))
-                                    .map_err(|e| e.to_string()),
-                            )
-                        };
-                    let prefetch = Some(koi_ports::prefetch);
-                    let clock = sw.clock();
-                    if defer {
-                        let d = &ForPipeline {
-                            upcalls: q,
-                            pipeline: into.pipeline,
+                            fates.push(fate(r));
                         };
                         dp.process_batch_deferring(
-                            &mut state, packets, port, clock, prefetch, d, sink, done,
+                            &mut state, packets, port, clock, prefetch, &session, sink, done,
                         );
+                        deferred = session.done();
                     } else {
+                        let done = &mut |_, r: Result<&Summary, &InterpError>| fates.push(fate(r));
                         dp.process_batch_prefetching(
                             &mut state, packets, port, clock, prefetch, sink, done,
                         );
@@ -557,19 +539,9 @@ fn forward<P: AsRef<[u8]>>(
                 mine.for_each(drop);
                 continue;
             }
-            if let Some(PathTaken::Deferred(h)) = *path {
-                let counters = table
-                    .port_index((into.pipeline, port))
-                    .map(|i| &table[i].upcalls);
-                if upcalls.push(into, packets[k].as_ref(), h) {
-                    sw.counters.upcall_queued.fetch_add(1, Ordering::Relaxed);
-                    counters.map(|c| c.queued.fetch_add(1, Ordering::Relaxed));
-                } else {
-                    sw.counters
-                        .upcall_queue_full
-                        .fetch_add(1, Ordering::Relaxed);
-                    counters.map(|c| c.queue_full.fetch_add(1, Ordering::Relaxed));
-                }
+            if let Some(PathTaken::Deferred(_)) = *path {
+                // Queued (or dropped at the full queue) by the batch.
+                mine.for_each(drop);
                 continue;
             }
             let mut any = false;
@@ -583,6 +555,20 @@ fn forward<P: AsRef<[u8]>>(
         }
         true
     });
+    if deferred != (0, 0) {
+        let (queued, dropped) = (deferred.0 as u64, deferred.1 as u64);
+        sw.counters
+            .upcall_queued
+            .fetch_add(queued, Ordering::Relaxed);
+        sw.counters
+            .upcall_queue_full
+            .fetch_add(dropped, Ordering::Relaxed);
+        if let Some(i) = table.port_index((into.pipeline, port)) {
+            let c = &table[i].upcalls;
+            c.queued.fetch_add(queued, Ordering::Relaxed);
+            c.queue_full.fetch_add(dropped, Ordering::Relaxed);
+        }
+    }
     sw.flush(table, out, outputs);
     done
 }

@@ -35,8 +35,9 @@ pub struct PortSlot {
     pub soft_spread: bool,
     /// Its misses queued for the slow path, and dropped at a full queue.
     pub upcalls: crate::upcall::UpcallCounters,
-    /// Read only while its slow-path queue has room for a batch, so that none of its misses
-    /// is dropped (a pcap file: it waits for the reader).
+    /// Its misses (and those of what it sends over patch ports) run in its batch, never
+    /// deferred: a pcap file waits for the reader, and a named pipe's read may block the
+    /// thread while queued misses wait.
     pub lossless: bool,
 }
 
@@ -205,8 +206,8 @@ pub(crate) struct Ingress {
     pub pipeline: usize,
     pub port: u64,
     pub passes: u8,
-    /// It came from a [`PortSlot::lossless`] port (its misses are never dropped at a full
-    /// slow-path queue).
+    /// It came from a [`PortSlot::lossless`] port (its misses are never deferred to a
+    /// slow-path queue, so never dropped at a full one).
     pub lossless: bool,
 }
 

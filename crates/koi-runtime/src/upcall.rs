@@ -32,12 +32,17 @@
 //!   program. No fixed rate is needed; `--upcall-rate` still caps the runs per second when
 //!   given.
 //!
+//! A pcap file's packets never defer (see `PortSlot::lossless`): the file waits for the
+//! thread, so nothing is lost by running its misses at once, and a named pipe's read may
+//! block the thread while queued misses would wait for it.
+//!
 //! A queued packet has not been processed at all (the fast path only looked it up), so it
 //! can run on whatever program the pipeline has when its turn comes: a swap in between
 //! leaves it to the new program, and [`Upcalls::forget_flows`] drops the old program's flow
 //! hashes.
 
 use crate::ports::Ingress;
+use koi_datapath::Deferral;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -84,7 +89,6 @@ impl UpcallCounters {
 struct Entry {
     bytes: Vec<u8>,
     passes: u8,
-    lossless: bool,
     /// Its flow-key hash under the program it was looked up with (`None`: no key, or the
     /// program changed since).
     hash: Option<u64>,
@@ -103,12 +107,40 @@ pub(crate) struct Flow {
     pub packets: Vec<Vec<u8>>,
 }
 
+/// Flows with packets queued: (pipeline, flow-key hash) -> how many. The key is a hash
+/// already, so it is not hashed again (SipHash cost more than the rest of a dropped miss).
+type Pending = HashMap<(usize, u64), u32, std::hash::BuildHasherDefault<Prehashed>>;
+
+/// The hasher of [`Pending`]: the flow-key hash, mixed with the pipeline.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl std::hash::Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 ^= v;
+    }
+
+    fn write_usize(&mut self, v: usize) {
+        self.0 ^= (v as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
 /// A poll thread's slow-path queues.
 pub(crate) struct Upcalls {
     queues: Vec<Queue>,
     /// Flows (pipeline, flow-key hash) with packets queued, and how many. Shared: the batch
     /// asks it for every packet while its summaries add to it.
-    pending: RefCell<HashMap<(usize, u64), u32>>,
+    pending: RefCell<Pending>,
     /// The queue served next.
     next: usize,
     /// Packets queued, all queues together.
@@ -129,7 +161,7 @@ impl Default for Upcalls {
     fn default() -> Self {
         Upcalls {
             queues: Vec::new(),
-            pending: RefCell::new(HashMap::new()),
+            pending: RefCell::new(Pending::default()),
             next: 0,
             len: 0,
             spare: Vec::new(),
@@ -158,12 +190,8 @@ impl Upcalls {
 
     /// A port had more waiting than a batch takes: defer from now on.
     pub fn behind(&self) {
-        self.start_deferring(Instant::now());
-    }
-
-    fn start_deferring(&self, now: Instant) {
         self.deferring.set(true);
-        self.hold_until.set(now + HOLD);
+        self.hold_until.set(Instant::now() + HOLD);
     }
 
     /// How long the slow path may run at the end of this round: [`SLICE`], or while the
@@ -184,48 +212,10 @@ impl Upcalls {
         self.credit -= took.as_nanos() as i64;
     }
 
-    /// Whether a packet of the round that needs the slow path is deferred.
-    pub fn defers_miss(&self) -> bool {
-        if self.deferring.get() {
-            return true;
-        }
-        let now = Instant::now();
-        if now.duration_since(self.round) >= INLINE_BUDGET {
-            self.start_deferring(now);
-            return true;
-        }
-        false
-    }
-
     /// Packets a port's queue holds at most now.
     pub fn capacity(&self) -> usize {
         let n = QUEUE_TIME.as_nanos() as f64 / self.cost_ns.max(1.0);
         (n as usize).clamp(MIN_QUEUE, MAX_QUEUE)
-    }
-
-    /// Whether some queue is at its capacity (then a lossless port is not read: its batch's
-    /// misses, and those of what it sends over patch ports, may land in any queue).
-    pub fn is_full(&self) -> bool {
-        let cap = self.capacity();
-        self.queues.iter().any(|q| q.entries.len() >= cap)
-    }
-
-    /// Whether a packet of `pipeline` with flow-key hash `hash` must queue behind packets of
-    /// its flow.
-    #[inline]
-    pub fn waits(&self, pipeline: usize, hash: u64) -> bool {
-        if self.len == 0 {
-            return false;
-        }
-        self.pending.borrow().contains_key(&(pipeline, hash))
-    }
-
-    /// Notes that a batch handed back a packet of `pipeline` with flow-key hash `hash` (so
-    /// that the rest of the batch queues behind it), before [`Upcalls::push`] queues it.
-    pub fn note(&self, pipeline: usize, hash: Option<u64>) {
-        if let Some(h) = hash {
-            *self.pending.borrow_mut().entry((pipeline, h)).or_default() += 1;
-        }
     }
 
     fn unnote(&self, pipeline: usize, hash: Option<u64>, n: u32) {
@@ -241,10 +231,9 @@ impl Upcalls {
         }
     }
 
-    /// Queues a packet [`Upcalls::note`]d; false (and un-noted) if its port's queue is full,
-    /// unless it came from a lossless port (read only while no queue is full: the rest of
-    /// its batch goes in).
-    pub fn push(&mut self, into: Ingress, packet: &[u8], hash: Option<u64>) -> bool {
+    /// The queue of packets entering as `into` says, for one batch: what it hands back goes
+    /// there ([`Session::take`]); [`Session::done`] tells how many were queued and dropped.
+    pub fn session(&mut self, into: Ingress) -> Session<'_> {
         let cap = self.capacity();
         let q = match self
             .queues
@@ -261,21 +250,24 @@ impl Upcalls {
                 self.queues.len() - 1
             }
         };
-        if !into.lossless && self.queues[q].entries.len() >= cap {
-            self.unnote(into.pipeline, hash, 1);
-            return false;
+        let queue = &mut self.queues[q];
+        let room = cap.saturating_sub(queue.entries.len());
+        Session {
+            into,
+            queue: RefCell::new(queue),
+            spare: RefCell::new(&mut self.spare),
+            pending: &self.pending,
+            any_queued: self.len > 0,
+            mode: Mode {
+                deferring: &self.deferring,
+                round: self.round,
+                hold_until: &self.hold_until,
+            },
+            room: Cell::new(room),
+            queued: Cell::new(0),
+            dropped: Cell::new(0),
+            len: &mut self.len,
         }
-        let mut bytes = self.spare.pop().unwrap_or_default();
-        bytes.clear();
-        bytes.extend_from_slice(packet);
-        self.queues[q].entries.push_back(Entry {
-            bytes,
-            passes: into.passes,
-            lossless: into.lossless,
-            hash,
-        });
-        self.len += 1;
-        true
     }
 
     /// The next queue's oldest packet with every other queued packet of its flow (same hash
@@ -295,20 +287,31 @@ impl Upcalls {
             pipeline: queue.pipeline,
             port: queue.port,
             passes: first.passes,
-            lossless: first.lossless,
+            lossless: false,
         };
         let (hash, passes) = (first.hash, first.passes);
         let mut packets = vec![first.bytes];
-        if hash.is_some() {
-            let mut kept = VecDeque::with_capacity(queue.entries.len());
-            for e in queue.entries.drain(..) {
+        // The flow's other queued packets, if it has any: the pending count says how many.
+        let more = hash.map_or(0, |h| {
+            self.pending
+                .borrow()
+                .get(&(into.pipeline, h))
+                .map_or(0, |&n| n.saturating_sub(1))
+        });
+        if more > 0 {
+            let mut left = more;
+            let mut k = 0;
+            while k < queue.entries.len() && left > 0 {
+                let e = &queue.entries[k];
                 if e.hash == hash && e.passes == passes {
-                    packets.push(e.bytes);
+                    if let Some(e) = queue.entries.remove(k) {
+                        packets.push(e.bytes);
+                    }
+                    left -= 1;
                 } else {
-                    kept.push_back(e);
+                    k += 1;
                 }
             }
-            queue.entries = kept;
         }
         self.len -= packets.len();
         self.unnote(into.pipeline, hash, packets.len() as u32);
@@ -335,6 +338,93 @@ impl Upcalls {
     }
 }
 
+/// The deferring state of a round, as a batch's session sees it.
+struct Mode<'a> {
+    deferring: &'a Cell<bool>,
+    round: Instant,
+    hold_until: &'a Cell<Instant>,
+}
+
+/// One batch's view of the queues ([`Upcalls::session`]): whether a packet waits behind its
+/// flow, whether a miss is deferred, and the queue the packets it hands back go to. It is the
+/// batch's [`Deferral`]; what the batch hands back goes in with [`Session::take`].
+pub(crate) struct Session<'a> {
+    into: Ingress,
+    queue: RefCell<&'a mut Queue>,
+    spare: RefCell<&'a mut Vec<Vec<u8>>>,
+    pending: &'a RefCell<Pending>,
+    /// Whether anything was queued before this batch (else no packet can wait).
+    any_queued: bool,
+    mode: Mode<'a>,
+    /// Packets the queue takes yet.
+    room: Cell<usize>,
+    queued: Cell<usize>,
+    dropped: Cell<usize>,
+    len: &'a mut usize,
+}
+
+impl Session<'_> {
+    /// Queues a packet the batch handed back (`hash`: its flow-key hash), or drops it if the
+    /// queue is full; true if queued.
+    pub fn take(&self, packet: &[u8], hash: Option<u64>) -> bool {
+        let room = self.room.get();
+        if room == 0 {
+            self.dropped.set(self.dropped.get() + 1);
+            return false;
+        }
+        self.room.set(room - 1);
+        let mut bytes = self.spare.borrow_mut().pop().unwrap_or_default();
+        bytes.clear();
+        bytes.extend_from_slice(packet);
+        self.queue.borrow_mut().entries.push_back(Entry {
+            bytes,
+            passes: self.into.passes,
+            hash,
+        });
+        if let Some(h) = hash {
+            *self
+                .pending
+                .borrow_mut()
+                .entry((self.into.pipeline, h))
+                .or_default() += 1;
+        }
+        self.queued.set(self.queued.get() + 1);
+        true
+    }
+
+    /// Ends the batch: (packets queued, packets dropped at the full queue).
+    pub fn done(self) -> (usize, usize) {
+        let (queued, dropped) = (self.queued.get(), self.dropped.get());
+        *self.len += queued;
+        (queued, dropped)
+    }
+}
+
+impl Deferral for Session<'_> {
+    #[inline]
+    fn waits(&self, hash: u64) -> bool {
+        (self.any_queued || self.queued.get() > 0)
+            && self
+                .pending
+                .borrow()
+                .contains_key(&(self.into.pipeline, hash))
+    }
+
+    fn defers_miss(&self) -> bool {
+        let m = &self.mode;
+        if m.deferring.get() {
+            return true;
+        }
+        let now = Instant::now();
+        if now.duration_since(m.round) >= INLINE_BUDGET {
+            m.deferring.set(true);
+            m.hold_until.set(now + HOLD);
+            return true;
+        }
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -349,8 +439,18 @@ mod tests {
     }
 
     fn queue(u: &mut Upcalls, port: u64, byte: u8, hash: Option<u64>) -> bool {
-        u.note(0, hash);
-        u.push(into(port), &[byte], hash)
+        let s = u.session(into(port));
+        let queued = s.take(&[byte], hash);
+        s.done();
+        queued
+    }
+
+    fn waits(u: &mut Upcalls, hash: u64) -> bool {
+        u.session(into(1)).waits(hash)
+    }
+
+    fn defers(u: &mut Upcalls) -> bool {
+        u.session(into(1)).defers_miss()
     }
 
     #[test]
@@ -361,16 +461,16 @@ mod tests {
         assert!(queue(&mut u, 1, 2, Some(20)));
         assert!(queue(&mut u, 1, 3, Some(10)));
         assert!(queue(&mut u, 2, 4, Some(30)));
-        assert!(u.waits(0, 10) && u.waits(0, 20) && u.waits(0, 30));
+        assert!(waits(&mut u, 10) && waits(&mut u, 20) && waits(&mut u, 30));
         let f = u.pop_flow().unwrap_or_else(|| panic!("queued"));
         assert_eq!((f.into.port, f.packets), (1, vec![vec![1], vec![3]]));
-        assert!(!u.waits(0, 10), "flow A has nothing queued any more");
+        assert!(!waits(&mut u, 10), "flow A has nothing queued any more");
         let f = u.pop_flow().unwrap_or_else(|| panic!("queued"));
         assert_eq!((f.into.port, f.packets), (2, vec![vec![4]]));
         let f = u.pop_flow().unwrap_or_else(|| panic!("queued"));
         assert_eq!((f.into.port, f.packets), (1, vec![vec![2]]));
         assert!(u.pop_flow().is_none() && u.is_empty());
-        assert!(!u.waits(0, 20) && !u.waits(0, 30));
+        assert!(!waits(&mut u, 20) && !waits(&mut u, 30));
     }
 
     #[test]
@@ -382,7 +482,7 @@ mod tests {
         }
         assert!(!queue(&mut u, 1, 0, Some(99_999)));
         assert!(
-            !u.waits(0, 99_999),
+            !waits(&mut u, 99_999),
             "a dropped packet leaves no flow waiting"
         );
         assert!(queue(&mut u, 2, 0, Some(99_999)));
@@ -411,28 +511,25 @@ mod tests {
     fn misses_are_deferred_once_a_round_spent_its_budget_and_for_a_while_after() {
         let mut u = Upcalls::default();
         u.begin_round();
-        assert!(
-            !u.defers_miss(),
-            "a quiet thread runs misses where they are"
-        );
+        assert!(!defers(&mut u), "a quiet thread runs misses where they are");
         std::thread::sleep(INLINE_BUDGET);
-        assert!(u.defers_miss(), "the round spent its budget");
+        assert!(defers(&mut u), "the round spent its budget");
         u.begin_round();
         assert!(u.deferring.get(), "deferring holds into the next rounds");
         let mut quiet = Upcalls::default();
         quiet.behind();
         quiet.begin_round();
-        assert!(quiet.defers_miss(), "a thread that is behind defers");
+        assert!(defers(&mut quiet), "a thread that is behind defers");
         quiet.hold_until.set(Instant::now());
         quiet.begin_round();
         assert!(
-            !quiet.defers_miss(),
+            !defers(&mut quiet),
             "and stops when the hold is over and nothing is queued"
         );
         assert!(queue(&mut quiet, 1, 0, None));
         quiet.begin_round();
         assert!(
-            quiet.defers_miss(),
+            defers(&mut quiet),
             "misses queued: the next ones queue behind them"
         );
     }
@@ -466,7 +563,7 @@ mod tests {
         assert!(queue(&mut u, 1, 2, Some(20)));
         assert!(queue(&mut u, 1, 3, Some(10)));
         u.forget_flows(0);
-        assert!(!u.waits(0, 10));
+        assert!(!waits(&mut u, 10));
         // Without hashes, each packet runs on its own, in order.
         for b in 1..=3u8 {
             let f = u.pop_flow().unwrap_or_else(|| panic!("queued"));
