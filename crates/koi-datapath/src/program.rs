@@ -935,6 +935,23 @@ impl Program {
         v
     }
 
+    /// Per node: whether its value depends on the packet (its bytes, its port, a value the
+    /// program cannot compute), through its operands too. (Operands come before the nodes
+    /// that use them.)
+    pub(super) fn packet_derived(&self) -> Vec<bool> {
+        let mut from: Vec<bool> = Vec::with_capacity(self.nodes.len());
+        for node in &self.nodes {
+            let f = match node {
+                Node::Pkt { .. } | Node::Port(_) | Node::Opaque(_) | Node::PayloadCsum { .. } => {
+                    true
+                }
+                n => n.any_operand(|a| from.get(a as usize).copied().unwrap_or(true)),
+            };
+            from.push(f);
+        }
+        from
+    }
+
     /// Forgets the wide values [`Program::eval`] kept from the previous packet.
     fn fresh_values(&self, scratch: &mut Scratch) {
         if self.wide {
