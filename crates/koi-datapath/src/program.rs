@@ -962,6 +962,11 @@ impl Program {
 
     /// An index operand's value (the interpreter's: saturated to `u64::MAX`).
     fn index(&self, n: N, pkt: &[u8], port: u64, scratch: &mut Scratch) -> u64 {
+        // A constant (a session's counter index) first: one look at the node, none at the
+        // program's other tables, which a mix of thousands of programs keeps out of cache.
+        if let Some(Node::Const(b)) = self.nodes.get(n as usize) {
+            return b.to_u64().unwrap_or(u64::MAX);
+        }
         if self.is_narrow(n) {
             self.value64(n, pkt, port, scratch)
         } else {
