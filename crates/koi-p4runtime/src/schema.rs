@@ -330,7 +330,16 @@ impl Schema {
                 .action_schema(action)
                 .map(|x| x.params.iter().map(|(_, w)| *w).collect())
                 .unwrap_or_default();
-            if widths.len() != a.params.len() {
+            // An action no table uses is listed without its parameters (as p4c lists an
+            // action the program only calls, `drop_for(reason)` from other actions): they
+            // are not the control plane's, and no table entry can name the action.
+            let only_called = a.params.is_empty()
+                && !info
+                    .tables
+                    .iter()
+                    .flat_map(|t| &t.action_refs)
+                    .any(|r| r.id == id);
+            if widths.len() != a.params.len() && !only_called {
                 return Err(invalid(format!(
                     "P4Info action {name} has {} parameters, the program's {}",
                     a.params.len(),

@@ -748,3 +748,34 @@ fn translated_fields_and_params() {
     );
     assert_eq!(r.refused(Type::Insert, te(part)), Code::Unimplemented);
 }
+
+/// An action with a parameter that the program only calls (`drop_for(reason)`, from a table's
+/// action and from `apply`): P4Info lists it without the parameter, as p4c does, and the
+/// target takes that P4Info; entries of the table, whose action calls it, are written and
+/// read as any.
+#[test]
+fn actions_only_called_are_listed_without_parameters() {
+    let mut r = rig("called_actions.p4");
+    let called = r
+        .info
+        .actions
+        .iter()
+        .find(|a| a.preamble.as_ref().is_some_and(|p| p.name == "I.drop_for"))
+        .expect("I.drop_for in P4Info");
+    assert!(called.params.is_empty(), "{called:?}");
+    let deny = entry(
+        r.table("t"),
+        vec![exact(1, b"\x05")],
+        direct(action(r.action("deny"), &[])),
+        0,
+    );
+    let fwd = entry(
+        r.table("t"),
+        vec![exact(1, b"\x06")],
+        direct(action(r.action("fwd"), &[b"\x02"])),
+        0,
+    );
+    r.insert(te(deny.clone())).expect("deny");
+    r.insert(te(fwd.clone())).expect("fwd");
+    assert_eq!(r.entries("I.t"), vec![deny, fwd]);
+}
