@@ -76,16 +76,29 @@ class Stf:
         prio = f" {priority}" if priority is not None else ""
         self.lines.append(f"add {table}{prio} {' '.join(match)} {action}({call})")
 
+    def setdefault(self, table, action, args):
+        """A `setdefault` line (simple_switch_CLI's table_set_default)."""
+        names = self.params[action]
+        if len(args) != len(names):
+            raise ValueError(f"{action}: parameters {names}, got {args}")
+        call = ", ".join(f"{n}:{hex_value(v)}" for n, v in zip(names, args))
+        self.lines.append(f"setdefault {table} {action}({call})")
+
     def entries(self, path):
-        """Every `table_add` line of a simple_switch_CLI file, as `add` lines."""
+        """Every `table_add` (and `table_set_default`) line of a simple_switch_CLI file, as
+        `add` (and `setdefault`) lines."""
         self.comment(f"entries: {path.name}")
         for raw in path.read_text().splitlines():
             line = raw.split("#", 1)[0].strip()
             if not line:
                 continue
             words = line.split()
+            if words[0] == "table_set_default":
+                self.setdefault(words[1], words[2], words[3:])
+                continue
             if words[0] != "table_add":
-                raise ValueError(f"{path}: only table_add lines are translated: {raw}")
+                raise ValueError(f"{path}: only table_add and table_set_default lines are "
+                                 f"translated: {raw}")
             arrow = words.index("=>")
             table, action, keys, args = words[1], words[2], words[3:arrow], words[arrow + 1:]
             self.add(table, action, keys, args)
