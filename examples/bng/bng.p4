@@ -232,9 +232,9 @@ control BngIngress(inout headers_t hdr, inout meta_t meta, inout standard_metada
     }
     table lines {
         key = {
-            std.ingress_port : exact;
-            hdr.s_tag.vid    : exact;
-            hdr.c_tag.vid    : exact;
+            std.ingress_port : exact @name("port");
+            hdr.s_tag.vid    : exact @name("s_vid");
+            hdr.c_tag.vid    : exact @name("c_vid");
         }
         actions = { set_line; unknown_line; }
         const default_action = unknown_line();

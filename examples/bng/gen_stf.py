@@ -33,8 +33,7 @@ SERVER = "10.0.0.2"
 KEYS = {
     "my_mac": [("hdr.eth.dst", "exact", 48)],
     "routes": [("hdr.ipv4.dst", "lpm", 32)],
-    "lines": [("std.ingress_port", "exact", 9), ("hdr.s_tag.vid", "exact", 12),
-              ("hdr.c_tag.vid", "exact", 12)],
+    "lines": [("port", "exact", 9), ("s_vid", "exact", 12), ("c_vid", "exact", 12)],
     "sessions": [("meta.subscriber", "exact", 32), ("hdr.pppoe.session_id", "exact", 16),
                  ("hdr.eth.src", "exact", 48)],
     "downstream": [("hdr.ipv4.dst", "exact", 32)],
