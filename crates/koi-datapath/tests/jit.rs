@@ -568,6 +568,58 @@ fn a_state_value_from_the_packet_keeps_its_own_code() {
     assert_eq!(per_session_modules("(bit<32>) hdr.h.csum[3:0]"), 11);
 }
 
+/// A parser that tells one port value from all others, as a UDP port tells GTP-U or VXLAN
+/// from the rest: `select(port) { 4789: x; default: accept; }`.
+const ONE_PORT: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> k; bit<16> port; }
+header x_t { bit<8> v; }
+struct headers { h_t h; x_t x; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.h);
+        transition select(hdr.h.port) { 4789: x; default: accept; }
+    }
+    state x { pkt.extract(hdr.x); transition accept; }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply {
+        sm.egress_spec = hdr.x.isValid() ? 9w2 : 9w1;
+        hdr.h.k = hdr.h.k + 1;
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); pkt.emit(hdr.x); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+/// The default way of such a select holds for every value but 4789: one parse-path
+/// template takes the packets of 60 ports (each would need a template of its own, and the
+/// eight kept would leave most packets to full parses), and a packet to 4789 takes the other
+/// way, never the default one's template; outputs as the interpreter's.
+#[test]
+fn a_select_default_after_exact_values_is_one_template() {
+    let p = common::compile_str(ONE_PORT).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = common::Twin::new(&p, |_| {});
+    for round in 0..3u8 {
+        for port in (1000u16..1060).chain([4789]) {
+            let [hi, lo] = port.to_be_bytes();
+            let (outs, _) = twin.send(&[round, hi, lo, 7, 0, 0], 1);
+            let want = if port == 4789 { 2 } else { 1 };
+            assert_eq!(outs.len(), 1, "port {port}");
+            assert_eq!(outs[0].0, want, "port {port}");
+        }
+    }
+    let st = twin.dp.stats();
+    // One full parse per way, the first packet of each; templates for the rest.
+    assert_eq!(st.full_parses, 2, "{st:?}");
+    assert_eq!(st.template_hits, 3 * 61 - 2, "{st:?}");
+}
+
 /// `verify` in the parser: the fast parser follows it (a failed one leaves the packet to the
 /// interpreter, which sets the parser error), and a parse-path template carries it as a range
 /// check, so that a template made by a passing packet never takes a failing one.
