@@ -623,6 +623,40 @@ fn a_select_default_after_exact_values_is_one_template() {
     assert_eq!(st.installs, 2, "{st:?}");
 }
 
+/// `ONE_PORT` with a check of `parser_error` (as functions that count malformed packets
+/// have): that decision depends on nothing the parse path's own decisions do not fix, so the
+/// 60 ports still share a megaflow; runts, which stop the parse early, get theirs, and every
+/// output is the interpreter's.
+#[test]
+fn a_check_of_parser_error_keeps_the_path_s_masks() {
+    let src = ONE_PORT.replace(
+        "sm.egress_spec = hdr.x.isValid() ? 9w2 : 9w1;",
+        "if (sm.parser_error != error.NoError) { mark_to_drop(sm); return; }\n\
+         sm.egress_spec = hdr.x.isValid() ? 9w2 : 9w1;",
+    );
+    assert_ne!(src, ONE_PORT);
+    let p = common::compile_str(&src).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = common::Twin::new(&p, |_| {});
+    for round in 0..3u8 {
+        for port in (1000u16..1060).chain([4789]) {
+            let [hi, lo] = port.to_be_bytes();
+            let (outs, _) = twin.send(&[round, hi, lo, 7, 0, 0], 1);
+            assert_eq!(outs.len(), 1, "port {port}");
+            // Too short for h (a parse error): dropped; 4789 without room for x: dropped.
+            let (outs, _) = twin.send(&[round, hi], 1);
+            assert!(outs.is_empty(), "runt of port {port}");
+            let (outs, _) = twin.send(&[round, hi, lo], 1);
+            assert_eq!(
+                outs.len(),
+                usize::from(port != 4789),
+                "port {port} without x"
+            );
+        }
+    }
+    let st = twin.dp.stats();
+    assert!(st.installs <= 6, "a megaflow per port? {st:?}");
+}
+
 /// `verify` in the parser: the fast parser follows it (a failed one leaves the packet to the
 /// interpreter, which sets the parser error), and a parse-path template carries it as a range
 /// check, so that a template made by a passing packet never takes a failing one.
