@@ -493,6 +493,11 @@ struct Template {
     /// its parse stopped on the packet's end ([`Parsed::short`]).
     max_len: usize,
     checks: Vec<Check>,
+    /// Exclusion checks: `len` packet bits at bit `off` equal none of the values. A
+    /// `select` on one field that took its default after cases of exact values (a UDP port
+    /// told from 2152) holds for every packet without those values, not only for the value
+    /// of the packet that made the template: otherwise every flow would need a template.
+    excludes: Vec<(u32, u32, Vec<u64>)>,
     /// Port checks: the ingress port's low `w` bits equal `value`.
     port_checks: Vec<(u32, u64)>,
     /// Range checks of the `verify`s on the path: `len` packet bits at bit `off` lie in
@@ -1670,10 +1675,11 @@ impl FastParser {
             return None;
         }
         let mut checks = Vec::new();
+        let mut excludes = Vec::new();
         let mut port_checks = Vec::new();
         let mut ranges = Vec::new();
         for &(state, i, value, elem) in &p.selects {
-            let Trans::Select { keys, .. } = &self.states.get(state as usize)?.trans else {
+            let Trans::Select { keys, cases } = &self.states.get(state as usize)?.trans else {
                 return None;
             };
             let key = keys.get(i as usize)?;
@@ -1687,11 +1693,14 @@ impl FastParser {
                     if base == NONE {
                         continue; // reads as 0 on this path whatever the packet
                     }
-                    checks.push(Check {
-                        off: base + off,
-                        len: *w,
-                        value,
-                    });
+                    match default_after_exact(keys.len(), cases, value, mask(*w)) {
+                        Some(values) => excludes.push((base + off, *w, values)),
+                        None => checks.push(Check {
+                            off: base + off,
+                            len: *w,
+                            value,
+                        }),
+                    }
                 }
                 Ex::Slice(inner, lo, w) => match &**inner {
                     Ex::Field { h, off, w: fw, .. } if lo + w <= *fw => {
@@ -1951,6 +1960,7 @@ impl FastParser {
             min_len,
             max_len,
             checks: slow_checks,
+            excludes,
             port_checks,
             check_loads,
             key_base,
@@ -2371,6 +2381,10 @@ impl Template {
                 .checks
                 .iter()
                 .all(|c| read_bits(pkt, c.off, c.len) == c.value)
+            && self
+                .excludes
+                .iter()
+                .all(|(off, len, vs)| !vs.contains(&read_bits(pkt, *off, *len)))
             && self.port_checks.iter().all(|&(w, v)| port & mask(w) == v)
             && self.ranges.iter().all(|&(off, len, lo, hi)| {
                 let v = read_bits(pkt, off, len);
@@ -2730,6 +2744,29 @@ fn key_expr(p: &Pipeline, inputs: &Inputs, e: &Expr) -> Option<(Ex, u32)> {
 }
 
 /// A keyset pattern on a key of `w` bits.
+/// For a `select` of one key (`keys` of them) whose value `v` (`m`: the key's mask) took
+/// the default case after cases that are each one exact value: those values, which any
+/// packet taking the same way must differ from. `None` for any other select or case.
+fn default_after_exact(keys: usize, cases: &[(Vec<Pat>, To)], v: u64, m: u64) -> Option<Vec<u64>> {
+    if keys != 1 {
+        return None;
+    }
+    let mut values = Vec::new();
+    for (pats, _) in cases {
+        match pats.as_slice() {
+            [Pat::Mask { v: pv, m: pm }] if *pm == m => {
+                if *pv & m == v {
+                    return None; // the packet took this exact case
+                }
+                values.push(*pv & m);
+            }
+            [Pat::Mask { m: 0, .. }] => return Some(values),
+            _ => return None,
+        }
+    }
+    None
+}
+
 fn pattern(pt: &Pattern, w: u32) -> Option<Pat> {
     let m = mask(w);
     Some(match pt {

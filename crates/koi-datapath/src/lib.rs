@@ -37,9 +37,11 @@
 //! them back; in v1model the traffic manager turns `egress_spec`, `mcast_grp` and clone
 //! sessions into the egress pass's `egress_port` (and `mcast_grp` into `egress_rid`), so an
 //! egress decision on `egress_port` makes them inputs, and through them whatever they were
-//! computed from (usually action parameters: nothing to add to the key). The parser sets
-//! `parser_error` from its own decisions, and `verify_checksum` sets `checksum_error` from the
-//! fields it covers.
+//! computed from (usually action parameters: nothing to add to the key). `parser_error` is
+//! what the parse's way and the packet's length make it, both of which a megaflow fixes (its
+//! mask holds the parser's decisions, a runt's key where its parse stopped, and its program
+//! runs only on packets as long as its run needed): a decision on it adds nothing. And
+//! `verify_checksum` sets `checksum_error` from the fields it covers.
 //!
 //! Only packet-derived and architecture slots are **key fields**: metadata computed from
 //! them is not in the key, its sources are ([`flowkey::FlowKeyLayout::mask_for`] maps an

@@ -941,6 +941,23 @@ impl Program {
         v
     }
 
+    /// Per node: whether its value depends on the packet (its bytes, its port, a value the
+    /// program cannot compute), through its operands too. (Operands come before the nodes
+    /// that use them.)
+    pub(super) fn packet_derived(&self) -> Vec<bool> {
+        let mut from: Vec<bool> = Vec::with_capacity(self.nodes.len());
+        for node in &self.nodes {
+            let f = match node {
+                Node::Pkt { .. } | Node::Port(_) | Node::Opaque(_) | Node::PayloadCsum { .. } => {
+                    true
+                }
+                n => n.any_operand(|a| from.get(a as usize).copied().unwrap_or(true)),
+            };
+            from.push(f);
+        }
+        from
+    }
+
     /// Forgets the values [`Program::eval`] and [`Program::index`] kept from the previous
     /// packet.
     fn fresh_values(&self, scratch: &mut Scratch) {
@@ -954,6 +971,11 @@ impl Program {
     /// An index operand's value (the interpreter's: saturated to `u64::MAX`). One that
     /// depends on the packet alone is computed once per run ([`Scratch::indices`]).
     fn index(&self, n: N, pkt: &[u8], port: u64, scratch: &mut Scratch) -> u64 {
+        // A constant (a session's counter index) first: one look at the node, none at the
+        // program's other tables, which a mix of thousands of programs keeps out of cache.
+        if let Some(Node::Const(b)) = self.nodes.get(n as usize) {
+            return b.to_u64().unwrap_or(u64::MAX);
+        }
         if self.is_narrow(n) {
             let pure = self.pure.get(n as usize).copied().unwrap_or(false);
             if pure && let Some(&(_, v)) = scratch.indices.iter().find(|(m, _)| *m == n) {

@@ -337,13 +337,32 @@ control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
 V1Switch(P(), V(), I(), E(), C(), D()) main;
 "#;
 
-/// Compiles are rate-limited like upcalls: with a bucket of 3 and 1 per second, the parse
-/// template and ten hot programs at one instant get 3 compiles between them; the others stay
-/// interpreted (and exact) until the clock gives tokens back.
-#[test]
-fn compiles_are_rate_limited() {
-    use koi_state::Clock;
-    let p = common::compile_str(PER_ENTRY).unwrap_or_else(|e| panic!("{e}"));
+/// One program per table entry, each of its own shape: the entry's constant is an operand of
+/// the computation (`dst ^ d`), not just a value written.
+const PER_ENTRY_SHAPES: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> k; bit<48> dst; }
+struct headers { h_t h; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    action set(bit<48> d) { hdr.h.dst = hdr.h.dst ^ d; sm.egress_spec = 1; }
+    table t { key = { hdr.h.k: exact; } actions = { set; NoAction; } default_action = NoAction(); }
+    apply { t.apply(); }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+/// Ten entries of `program`, entry `k` with action `set(0x200 + k)` (48 bits).
+fn ten_entries(program: &str) -> (koi_ir::Pipeline, koi_state::State) {
+    let p = common::compile_str(program).unwrap_or_else(|e| panic!("{e}"));
     let mut state = koi_state::State::new(&p).unwrap_or_else(|e| panic!("{e}"));
     for k in 0..10u64 {
         let spec = koi_state::EntrySpec {
@@ -357,14 +376,30 @@ fn compiles_are_rate_limited() {
         };
         state.table_add("t", spec).unwrap_or_else(|e| panic!("{e}"));
     }
+    (p, state)
+}
+
+/// A datapath over `p` that compiles from the first hit, `rate` compiles a second in bursts
+/// of `burst`.
+fn rate_limited(p: &koi_ir::Pipeline, rate: u64, burst: u64) -> koi_datapath::Datapath<'_> {
     let config = koi_datapath::DatapathConfig {
         jit_after: Some(1),
-        jit_rate: 1,
-        jit_burst: 3,
+        jit_rate: rate,
+        jit_burst: burst,
         ..koi_datapath::DatapathConfig::default()
     };
-    let mut dp = koi_datapath::Datapath::with_config(&p, koi_interp::Options::default(), config)
-        .unwrap_or_else(|e| panic!("{e}"));
+    koi_datapath::Datapath::with_config(p, koi_interp::Options::default(), config)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Compiles are rate-limited like upcalls: with a bucket of 3 and 1 per second, the parse
+/// template and ten hot programs (each of its own shape) at one instant get 3 compiles
+/// between them; the others stay interpreted (and exact) until the clock gives tokens back.
+#[test]
+fn compiles_are_rate_limited() {
+    use koi_state::Clock;
+    let (p, mut state) = ten_entries(PER_ENTRY_SHAPES);
+    let mut dp = rate_limited(&p, 1, 3);
     let mut interp = koi_interp::Interpreter::new(&p).unwrap_or_else(|e| panic!("{e}"));
     let clock = koi_state::ManualClock::new(1_000);
     let mut si = state.clone();
@@ -390,6 +425,30 @@ fn compiles_are_rate_limited() {
     }
     // Two seconds gave two tokens back.
     assert_eq!(dp.stats().jit_compiled, 4, "{:?}", dp.stats());
+}
+
+/// Taking the code of a shape that has some compiles nothing, so it needs no token: with a
+/// bucket of 2, the template and the first program of `PER_ENTRY`'s shape take both, and
+/// the nine other programs of that shape get native code at once all the same.
+#[test]
+fn programs_of_a_compiled_shape_take_its_code_without_a_token() {
+    let (p, mut state) = ten_entries(PER_ENTRY);
+    let mut dp = rate_limited(&p, 1, 2);
+    let mut interp = koi_interp::Interpreter::new(&p).unwrap_or_else(|e| panic!("{e}"));
+    let clock = koi_state::ManualClock::new(1_000);
+    let mut si = state.clone();
+    for _ in 0..3 {
+        for k in 0..10u8 {
+            let pkt = [k, 0, 0, 0, 0, 0, 0, 9];
+            let want = interp.process(&mut si, &pkt, 2, &clock);
+            assert_eq!(dp.process(&mut state, &pkt, 2, &clock), want);
+        }
+    }
+    let st = dp.stats();
+    assert_eq!(st.jit_templates, 1, "{st:?}");
+    assert_eq!(st.jit_compiled, 10, "{st:?}");
+    assert_eq!(st.jit_modules, 2, "{st:?}");
+    assert_eq!(st.jit_deferred, 0, "{st:?}");
 }
 
 /// Programs that differ only in the constants they write share one module of native code,
@@ -420,6 +479,182 @@ fn programs_of_one_shape_share_their_code() {
     assert_eq!(st.jit_compiled, 10, "{st:?}");
     assert_eq!(st.jit_mismatch, 0, "{st:?}");
     assert_eq!(st.jit_modules, 2, "{st:?}");
+}
+
+/// One program per session, as a tunnel endpoint makes them: each counts into its session's
+/// counter (an index from the entry) and writes its tunnel id, which the checksum also
+/// covers, so the entry's constants are operands as well as values written. `INDEX` is the
+/// counter's index: the session's, or (`per_packet`) one read from the packet.
+const PER_SESSION: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> k; bit<32> teid; bit<48> dst; bit<16> csum; }
+struct headers { h_t h; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    counter(16, CounterType.packets_and_bytes) usage;
+    action set(bit<32> session, bit<32> teid, bit<48> d) {
+        usage.count(INDEX);
+        hdr.h.teid = teid;
+        hdr.h.dst = hdr.h.dst ^ d;
+        sm.egress_spec = 1;
+    }
+    table t { key = { hdr.h.k: exact; } actions = { set; NoAction; } default_action = NoAction(); }
+    apply { t.apply(); }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) {
+    apply {
+        update_checksum(true, { hdr.h.teid, hdr.h.dst }, hdr.h.csum, HashAlgorithm.csum16);
+    }
+}
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+/// [`PER_SESSION`] with counter index `index`, ten sessions, each of its ten packets sent
+/// four times through a twin: the native modules made (the parse template's included).
+fn per_session_modules(index: &str) -> u64 {
+    let src = PER_SESSION.replace("INDEX", index);
+    let p = common::compile_str(&src).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = common::Twin::new(&p, |s| {
+        for k in 0..10u64 {
+            let spec = koi_state::EntrySpec {
+                keys: vec![koi_ir::Pattern::Exact(koi_ir::Bits::from_u64(8, k))],
+                action: koi_state::ActionSpec::action(
+                    "set",
+                    vec![
+                        koi_ir::Bits::from_u64(32, k + 1),
+                        koi_ir::Bits::from_u64(32, 0x00a0_0000 + 7 * k),
+                        koi_ir::Bits::from_u64(48, 0x0a0b_0c0d_0e00 + k),
+                    ],
+                ),
+                priority: None,
+                timeout_ns: None,
+            };
+            s.table_add("t", spec).unwrap_or_else(|e| panic!("{e}"));
+        }
+    });
+    for round in 0..4u8 {
+        for k in 0..10u8 {
+            twin.send(&[k, 0, 0, 0, 0, 0, 0, 0, 0, 0, round, 0, 0], 2);
+        }
+    }
+    let st = twin.dp.stats();
+    assert_eq!(st.jit_compiled, 10, "{st:?}");
+    assert_eq!(st.jit_mismatch, 0, "{st:?}");
+    // Every session counted its packets and bytes as the interpreter did.
+    assert_eq!(format!("{:?}", twin.sd), format!("{:?}", twin.si));
+    st.jit_modules
+}
+
+/// Programs with state operations whose values are constants share native code by their
+/// loose shape, each with its own constants (its tunnel id, in the checksum too): ten
+/// sessions, two modules (one with the template's).
+#[test]
+fn sessions_with_their_own_counters_share_their_code() {
+    assert_eq!(per_session_modules("session"), 2);
+}
+
+/// A state operation with a value from the packet (a counter indexed by a header field the
+/// megaflow does not match, so not a constant of the program)
+/// keeps that value's native code: a module per program (and the template's).
+#[test]
+fn a_state_value_from_the_packet_keeps_its_own_code() {
+    assert_eq!(per_session_modules("(bit<32>) hdr.h.csum[3:0]"), 11);
+}
+
+/// A parser that tells one port value from all others, as a UDP port tells GTP-U or VXLAN
+/// from the rest: `select(port) { 4789: x; default: accept; }`.
+const ONE_PORT: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> k; bit<16> port; }
+header x_t { bit<8> v; }
+struct headers { h_t h; x_t x; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.h);
+        transition select(hdr.h.port) { 4789: x; default: accept; }
+    }
+    state x { pkt.extract(hdr.x); transition accept; }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply {
+        sm.egress_spec = hdr.x.isValid() ? 9w2 : 9w1;
+        hdr.h.k = hdr.h.k + 1;
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); pkt.emit(hdr.x); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+/// The default way of such a select holds for every value but 4789: one parse-path
+/// template takes the packets of 60 ports (each would need a template of its own, and the
+/// eight kept would leave most packets to full parses), and a packet to 4789 takes the other
+/// way, never the default one's template; outputs as the interpreter's.
+#[test]
+fn a_select_default_after_exact_values_is_one_template() {
+    let p = common::compile_str(ONE_PORT).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = common::Twin::new(&p, |_| {});
+    for round in 0..3u8 {
+        for port in (1000u16..1060).chain([4789]) {
+            let [hi, lo] = port.to_be_bytes();
+            let (outs, _) = twin.send(&[round, hi, lo, 7, 0, 0], 1);
+            let want = if port == 4789 { 2 } else { 1 };
+            assert_eq!(outs.len(), 1, "port {port}");
+            assert_eq!(outs[0].0, want, "port {port}");
+        }
+    }
+    let st = twin.dp.stats();
+    // One full parse per way, the first packet of each; templates for the rest.
+    assert_eq!(st.full_parses, 2, "{st:?}");
+    assert_eq!(st.template_hits, 3 * 61 - 2, "{st:?}");
+    // The select depended on one bit of the port (the highest where 1000-1059 differ from
+    // 4789): one megaflow for the 60 ports, one for 4789.
+    assert_eq!(st.installs, 2, "{st:?}");
+}
+
+/// `ONE_PORT` with a check of `parser_error` (as functions that count malformed packets
+/// have): that decision depends on nothing the parse path's own decisions do not fix, so the
+/// 60 ports still share a megaflow; runts, which stop the parse early, get theirs, and every
+/// output is the interpreter's.
+#[test]
+fn a_check_of_parser_error_keeps_the_path_s_masks() {
+    let src = ONE_PORT.replace(
+        "sm.egress_spec = hdr.x.isValid() ? 9w2 : 9w1;",
+        "if (sm.parser_error != error.NoError) { mark_to_drop(sm); return; }\n\
+         sm.egress_spec = hdr.x.isValid() ? 9w2 : 9w1;",
+    );
+    assert_ne!(src, ONE_PORT);
+    let p = common::compile_str(&src).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = common::Twin::new(&p, |_| {});
+    for round in 0..3u8 {
+        for port in (1000u16..1060).chain([4789]) {
+            let [hi, lo] = port.to_be_bytes();
+            let (outs, _) = twin.send(&[round, hi, lo, 7, 0, 0], 1);
+            assert_eq!(outs.len(), 1, "port {port}");
+            // Too short for h (a parse error): dropped; 4789 without room for x: dropped.
+            let (outs, _) = twin.send(&[round, hi], 1);
+            assert!(outs.is_empty(), "runt of port {port}");
+            let (outs, _) = twin.send(&[round, hi, lo], 1);
+            assert_eq!(
+                outs.len(),
+                usize::from(port != 4789),
+                "port {port} without x"
+            );
+        }
+    }
+    let st = twin.dp.stats();
+    assert!(st.installs <= 6, "a megaflow per port? {st:?}");
 }
 
 /// `verify` in the parser: the fast parser follows it (a failed one leaves the packet to the

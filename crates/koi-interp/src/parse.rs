@@ -150,7 +150,15 @@ impl<O: Observer> Ctx<'_, O> {
         found.map(|f| f.1)
     }
 
+    /// Whether `vals` match a case's `keysets`. For an observer tracking reads, `masks` (one
+    /// per key, when given) gain the bits the outcome depended on: a case that matches, the
+    /// whole of each key's pattern; one that does not, only what fails it: one bit of the
+    /// first key whose value or masked value differs from its pattern's (any packet with
+    /// that bit fails the case too, as a table miss needs one telling bit per entry), or
+    /// the whole of a range's or a value set's keys.
     fn case_matches(&self, vals: &[Bits], keysets: &[Keyset], masks: &mut [Bits]) -> bool {
+        let track = !masks.is_empty();
+        let mut hit: Vec<(usize, Bits)> = Vec::new();
         let mut at = 0;
         for ks in keysets {
             match ks {
@@ -158,11 +166,14 @@ impl<O: Observer> Ctx<'_, O> {
                     let Some(v) = vals.get(at) else {
                         return false;
                     };
-                    if let Some(m) = masks.get_mut(at) {
-                        *m = m.or(&koi_state::schema::pattern_mask(p, v.width()));
-                    }
                     if !p.matches(v) {
+                        if let Some(m) = masks.get_mut(at) {
+                            *m = m.or(&telling_bit(p, v));
+                        }
                         return false;
+                    }
+                    if track {
+                        hit.push((at, koi_state::schema::pattern_mask(p, v.width())));
                     }
                     at += 1;
                 }
@@ -171,14 +182,24 @@ impl<O: Observer> Ctx<'_, O> {
                     let Some(part) = vals.get(at..at + n) else {
                         return false;
                     };
-                    for m in masks.iter_mut().skip(at).take(n) {
-                        *m = Bits::ones(m.width());
+                    if track {
+                        for (k, m) in masks.iter().enumerate().skip(at).take(n) {
+                            hit.push((k, Bits::ones(m.width())));
+                        }
                     }
                     if !self.state.value_set_contains(*vs, part) {
+                        for m in masks.iter_mut().skip(at).take(n) {
+                            *m = Bits::ones(m.width());
+                        }
                         return false;
                     }
                     at += n;
                 }
+            }
+        }
+        for (k, m) in hit {
+            if let Some(x) = masks.get_mut(k) {
+                *x = x.or(&m);
             }
         }
         true
@@ -337,4 +358,26 @@ impl<O: Observer> Ctx<'_, O> {
             );
         }
     }
+}
+
+/// The bits of `v` that show it fails pattern `p`: for a value, a mask or a prefix, the most
+/// significant bit in which `v` differs from the pattern where it looks; for a range, all of
+/// the pattern's mask.
+fn telling_bit(p: &koi_ir::Pattern, v: &Bits) -> Bits {
+    use koi_ir::Pattern;
+    let w = v.width();
+    let (value, mask) = match p {
+        Pattern::Exact(x) => (x.resize(w), Bits::ones(w)),
+        Pattern::Mask { value, mask } => (value.resize(w), mask.resize(w)),
+        Pattern::Prefix { value, len } => (value.resize(w), Bits::prefix_mask(w, *len)),
+        Pattern::Range { .. } | Pattern::Any => return koi_state::schema::pattern_mask(p, w),
+    };
+    let diff = v.xor(&value).and(&mask);
+    let mut one = Bits::zero(w);
+    if let Some(i) = (0..w).rev().find(|&i| diff.bit(i)) {
+        one.set_bit(i, true);
+        return one;
+    }
+    // (Not reached for a pattern `v` fails; the whole mask is always enough.)
+    mask
 }

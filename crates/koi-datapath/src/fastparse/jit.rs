@@ -2,8 +2,9 @@
 //!
 //! A [`Template`] that has matched [`crate::native::Jit`]'s threshold of packets becomes one
 //! function `fn(pkt, len, port, key) -> matched`: the length checks, each `select` bit check
-//! as a big-endian load compared with its value (a branch out on the first difference), the
-//! port checks, then every key word computed in a register from its constant part, the loads
+//! as a big-endian load compared with its value (a branch out on the first difference), each
+//! exclusion check (a default case taken after exact values) compared with every value it
+//! excludes (a branch out on an equal one), the range checks, the port checks, then every key word computed in a register from its constant part, the loads
 //! and copies of packet fields and the port and length pieces, and stored, with the key's
 //! microflow hash ([`koi_cache::WordHash`], one folded multiply per pair of words). It
 //! writes only when the packet matches, so a miss leaves the key as it was, as
@@ -203,6 +204,17 @@ fn body(
     for c in &t.checks {
         let v = read(b, c.off, c.len)?;
         check(b, v, c.value);
+    }
+    for (off, n, values) in &t.excludes {
+        let v = read(b, *off, *n)?;
+        for &x in values {
+            let k = native::k(b, x);
+            let eq = b.ins().icmp(IntCC::Equal, v, k);
+            let next = b.create_block();
+            b.ins().brif(eq, fail, &[], next, &[]);
+            b.switch_to_block(next);
+            b.seal_block(next);
+        }
     }
     for &(off, n, lo, hi) in &t.ranges {
         let v = read(b, off, n)?;

@@ -9,8 +9,8 @@
 //! - **calls**: which actions each block may run (direct calls and table applications), for
 //!   the control-dependence part of the state analysis;
 //! - the **architecture's own flows** (v1model: the traffic manager sets `egress_port` from
-//!   `egress_spec`, `mcast_grp` and clone sessions; the parser sets `parser_error`;
-//!   `verify_checksum` sets `checksum_error`).
+//!   `egress_spec`, `mcast_grp` and clone sessions; `verify_checksum` sets
+//!   `checksum_error`; `parser_error` has no sources: the parse's own decisions fix it).
 //!
 //! Nodes are PHV slots (`0..slots`) followed by one node per action parameter: a parameter's
 //! value comes from a table entry (decided by the table's keys) or from the arguments of a
@@ -256,15 +256,13 @@ impl<'a> Facts<'a> {
         if let (Some(rid), Some(g)) = (self.intrinsic("egress_rid"), grp) {
             self.arch_write(rid, vec![Src::Node(g)]);
         }
-        if let Some(err) = self.intrinsic("parser_error") {
-            let srcs: Vec<Src<'a>> = self
-                .decisions
-                .iter()
-                .filter(|d| d.location.starts_with("parser "))
-                .flat_map(|d| d.reads.iter().cloned())
-                .collect();
-            self.arch_write(err, srcs);
-        }
+        // `parser_error` is not written from data: the parser's error is a function of the
+        // way the parse took and of the packet's length, which a megaflow fixes already (the
+        // parser's own decisions are in its mask, a runt's key records where its parse
+        // stopped, and a program runs only on packets at least as long as its run needed).
+        // A decision on it adds nothing to the mask; as the sources of its value, the
+        // parser's decision fields, it added all of them whole, a megaflow per value of a
+        // field a `select` tells one value of from the rest (a UDP port).
     }
 
     fn arch_write(&mut self, dst: Node, srcs: Vec<Src<'a>>) {

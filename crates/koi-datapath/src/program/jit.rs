@@ -38,6 +38,15 @@
 //! it saves, a mix of routes then calls one function instead of one per route, which the
 //! processor predicts.
 //!
+//! Programs with state operations share code too when every value those operations use is
+//! a constant (a counter per session, indexed by a table's action parameter: one program
+//! per session). Their constants differ beyond the ones they write (a session's tunnel id in
+//! a checksum, the index of its counter), so their shape leaves out the values of every
+//! narrow constant node as well, and the code loads those from the table too (before the
+//! written ones); the state operations run in Rust as always, from each program's own nodes.
+//! Without this, a thousand sessions are a thousand modules, and a mix of them spends its
+//! time fetching code.
+//!
 //! Memory: each module (a program's, or a shape's) is freed when the last megaflow using it
 //! goes; at most [`Jit::limit`] modules have code at a time.
 
@@ -200,6 +209,8 @@ struct ShapeKey {
     outs: Vec<Option<OutProg>>,
     nodes: Vec<super::Node>,
     widths: Vec<u32>,
+    /// The values of the narrow constant nodes are left out too (see [`const_table`]).
+    loose: bool,
 }
 
 /// The shared output code by shape. Entries whose code is gone are dropped as more are added.
@@ -227,8 +238,8 @@ impl Shapes {
     }
 }
 
-/// `p`'s shape (see [`ShapeKey`]).
-fn shape_of(p: &Program) -> ShapeKey {
+/// `p`'s shape (see [`ShapeKey`]); `loose`: without the values of its narrow constant nodes.
+fn shape_of(p: &Program, loose: bool) -> ShapeKey {
     let outs = p
         .results
         .iter()
@@ -247,20 +258,52 @@ fn shape_of(p: &Program) -> ShapeKey {
             Res::Drop(_) => None,
         })
         .collect();
+    let nodes = p
+        .nodes
+        .iter()
+        .zip(const_slots(p, loose))
+        .map(|(n, slot)| match n {
+            Node::Const(b) if slot.is_some() => Node::Const(Bits::zero(b.width())),
+            n => n.clone(),
+        })
+        .collect();
     ShapeKey {
         outs,
-        nodes: p.nodes.clone(),
+        nodes,
         widths: p.widths.clone(),
+        loose,
     }
 }
 
-/// The constants `p`'s outputs write, in the order the shared code loads them: per sent
-/// packet, per operation, the bytes of a constant written at a byte boundary in whole bytes
-/// (and constant bytes) as they are to be stored, 8 to an entry (see [`raw_entries`]); any
-/// other constant in pieces of at most 56 bits (most significant first, as
-/// [`Lower::write_const`] writes them).
-fn const_table(p: &Program) -> Box<[u64]> {
-    let mut t = Vec::new();
+/// Per node of `p`: its entry in the constant table of loose shared code (see
+/// [`const_table`]), for the narrow constant nodes when `loose`; `None` for the others.
+fn const_slots(p: &Program, loose: bool) -> impl Iterator<Item = Option<u32>> + '_ {
+    let mut next = 0;
+    p.nodes.iter().enumerate().map(move |(i, n)| {
+        let slot = matches!(n, Node::Const(_)) && loose && p.is_narrow(i as N);
+        slot.then(|| {
+            next += 1;
+            next - 1
+        })
+    })
+}
+
+/// The constants `p`'s shared code loads, in the order it loads them: when `loose`, first
+/// the value of each narrow constant node, in node order ([`const_slots`]); then the
+/// constants the outputs write: per sent packet, per operation, the bytes of a constant
+/// written at a byte boundary in whole bytes (and constant bytes) as they are to be stored,
+/// 8 to an entry (see [`raw_entries`]); any other constant in pieces of at most 56 bits
+/// (most significant first, as [`Lower::write_const`] writes them).
+fn const_table(p: &Program, loose: bool) -> Box<[u64]> {
+    let mut t: Vec<u64> = p
+        .nodes
+        .iter()
+        .zip(const_slots(p, loose))
+        .filter_map(|(n, slot)| match n {
+            Node::Const(b) if slot.is_some() => Some(b.low_u64()),
+            _ => None,
+        })
+        .collect();
     for r in &p.results {
         let Res::Send(_, o) = r else { continue };
         for op in &o.out {
@@ -505,10 +548,18 @@ impl Jit {
             let _ = p.jit.code.set(None);
             return JitEvent::None;
         }
-        if !self.admit(now_ns) {
-            return JitEvent::Deferred;
-        }
-        let Some(c) = self.compile(p) else {
+        // Code of the program's shape costs no compile, so no token: a thousand sessions of
+        // one shape get it as soon as they are hot. (Tried once, then with every token.)
+        let reused = match self.sharing(p) {
+            Some(loose) if p.jit.runs.load(Ordering::Relaxed) == self.after => self.reuse(p, loose),
+            _ => None,
+        };
+        let c = match reused {
+            Some(c) => Some(c),
+            None if !self.admit(now_ns) => return JitEvent::Deferred,
+            None => self.compile(p),
+        };
+        let Some(c) = c else {
             let _ = p.jit.code.set(None);
             return JitEvent::NotCompiled;
         };
@@ -520,64 +571,66 @@ impl Jit {
         JitEvent::Compiled
     }
 
-    /// `p`'s code, if every output can be lowered: its shape's (see the module doc) when it
-    /// has no state operation, else its own.
-    fn compile(&mut self, p: &Program) -> Option<Compiled> {
-        if p.state.is_empty() && p.results.iter().any(|r| matches!(r, Res::Send(..))) {
-            return self.compile_shared(p);
+    /// Whether `p` may take its shape's code: `Some(false)` by its shape, when it has no
+    /// state operation; `Some(true)` by its loose shape, when no value its state operations
+    /// use comes from the packet (its outputs must read no register: see
+    /// [`Jit::compile_outs`]); `None`: it has code of its own.
+    ///
+    /// Shared code is the outputs' only: the values of the state operations are then
+    /// interpreted. Constants (a session's counter index) cost nothing so, nor do tests of
+    /// what the state gave (a meter's colour against red) much; a value computed from the
+    /// packet (a meter indexed by a source address) keeps its native code, in a module of
+    /// the program's own.
+    fn sharing(&self, p: &Program) -> Option<bool> {
+        if !p.results.iter().any(|r| matches!(r, Res::Send(..))) {
+            return None;
         }
-        self.compile_own(p)
+        if p.state.is_empty() {
+            return Some(false);
+        }
+        let from_packet = p.packet_derived();
+        (!p.state_values().iter().any(|&n| from_packet[n as usize])).then_some(true)
     }
 
-    /// `p`'s code from its shape's, compiled first if no program of that shape has code.
-    fn compile_shared(&mut self, p: &Program) -> Option<Compiled> {
-        let key = shape_of(p);
-        let consts = const_table(p);
+    /// `p`'s code, if every output can be lowered: its shape's (see the module doc and
+    /// [`Jit::sharing`]), else its own.
+    fn compile(&mut self, p: &Program) -> Option<Compiled> {
+        match self.sharing(p) {
+            Some(false) => self.compile_shared(p, false),
+            Some(true) => self.compile_shared(p, true).or_else(|| self.compile_own(p)),
+            None => self.compile_own(p),
+        }
+    }
+
+    /// `p`'s code from its shape's (`loose`: its loose shape's), if a program of that shape
+    /// has code: no compile.
+    fn reuse(&mut self, p: &Program, loose: bool) -> Option<Compiled> {
+        let s = self.shapes.get(&shape_of(p, loose))?;
+        Some(shared_code(p, s, const_table(p, loose)))
+    }
+
+    /// `p`'s code from its shape's (`loose`: its loose shape's), compiled first if no program
+    /// of that shape has code.
+    fn compile_shared(&mut self, p: &Program, loose: bool) -> Option<Compiled> {
+        let key = shape_of(p, loose);
+        let consts = const_table(p, loose);
         let s = match self.shapes.get(&key) {
             Some(s) => s,
             None => {
-                let s = Arc::new(self.compile_outs(p, consts.len())?);
+                let s = Arc::new(self.compile_outs(p, consts.len(), loose)?);
                 self.shapes.insert(key, &s);
                 s
             }
         };
-        let mut inline = [0; UNICAST_CONSTS];
-        let fits = consts.len() <= UNICAST_CONSTS;
-        if let Some(dst) = inline.get_mut(..consts.len()) {
-            dst.copy_from_slice(&consts);
-        }
-        let unicast = match (&p.results[..], &s.outs[..]) {
-            ([Res::Send(to, o)], [Some(f)])
-                if fits && o.cut.is_empty() && s.out_lens.first() <= Some(&o.prefix_bytes) =>
-            {
-                Some(Unicast {
-                    f: *f,
-                    consts: inline,
-                    to: *to,
-                    need: s.need,
-                    layout: o.layout(),
-                })
-            }
-            _ => None,
-        };
-        Some(Compiled {
-            unicast,
-            outs: s.outs.clone(),
-            out_lens: s.out_lens.clone(),
-            need: s.need,
-            reads: 0,
-            vals: vec![None; p.nodes.len()].into_boxed_slice(),
-            consts,
-            _code: Keep::Shared(s),
-        })
+        Some(shared_code(p, s, consts))
     }
-
-    /// The output functions of `p`'s shape: `p`'s, with the constants they write loaded
-    /// from the table [`const_table`] makes (`consts` entries), passed as their `reads`.
-    fn compile_outs(&mut self, p: &Program, consts: usize) -> Option<SharedOuts> {
+    /// The output functions of `p`'s shape (`loose`: its loose shape): `p`'s, with the
+    /// constants they write (and, loose, its narrow constant nodes) loaded from the table
+    /// [`const_table`] makes (`consts` entries), passed as their `reads`.
+    fn compile_outs(&mut self, p: &Program, consts: usize, loose: bool) -> Option<SharedOuts> {
         let mut module = self.module(&HELPERS)?;
-        let d = self.define_outs(&mut module, p, true)?;
-        // (No state operation, so no register read: `reads` carries only constants.)
+        let d = self.define_outs(&mut module, p, Some(loose))?;
+        // (`reads` carries only constants: outputs that read a register keep their own code.)
         if d.reads != 0 || d.consts as usize != consts {
             return None;
         }
@@ -592,12 +645,22 @@ impl Jit {
 
     /// Defines in `module` an output function per packet `p` sends (`None` per drop), with
     /// the constants it writes as immediates or (`shared`) loaded from the table passed as
-    /// `reads`; `None` if one cannot be lowered.
-    fn define_outs(&mut self, module: &mut JITModule, p: &Program, shared: bool) -> Option<Outs> {
+    /// `reads` (`Some(true)`: its narrow constant nodes too, from the table's start); `None`
+    /// if one cannot be lowered.
+    fn define_outs(
+        &mut self,
+        module: &mut JITModule,
+        p: &Program,
+        shared: Option<bool>,
+    ) -> Option<Outs> {
         if module.target_config().pointer_type() != I64 {
             return None;
         }
-        let mut d = Outs::default();
+        let slots: Vec<Option<u32>> = const_slots(p, shared == Some(true)).collect();
+        let mut d = Outs {
+            consts: slots.iter().flatten().count() as u32,
+            ..Outs::default()
+        };
         for (i, r) in p.results.iter().enumerate() {
             let Res::Send(_, o) = r else {
                 d.ids.push(None);
@@ -610,9 +673,10 @@ impl Jit {
             let ptr = module.target_config().pointer_type();
             let (b, params) = entry(&mut ctx, &mut self.fctx, &[ptr, I64, ptr, ptr, I64], false);
             let mut low = Lower::new(p, b, module, &params, params[2], o.prefix_bytes);
-            if shared {
+            if shared.is_some() {
                 low.consts = Some(params[3]);
                 low.next_const = d.consts;
+                low.const_slots = &slots;
             }
             let ok = low.output(o).is_some();
             d.need = d.need.max(low.need);
@@ -643,7 +707,7 @@ impl Jit {
             mut need,
             mut reads,
             ..
-        } = self.define_outs(&mut module, p, false)?;
+        } = self.define_outs(&mut module, p, None)?;
         // The values the state updates use: a function each, if it can be lowered.
         let mut val_ids = Vec::new();
         for n in p.state_values() {
@@ -706,6 +770,40 @@ impl Jit {
             consts: Box::new([]),
             _code: Keep::Own(Box::new(self.keep(module))),
         })
+    }
+}
+
+/// `p`'s code from `s`, its shape's, with `consts`, its constant table ([`const_table`]).
+fn shared_code(p: &Program, s: Arc<SharedOuts>, consts: Box<[u64]>) -> Compiled {
+    let mut inline = [0; UNICAST_CONSTS];
+    // (A program with state operations runs them in `Program::run`: no unicast plan.)
+    let fits = consts.len() <= UNICAST_CONSTS && p.state.is_empty();
+    if let Some(dst) = inline.get_mut(..consts.len()) {
+        dst.copy_from_slice(&consts);
+    }
+    let unicast = match (&p.results[..], &s.outs[..]) {
+        ([Res::Send(to, o)], [Some(f)])
+            if fits && o.cut.is_empty() && s.out_lens.first() <= Some(&o.prefix_bytes) =>
+        {
+            Some(Unicast {
+                f: *f,
+                consts: inline,
+                to: *to,
+                need: s.need,
+                layout: o.layout(),
+            })
+        }
+        _ => None,
+    };
+    Compiled {
+        unicast,
+        outs: s.outs.clone(),
+        out_lens: s.out_lens.clone(),
+        need: s.need,
+        reads: 0,
+        vals: vec![None; p.nodes.len()].into_boxed_slice(),
+        consts,
+        _code: Keep::Shared(s),
     }
 }
 
@@ -781,6 +879,8 @@ struct Lower<'a, 'f> {
     /// the next one at this index (see [`const_table`]).
     consts: Option<Value>,
     next_const: u32,
+    /// Loose shared code: per node, the table entry of its value (see [`const_slots`]).
+    const_slots: &'a [Option<u32>],
 }
 
 impl<'a, 'f> Lower<'a, 'f> {
@@ -809,6 +909,7 @@ impl<'a, 'f> Lower<'a, 'f> {
             reads: 0,
             consts: None,
             next_const: 0,
+            const_slots: &[],
         }
     }
 
@@ -1009,7 +1110,13 @@ impl<'a, 'f> Lower<'a, 'f> {
         }
         let w = p.widths[n as usize];
         let v = match &p.nodes[n as usize] {
-            Node::Const(b) => self.k(b.low_u64()),
+            Node::Const(b) => match (self.consts, self.const_slots.get(n as usize)) {
+                (Some(base), Some(Some(slot))) => {
+                    let at = i32::try_from(8 * slot).ok()?;
+                    self.b.ins().load(I64, native::flags(), base, at)
+                }
+                _ => self.k(b.low_u64()),
+            },
             Node::Pkt { off, w, .. } => self.read_pkt(*off, *w)?,
             Node::Port(w) => {
                 let port = self.port;
