@@ -1,11 +1,13 @@
 //! koi's reference interpreter: what a P4 program does, by definition.
 //!
 //! It executes a verified [`koi_ir::Pipeline`] against a [`koi_state::State`]: v1model with
-//! BMv2 simple_switch's semantics and its complete traffic manager ([`v1model`]), uBPF with
-//! p4c's uBPF back end's ([`ubpf`]). One engine runs parsers ([`parse`]), controls and
-//! actions ([`control`]), statements ([`exec`]), externs ([`externs`]) over a byte PHV
+//! BMv2 simple_switch's semantics and its complete traffic manager ([`v1model`]), PSA with
+//! BMv2 psa_switch's and its packet replication engine ([`psa`], externs in
+//! [`psa_externs`]), uBPF with p4c's uBPF back end's ([`ubpf`]), eBPF's `ebpfFilter` and
+//! `xdp` with p4c's eBPF back end's ([`ebpf`]). One engine runs parsers ([`parse`]), controls
+//! and actions ([`control`]), statements ([`exec`]), externs ([`externs`]) over a byte PHV
 //! ([`phv`]) with values of any width ([`eval`]); the architecture is a binding chosen by
-//! `pipeline.arch` (PSA is refused for now).
+//! `pipeline.arch`.
 //!
 //! - [`process`] runs one packet with default options and no observer.
 //! - [`Interpreter`] keeps options and a seeded random generator across packets, and runs
@@ -53,6 +55,7 @@
 //!   instances ([`Options::max_instances`]), parser states, control steps.
 
 pub mod control;
+pub mod ebpf;
 pub mod eval;
 pub mod exec;
 pub mod externs;
@@ -61,6 +64,8 @@ pub mod options;
 pub mod parse;
 pub mod phv;
 pub mod prepared;
+pub mod psa;
+pub mod psa_externs;
 pub mod trace;
 pub mod ubpf;
 pub mod v1model;
@@ -145,7 +150,9 @@ impl<'p> Interpreter<'p> {
         let r = match self.pipeline.arch {
             Architecture::V1Model => ctx.run_v1model(packet, port),
             Architecture::Ubpf => ctx.run_ubpf(packet, port),
-            Architecture::Psa => return Err(InterpError::Unsupported("psa")),
+            Architecture::Psa => ctx.run_psa(packet, port),
+            Architecture::Ebpf => ctx.run_ebpf(packet, port),
+            Architecture::Xdp => ctx.run_xdp(packet, port),
         };
         let outputs = match r {
             Ok(o) => o,

@@ -20,8 +20,13 @@ pub enum Architecture {
     V1Model,
     /// `ubpf_model.p4`.
     Ubpf,
-    /// `psa.p4` (not yet lowered to).
+    /// `psa.p4`, BMv2 psa_switch semantics.
     Psa,
+    /// `ebpf_model.p4`'s `ebpfFilter`: a parser and a filter control (p4c's eBPF test
+    /// target).
+    Ebpf,
+    /// `xdp_model.p4`'s `xdp`: parser, switch control, deparser.
+    Xdp,
 }
 
 /// A programmable block position of an architecture's package.
@@ -33,7 +38,7 @@ pub enum Role {
     Egress,
     ComputeChecksum,
     Deparser,
-    /// ubpf's single `pipeline` control.
+    /// ubpf's single `pipeline` control, ebpfFilter's `filter`, xdp's `xdp_switch`.
     Pipe,
     IngressParser,
     IngressDeparser,
@@ -82,6 +87,8 @@ impl Architecture {
             Architecture::V1Model => "v1model",
             Architecture::Ubpf => "ubpf",
             Architecture::Psa => "psa",
+            Architecture::Ebpf => "ebpf",
+            Architecture::Xdp => "xdp",
         }
     }
 
@@ -97,7 +104,8 @@ impl Architecture {
                 ComputeChecksum,
                 Deparser,
             ],
-            Architecture::Ubpf => &[Parser, Pipe, Deparser],
+            Architecture::Ubpf | Architecture::Xdp => &[Parser, Pipe, Deparser],
+            Architecture::Ebpf => &[Parser, Pipe],
             Architecture::Psa => &[
                 IngressParser,
                 Ingress,
@@ -113,7 +121,7 @@ impl Architecture {
     pub fn match_kinds(self) -> &'static [&'static str] {
         match self {
             Architecture::V1Model => &["range", "optional", "selector"],
-            Architecture::Ubpf => &[],
+            Architecture::Ubpf | Architecture::Ebpf | Architecture::Xdp => &[],
             Architecture::Psa => &["range", "selector", "optional"],
         }
     }

@@ -225,6 +225,23 @@ impl Lowerer<'_> {
                 size: num(1),
                 output_width: num(2) as u32,
             },
+            "Hash" => ExternKind::Hash {
+                algo: member(0).to_string(),
+            },
+            "Checksum" => ExternKind::Checksum {
+                algo: member(0).to_string(),
+            },
+            "InternetChecksum" => ExternKind::InternetChecksum,
+            "Random" => ExternKind::Random {
+                min: num(0),
+                max: num(1),
+            },
+            // ebpf_model.p4: 32-bit packet counters `increment`ed or `add`ed to.
+            "CounterArray" => ExternKind::Counter {
+                size: num(0),
+                unit: CounterUnit::Packets,
+                index_width: 32,
+            },
             _ => ExternKind::Other,
         }
     }

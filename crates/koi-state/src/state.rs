@@ -123,7 +123,14 @@ fn extern_state(kind: &ExternKind, name: &str) -> ExternState {
         ExternKind::ActionSelector { algo, size, .. } => {
             ExternState::Profile(Profile::new(name, Some(*algo), *size))
         }
-        ExternKind::Checksum16 | ExternKind::Other => ExternState::Stateless,
+        // (PSA's checksum units hold a packet's sum only: the interpreter keeps it with the
+        // packet.)
+        ExternKind::Checksum16
+        | ExternKind::Hash { .. }
+        | ExternKind::Checksum { .. }
+        | ExternKind::InternetChecksum
+        | ExternKind::Random { .. }
+        | ExternKind::Other => ExternState::Stateless,
     }
 }
 
