@@ -48,7 +48,7 @@ typedef error   ParserError_t;
 
 // A packet sent to this port goes back to IngressParser after EgressDeparser.
 const PortId_t PSA_PORT_RECIRCULATE = (PortId_t) 0xfffffffa;
-// The port of the control plane (koi run's --cpu-port maps a port to the controller).
+// The port of the control plane.
 const PortId_t PSA_PORT_CPU = (PortId_t) 0xfffffffd;
 const CloneSessionId_t PSA_CLONE_SESSION_TO_CPU = (CloneSessionId_t) 0;
 
@@ -256,8 +256,8 @@ extern BufferingQueueingEngine {
     BufferingQueueingEngine();
 }
 
-// Hash, checksum and action selector algorithms (the custom CRCs take the parameters the
-// control plane sets, as BMv2's calculations do; TARGET_DEFAULT is CRC32 in koi).
+// Hash, checksum and action selector algorithms (in koi the custom CRCs of Hash and Checksum
+// have BMv2's default parameters; TARGET_DEFAULT is CRC32).
 enum PSA_HashAlgorithm_t {
   IDENTITY,
   CRC32,
@@ -329,7 +329,7 @@ enum PSA_MeterType_t {
 enum PSA_MeterColor_t { RED, GREEN, YELLOW }
 
 // Two-rate three-colour meters (RFC 2698), configured with meter_set_rates; an unconfigured
-// meter is GREEN. The colour-aware form takes the colour the packet has.
+// meter is GREEN. koi does not use the colour-aware form's input colour.
 extern Meter<S> {
   Meter(bit<32> n_meters, PSA_MeterType_t type);
   PSA_MeterColor_t execute(in S index, in PSA_MeterColor_t color);
