@@ -30,6 +30,17 @@
 //!   only the field list; multicast copies keep the whole PHV. Queueing metadata and egress
 //!   timestamps read 0 in ingress; timestamps are microseconds of the injected clock.
 //!   `standard_metadata.priority` not below the number of queues (1) drops at enqueue.
+//! - **PSA** follows psa_switch (see [`psa`]): fresh metadata and headers for every pass
+//!   (ingress from a port, resubmission, recirculation; egress for every copy), only the
+//!   metadata of the packet's path carried (`resubmit_meta`, `recirculate_meta`,
+//!   `normal_meta`, `clone_i2e_meta`, `clone_e2e_meta`); `ostd.drop` starts true in ingress
+//!   and false in egress; end of ingress: I2E clone (the packet as received), drop,
+//!   resubmit (the packet as received), multicast, unicast; end of egress: E2E clone (the
+//!   deparsed packet), drop, recirculation on `PSA_PORT_RECIRCULATE`, send; `setValid`
+//!   zeroes the header as on v1model; timestamps are microseconds.
+//! - **eBPF filter and XDP** (see [`ebpf`]): a parser reject drops; an accepted filter
+//!   packet leaves unchanged on its input port; XDP's PASS and TX leave on the input port,
+//!   REDIRECT on `output_port`.
 //! - **Parser**: errors set `parser_error` and never drop; the unparsed bytes follow the
 //!   emitted headers; an explicit `reject` acts as accept (p4c's BMv2 back end); a `select`
 //!   without a matching case accepts with no error (p4c-bm2-ss has no `NoMatch` pass, BMv2
