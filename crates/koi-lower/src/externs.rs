@@ -246,6 +246,23 @@ impl Lowerer<'_> {
         }
     }
 
+    /// A type argument's part of a specialised type's name (p4c's): `bit<32>` is `bit32`.
+    fn type_arg_name(&self, t: TypeId) -> String {
+        match self.types.get(t) {
+            Ty::Bool => "bool".into(),
+            Ty::Bit(w) => format!("bit{w}"),
+            Ty::Int(w) => format!("int{w}"),
+            Ty::Varbit(w) => format!("varbit{w}"),
+            Ty::Agg(a) => a.name.clone(),
+            Ty::Enum(e) => e.name.clone(),
+            Ty::NewType { name, .. } => name.clone(),
+            _ => self
+                .types
+                .display(t)
+                .replace(|c: char| !c.is_ascii_alphanumeric(), ""),
+        }
+    }
+
     /// The control-plane view of a type, registering named types in `p.types`.
     pub fn p4type(&mut self, ty: TypeId, span: Span) -> R<P4Type> {
         self.p4type_at(ty, span, 0)
@@ -262,7 +279,18 @@ impl Lowerer<'_> {
             Ty::Int(w) => P4Type::Int(w),
             Ty::Varbit(w) => P4Type::Varbit(w),
             Ty::ErrorType => P4Type::Error,
-            Ty::Agg(a) => {
+            Ty::Agg(mut a) => {
+                // A specialisation of a generic struct is a type of its own, named as p4c
+                // names it: `s_t<bit<32>>` is `s_t_bit32` (unless `@name` names it).
+                let named = self
+                    .idx
+                    .decls
+                    .get(&a.decl)
+                    .is_some_and(|d| names::name_annotation(&d.annotations).is_some());
+                if !a.args.is_empty() && !named {
+                    let args: Vec<String> = a.args.iter().map(|t| self.type_arg_name(*t)).collect();
+                    a.name = format!("{}_{}", a.name, args.join("_"));
+                }
                 if self.p.types.get(&a.name).is_none() {
                     let mut members = Vec::new();
                     for f in &a.fields {
