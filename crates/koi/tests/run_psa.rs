@@ -1,8 +1,9 @@
 //! A PSA program through the CLI (no privileges needed): `koi run` forwards pcap files
 //! between ports with `examples/psa_l2.p4` (unicast by table, flooding by multicast group,
 //! PSA's default drop), `koi ctl` reads and writes its table, counters and register while it
-//! runs, `koi trace` shows the packet paths, and `koi bench` runs it (every packet through
-//! the interpreter: PSA programs are not cached yet).
+//! runs and loads it again with its state carried over, `koi trace` shows the packet paths,
+//! and `koi bench` runs it (every packet through the interpreter: PSA programs are not
+//! cached yet).
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -145,6 +146,12 @@ fn koi_run_forwards_floods_and_drops_with_a_psa_program_and_koi_ctl_reads_its_st
         "{dump}"
     );
     ok(&sock, &["table_num_entries", "ingress.dmac"]);
+    // Loading the program again while it runs carries the PSA state over.
+    let load = ok(&sock, &["load", &example("psa_l2.p4")]);
+    assert!(load.contains("table ingress.dmac: 3 entries"), "{load}");
+    assert!(load.contains("multicast groups: 1 group, 1 node"), "{load}");
+    let rx = ok(&sock, &["counter_read", "ingress.rx", "1"]);
+    assert!(rx.contains("packets=10, bytes=600"), "{rx}");
     stop(child);
     let _ = std::fs::remove_dir_all(&dir);
 }
