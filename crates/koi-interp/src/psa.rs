@@ -204,10 +204,12 @@ struct Queue {
     instances: u32,
 }
 
-impl<O: Observer> Ctx<'_, O> {
-    fn psa(&self) -> Result<&PsaPrep, Stop> {
-        self.prep
-            .psa
+impl<'a, O: Observer> Ctx<'a, O> {
+    /// The program's PSA blocks and slots (borrowed from the pipeline's preparation, not
+    /// from the context, so that the context stays free to use).
+    fn psa(&self) -> Result<&'a PsaPrep, Stop> {
+        let prep: &'a crate::prepared::Prepared = self.prep;
+        prep.psa
             .as_ref()
             .ok_or_else(|| Stop::Abort("not a PSA program".into()))
     }
@@ -359,7 +361,7 @@ impl<O: Observer> Ctx<'_, O> {
         path: PacketPath,
         carried: &[(SlotId, Bits)],
     ) -> Result<(), Stop> {
-        let prep = self.psa()?.clone();
+        let prep = self.psa()?;
         let s = &prep.slots;
         let original = bytes.clone();
         let mut pkt = Pkt::new(self.p, bytes);
@@ -498,7 +500,7 @@ impl<O: Observer> Ctx<'_, O> {
         carried: &[(SlotId, Bits)],
         out: &mut Vec<Output>,
     ) -> Result<(), Stop> {
-        let prep = self.psa()?.clone();
+        let prep = self.psa()?;
         let s = &prep.slots;
         let mut pkt = Pkt::new(self.p, bytes);
         for (slot, v) in carried {
