@@ -1,9 +1,10 @@
-//! Fuzz target over packets x programs: p4c's v1model and ubpf STF programs (with the table
-//! entries of their STF files) and koi's examples, compiled once, then arbitrary packets on
-//! arbitrary ports through the reference interpreter, and three times through the program's
-//! cached datapath (kept across inputs, native code from a program's first hit): the slow path,
-//! then hits, then native code. Any panic is a bug: a malformed packet is a parser error or a
-//! counted drop; so is any difference between the datapath's outcome and the interpreter's.
+//! Fuzz target over packets x programs: p4c's v1model, ubpf, psa, ebpf and xdp STF programs
+//! (with the table entries of their STF files) and koi's examples, compiled once, then
+//! arbitrary packets on arbitrary ports through the reference interpreter, and three times
+//! through the program's cached datapath (kept across inputs, native code from a program's
+//! first hit): the slow path, then hits, then native code. Any panic is a bug: a malformed
+//! packet is a parser error or a counted drop; so is any difference between the datapath's
+//! outcome and the interpreter's.
 #![no_main]
 
 use koi_datapath::{Datapath, DatapathConfig};
@@ -33,7 +34,7 @@ fn programs() -> &'static Vec<Prog> {
         };
         let mut cases: Vec<(PathBuf, Option<PathBuf>)> =
             vec![(root.join("examples/l2l3_acl.p4"), None)];
-        for arch in ["v1model", "ubpf"] {
+        for arch in ["v1model", "ubpf", "psa", "ebpf", "xdp"] {
             for c in koi_conformance::corpus::discover(&corpus.join("stf").join(arch)) {
                 cases.push((c.program, Some(c.stf)));
             }

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Compare the declarations of two P4-16 header files.
 
-koi ships its own architecture headers (p4include/core.p4, v1model.p4, ubpf_model.p4) that must be
+koi ships its own architecture headers (p4include/core.p4, v1model.p4, ubpf_model.p4, ebpf_model.p4,
+xdp_model.p4, psa.p4, the last one compared with p4c's bmv2/psa.p4) that must be
 declaration-compatible with p4c's headers of the same names. This tool checks that claim: it reduces
 each file to the list of what it declares, and reports every declaration present in one file but not
 the other, every declaration whose signature differs, and every difference in declaration order.
@@ -42,7 +43,7 @@ import os
 import re
 import sys
 
-DEFAULT_NAMES = ["core.p4", "v1model.p4", "ubpf_model.p4"]
+DEFAULT_NAMES = ["core.p4", "v1model.p4", "ubpf_model.p4", "ebpf_model.p4", "xdp_model.p4"]
 
 # Configurations evaluated by default: nothing predefined, then the version macros of the headers at
 # and around the values where p4c's headers change their declarations.

@@ -111,8 +111,9 @@ pub fn run_with(pipeline: &Pipeline, lines: &[Line], opts: &RunOptions) -> StfRe
         expected: BTreeMap::new(),
         report: &mut r,
     };
-    // p4c's uBPF runner compiles every table write into the program's setup, before any packet.
-    let ubpf = pipeline.arch == Architecture::Ubpf;
+    // p4c's uBPF and eBPF runners compile every table write into the program's setup, before
+    // any packet.
+    let ubpf = bpf(pipeline.arch);
     if ubpf {
         for l in lines.iter().filter(|l| is_table_write(&l.stmt)) {
             run.statement(l, &mut interp);
@@ -313,7 +314,21 @@ impl Run<'_> {
         for k in keys {
             let i = self.key_index(t, &k.name)?;
             let ks = &schema.keys[i];
-            let p = pattern(k, &ks.kind, ks.width).map_err(|e| format!("key {}: {e}", k.name))?;
+            let mut p =
+                pattern(k, &ks.kind, ks.width).map_err(|e| format!("key {}: {e}", k.name))?;
+            // p4c's eBPF runner writes a `v/len` key into the LPM trie's key as a host-order
+            // (little-endian) integer, where the trie holds network order: `0x010a/16` is
+            // 10.1.0.0/16.
+            if matches!(self.arch, Architecture::Ebpf | Architecture::Xdp)
+                && k.prefix_len.is_some()
+                && ks.width.is_multiple_of(8)
+                && let Pattern::Prefix { value, .. } = &mut p
+            {
+                let mut b = Vec::new();
+                value.with_be_bytes(|x| b.extend_from_slice(x));
+                b.reverse();
+                *value = Bits::from_be_bytes(ks.width, &b);
+            }
             named.push((ks.name.clone(), p));
         }
         let patterns = self
@@ -329,7 +344,7 @@ impl Run<'_> {
         let priority = match (needs_priority, priority) {
             (false, _) => None,
             (true, Some(p)) => Some(u32::try_from(p).map_err(|_| "priority is too large")?),
-            (true, None) if self.arch == Architecture::Ubpf => Some(1),
+            (true, None) if bpf(self.arch) => Some(1),
             (true, None) => {
                 return Err(
                     "the table has ternary, range or optional keys: the entry needs a priority"
@@ -370,7 +385,7 @@ impl Run<'_> {
         match self.state.table_id(name) {
             Ok(t) => Ok(t),
             Err(e) => {
-                if self.arch == Architecture::Ubpf
+                if bpf(self.arch)
                     && let Some(t) = self
                         .state
                         .tables()
@@ -388,6 +403,17 @@ impl Run<'_> {
         match self.state.key_field(t, name) {
             Ok(i) => Ok(i),
             Err(e) => {
+                // eBPF: `key.fieldN`, the table's key N.
+                if matches!(self.arch, Architecture::Ebpf | Architecture::Xdp)
+                    && let Some(n) = name.strip_prefix("key.field")
+                    && let Ok(i) = n.parse::<usize>()
+                    && self
+                        .state
+                        .table_by_id(t)
+                        .is_some_and(|ts| i < ts.schema.keys.len())
+                {
+                    return Ok(i);
+                }
                 if self.arch == Architecture::Ubpf
                     && let Some(field) = name.strip_prefix("key.")
                     && let Some(ts) = self.state.table_by_id(t)
@@ -415,6 +441,11 @@ impl Run<'_> {
         let mut args = Vec::with_capacity(schema.params.len());
         for (pname, width) in &schema.params {
             let Some((_, v)) = call.args.iter().find(|(n, _)| n == pname) else {
+                // p4c's eBPF runner fills a C struct: a parameter not given is 0.
+                if matches!(self.arch, Architecture::Ebpf | Architecture::Xdp) {
+                    args.push(Bits::zero(*width));
+                    continue;
+                }
                 return Err(format!(
                     "action {}: parameter '{pname}' is not given (every parameter must be)",
                     schema.name
@@ -436,9 +467,14 @@ impl Run<'_> {
     }
 
     fn ubpf_action(&self, t: TableId, name: &str) -> Option<koi_ir::ActionId> {
-        if self.arch != Architecture::Ubpf {
+        if !bpf(self.arch) {
             return None;
         }
+        // (The eBPF back end names NoAction `_NoAction`.)
+        let name = match name {
+            "_NoAction" => "NoAction",
+            n => n,
+        };
         let ts = self.state.table_by_id(t)?;
         ts.schema.actions.iter().map(|(a, _)| *a).find(|a| {
             self.state
@@ -449,6 +485,15 @@ impl Run<'_> {
 }
 
 /// p4c's uBPF back end names things by C identifiers: `pipe.filter_tbl` is `pipe_filter_tbl`.
+/// Whether p4c runs the architecture's STF tests through its eBPF-style runners (table
+/// writes first, C identifiers for names).
+fn bpf(arch: Architecture) -> bool {
+    matches!(
+        arch,
+        Architecture::Ubpf | Architecture::Ebpf | Architecture::Xdp
+    )
+}
+
 fn c_ident(name: &str) -> String {
     name.chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })

@@ -1,5 +1,6 @@
-//! p4c's STF corpus through koi (`koi conformance` on `stf/v1model` and `stf/ubpf`): every test
-//! passes except those listed, with a reason, in `known_failures_<arch>.txt` beside this file.
+//! p4c's STF corpus through koi (`koi conformance` on `stf/v1model`, `stf/ubpf`, `stf/psa`,
+//! `stf/ebpf` and `stf/xdp`): every test passes except those listed, with a reason, in
+//! `known_failures_<arch>.txt` beside this file.
 //! A listed test that passes is reported so that the list can shrink; an unlisted failure
 //! fails this test. The corpus runs twice: with the interpreter and with the cached datapath.
 //! Without the corpus the test says so and passes.
@@ -95,4 +96,34 @@ fn stf_ubpf() {
 #[test]
 fn stf_ubpf_cached() {
     run_arch("ubpf", true);
+}
+
+#[test]
+fn stf_psa() {
+    run_arch("psa", false);
+}
+
+#[test]
+fn stf_psa_cached() {
+    run_arch("psa", true);
+}
+
+#[test]
+fn stf_ebpf() {
+    run_arch("ebpf", false);
+}
+
+#[test]
+fn stf_ebpf_cached() {
+    run_arch("ebpf", true);
+}
+
+#[test]
+fn stf_xdp() {
+    run_arch("xdp", false);
+}
+
+#[test]
+fn stf_xdp_cached() {
+    run_arch("xdp", true);
 }

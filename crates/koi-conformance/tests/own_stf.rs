@@ -1,6 +1,6 @@
 //! koi's own STF tests (`tests/stf/<arch>/NAME.p4` with `NAME.stf`, at the repository root):
-//! behaviours of v1model's externs and traffic manager and of uBPF that p4c's corpus does not
-//! exercise. Every one must pass, with the interpreter and with the cached datapath; there is
+//! behaviours of v1model's externs and traffic manager, of PSA's packet paths and externs, of
+//! uBPF, eBPF filters and XDP that p4c's corpus does not exercise. Every one must pass, with the interpreter and with the cached datapath; there is
 //! no list of known failures here.
 
 use koi_conformance::corpus::{discover, run_test_with};
@@ -31,7 +31,7 @@ fn own_stf(cache: bool) {
         root.display(),
         cases.len()
     );
-    for arch in ["v1model", "ubpf"] {
+    for arch in ["v1model", "ubpf", "psa", "ebpf", "xdp"] {
         assert!(
             cases.iter().any(|c| c.name.starts_with(arch)),
             "no own STF test for {arch}"

@@ -58,6 +58,8 @@ pub struct Pkt {
     pub meter_colors: Vec<(ExternId, u64)>,
     /// The deparser's output, while it runs.
     pub emit: Option<BitWriter>,
+    /// PSA's checksum units' sums for this packet (each packet starts with them clear).
+    pub units: Vec<(ExternId, crate::psa_externs::Unit)>,
 }
 
 impl Pkt {
@@ -74,6 +76,7 @@ impl Pkt {
             fx: Effects::default(),
             meter_colors: Vec::new(),
             emit: None,
+            units: Vec::new(),
         }
     }
 }
@@ -317,11 +320,11 @@ impl<O: Observer> Ctx<'_, O> {
         (bits / 8) as i64
     }
 
-    /// `setValid()`: an invalid header becomes valid with its fields zeroed on v1model
-    /// (simple_switch's `add_header`); the other members of its union become invalid.
+    /// `setValid()`: an invalid header becomes valid with its fields zeroed on v1model and
+    /// PSA (BMv2's `add_header`); the other members of its union become invalid.
     pub fn set_valid(&mut self, pkt: &mut Pkt, h: HeaderId) {
         if !pkt.phv.valid(self.p, h) {
-            if self.p.arch == Architecture::V1Model {
+            if matches!(self.p.arch, Architecture::V1Model | Architecture::Psa) {
                 pkt.phv.zero_fields(self.p, h);
             }
             pkt.phv.set_valid(self.p, h, true);

@@ -46,7 +46,13 @@ impl<O: Observer> Ctx<'_, O> {
 
     /// The hash/checksum input: the values of `data`, MSB first, fields of invalid headers
     /// left out; then the unparsed payload if `payload`.
-    fn data_bits(&self, pkt: &Pkt, data: &[Expr], params: &[Bits], payload: bool) -> BitString {
+    pub(crate) fn data_bits(
+        &self,
+        pkt: &Pkt,
+        data: &[Expr],
+        params: &[Bits],
+        payload: bool,
+    ) -> BitString {
         let env = self.env(pkt, params);
         let mut out = BitString::with_capacity(64 * data.len());
         for e in data {
@@ -177,12 +183,15 @@ impl<O: Observer> Ctx<'_, O> {
                     u64::from(koi_hash::checksum::csum16(bits.as_bytes())),
                 ))
             }
-            _ => {
-                return Err(Stop::Abort(format!(
-                    "unsupported extern call {}.{method}",
-                    ext.preamble.name
-                )));
-            }
+            _ => match self.psa_extern(pkt, inst, method, args, &inputs, params)? {
+                Some(v) => v,
+                None => {
+                    return Err(Stop::Abort(format!(
+                        "unsupported extern call {}.{method}",
+                        ext.preamble.name
+                    )));
+                }
+            },
         };
         let name = ext.preamble.name.clone();
         if let Some(v) = &produced {

@@ -1,11 +1,13 @@
 //! koi's reference interpreter: what a P4 program does, by definition.
 //!
 //! It executes a verified [`koi_ir::Pipeline`] against a [`koi_state::State`]: v1model with
-//! BMv2 simple_switch's semantics and its complete traffic manager ([`v1model`]), uBPF with
-//! p4c's uBPF back end's ([`ubpf`]). One engine runs parsers ([`parse`]), controls and
-//! actions ([`control`]), statements ([`exec`]), externs ([`externs`]) over a byte PHV
+//! BMv2 simple_switch's semantics and its complete traffic manager ([`v1model`]), PSA with
+//! BMv2 psa_switch's and its packet replication engine ([`psa`], externs in
+//! [`psa_externs`]), uBPF with p4c's uBPF back end's ([`ubpf`]), eBPF's `ebpfFilter` and
+//! `xdp` with p4c's eBPF back end's ([`ebpf`]). One engine runs parsers ([`parse`]), controls
+//! and actions ([`control`]), statements ([`exec`]), externs ([`externs`]) over a byte PHV
 //! ([`phv`]) with values of any width ([`eval`]); the architecture is a binding chosen by
-//! `pipeline.arch` (PSA is refused for now).
+//! `pipeline.arch`.
 //!
 //! - [`process`] runs one packet with default options and no observer.
 //! - [`Interpreter`] keeps options and a seeded random generator across packets, and runs
@@ -28,6 +30,17 @@
 //!   only the field list; multicast copies keep the whole PHV. Queueing metadata and egress
 //!   timestamps read 0 in ingress; timestamps are microseconds of the injected clock.
 //!   `standard_metadata.priority` not below the number of queues (1) drops at enqueue.
+//! - **PSA** follows psa_switch (see [`psa`]): fresh metadata and headers for every pass
+//!   (ingress from a port, resubmission, recirculation; egress for every copy), only the
+//!   metadata of the packet's path carried (`resubmit_meta`, `recirculate_meta`,
+//!   `normal_meta`, `clone_i2e_meta`, `clone_e2e_meta`); `ostd.drop` starts true in ingress
+//!   and false in egress; end of ingress: I2E clone (the packet as received), drop,
+//!   resubmit (the packet as received), multicast, unicast; end of egress: E2E clone (the
+//!   deparsed packet), drop, recirculation on `PSA_PORT_RECIRCULATE`, send; `setValid`
+//!   zeroes the header as on v1model; timestamps are microseconds.
+//! - **eBPF filter and XDP** (see [`ebpf`]): a parser reject drops; an accepted filter
+//!   packet leaves unchanged on its input port; XDP's PASS and TX leave on the input port,
+//!   REDIRECT on `output_port`.
 //! - **Parser**: errors set `parser_error` and never drop; the unparsed bytes follow the
 //!   emitted headers; an explicit `reject` acts as accept (p4c's BMv2 back end); a `select`
 //!   without a matching case accepts with no error (p4c-bm2-ss has no `NoMatch` pass, BMv2
@@ -53,6 +66,7 @@
 //!   instances ([`Options::max_instances`]), parser states, control steps.
 
 pub mod control;
+pub mod ebpf;
 pub mod eval;
 pub mod exec;
 pub mod externs;
@@ -61,6 +75,8 @@ pub mod options;
 pub mod parse;
 pub mod phv;
 pub mod prepared;
+pub mod psa;
+pub mod psa_externs;
 pub mod trace;
 pub mod ubpf;
 pub mod v1model;
@@ -145,7 +161,9 @@ impl<'p> Interpreter<'p> {
         let r = match self.pipeline.arch {
             Architecture::V1Model => ctx.run_v1model(packet, port),
             Architecture::Ubpf => ctx.run_ubpf(packet, port),
-            Architecture::Psa => return Err(InterpError::Unsupported("psa")),
+            Architecture::Psa => ctx.run_psa(packet, port),
+            Architecture::Ebpf => ctx.run_ebpf(packet, port),
+            Architecture::Xdp => ctx.run_xdp(packet, port),
         };
         let outputs = match r {
             Ok(o) => o,

@@ -91,6 +91,9 @@ pub struct InstanceEvent {
     pub instance_type: u32,
     pub egress_port: Option<u64>,
     pub rid: Option<u64>,
+    /// PSA: the `PSA_PacketPath_t` member (then `instance_type` is its code and `rid` the
+    /// egress `instance`).
+    pub packet_path: Option<&'static str>,
 }
 
 /// The outcome of one control-flow decision, as recorded by the slow path and replayed on a

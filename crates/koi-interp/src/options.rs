@@ -60,6 +60,9 @@ pub enum DropReason {
     PriorityOutOfRange,
     /// uBPF `mark_to_drop`.
     Ubpf,
+    /// An eBPF filter that did not accept the packet, an eBPF or XDP parser that rejected
+    /// it, an XDP program's `XDP_DROP` or `XDP_ABORTED`.
+    Filter,
     /// A resubmit, recirculation or copy beyond [`Options::max_passes`] or
     /// [`Options::max_instances`].
     Limit,

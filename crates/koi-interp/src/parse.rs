@@ -42,7 +42,14 @@ impl<O: Observer> Ctx<'_, O> {
         let Some(parser) = self.p.parsers.get(id) else {
             return ParseEnd::Accept;
         };
-        self.obs.block(koi_ir::Role::Parser, &parser.preamble.name);
+        // (PSA's parsers are the ingress and egress parsers.)
+        let role = self
+            .p
+            .package
+            .iter()
+            .find(|(_, b)| *b == koi_ir::BlockRef::Parser(id))
+            .map_or(koi_ir::Role::Parser, |(r, _)| *r);
+        self.obs.block(role, &parser.preamble.name);
         let limit = self.opts.parser_state_margin + 8 * (pkt.data.len() as u64) * 8;
         let mut state = parser.start;
         for visited in 0..limit {
@@ -67,7 +74,7 @@ impl<O: Observer> Ctx<'_, O> {
             let target = match &st.transition {
                 Some(Transition::Goto(t)) => *t,
                 Some(Transition::Select { keys, cases }) => {
-                    match self.select_step(pkt, state, keys, cases) {
+                    match self.select_step(pkt, parser, state, keys, cases) {
                         Some(t) => t,
                         None => return ParseEnd::NoMatch,
                     }
@@ -94,6 +101,7 @@ impl<O: Observer> Ctx<'_, O> {
     fn select_step(
         &mut self,
         pkt: &Pkt,
+        parser: &koi_ir::Parser,
         state: StateId,
         keys: &[Expr],
         cases: &[koi_ir::SelectCase],
@@ -109,14 +117,20 @@ impl<O: Observer> Ctx<'_, O> {
                     _ => self.obs.replay_diverged(),
                 }
             }
-            let to = self.select(pkt, keys, cases);
+            let to = self.select(pkt, parser, keys, cases);
             self.obs.decided(&Step::Select { state, to });
             return to;
         }
-        self.select(pkt, keys, cases)
+        self.select(pkt, parser, keys, cases)
     }
 
-    fn select(&mut self, pkt: &Pkt, keys: &[Expr], cases: &[koi_ir::SelectCase]) -> Option<Target> {
+    fn select(
+        &mut self,
+        pkt: &Pkt,
+        parser: &koi_ir::Parser,
+        keys: &[Expr],
+        cases: &[koi_ir::SelectCase],
+    ) -> Option<Target> {
         let env = self.env(pkt, &[]);
         let vals: Vec<Bits> = keys.iter().map(|k| env.bits(k)).collect();
         // The bits each key's match depended on, for an observer tracking reads only.
@@ -134,12 +148,13 @@ impl<O: Observer> Ctx<'_, O> {
         for (k, m) in keys.iter().zip(&masks) {
             self.influence(Decision::Select, pkt, k, m, &[]);
         }
+        // (State ids are the parser's own: a program with several parsers, as PSA has,
+        // names each state in its parser.)
         let name = |t: Option<Target>| match t {
-            Some(Target::State(s)) => self
-                .p
-                .parsers
-                .values()
-                .find_map(|p| p.states.get(s).map(|x| x.name.as_str()))
+            Some(Target::State(s)) => parser
+                .states
+                .get(s)
+                .map(|x| x.name.as_str())
                 .unwrap_or_default(),
             Some(Target::Accept) => "accept",
             Some(Target::Reject) => "reject",
@@ -248,9 +263,12 @@ impl<O: Observer> Ctx<'_, O> {
         }
     }
 
-    /// `ParserInvalidArgument` for a size that is not a whole number of bytes (v1model).
+    /// `ParserInvalidArgument` for a size that is not a whole number of bytes (BMv2: v1model
+    /// and PSA).
     fn whole_bytes(&self, bits: u64) -> Result<(), Stop> {
-        if self.p.arch == Architecture::V1Model && !bits.is_multiple_of(8) {
+        if matches!(self.p.arch, Architecture::V1Model | Architecture::Psa)
+            && !bits.is_multiple_of(8)
+        {
             return Err(Stop::Reject(PARSER_INVALID_ARGUMENT));
         }
         Ok(())

@@ -78,6 +78,8 @@ pub struct Prepared {
     /// The header of each header field slot.
     pub slot_header: Vec<Option<HeaderId>>,
     pub fingerprint: u64,
+    /// A PSA program's blocks and slots.
+    pub psa: Option<crate::psa::PsaPrep>,
 }
 
 fn control(p: &Pipeline, role: Role) -> Option<ControlId> {
@@ -92,6 +94,18 @@ fn required(p: &Pipeline, role: Role) -> Result<ControlId, InterpError> {
 }
 
 fn blocks(p: &Pipeline) -> Result<Blocks, InterpError> {
+    if p.arch == Architecture::Psa {
+        // (The first pipeline's blocks here; [`crate::psa::PsaPrep`] has all six.)
+        let psa = crate::psa::PsaPrep::new(p)?;
+        return Ok(Blocks {
+            parser: psa.ingress_parser,
+            verify: None,
+            ingress: psa.ingress,
+            egress: Some(psa.egress),
+            compute: None,
+            deparser: psa.ingress_deparser,
+        });
+    }
     let parser = match p.block(Role::Parser) {
         Some(BlockRef::Parser(x)) if p.parsers.contains(x) => x,
         _ => return Err(InterpError::MissingRole(Role::Parser.name())),
@@ -105,7 +119,7 @@ fn blocks(p: &Pipeline) -> Result<Blocks, InterpError> {
             compute: control(p, Role::ComputeChecksum),
             deparser: required(p, Role::Deparser)?,
         },
-        Architecture::Ubpf => Blocks {
+        Architecture::Ubpf | Architecture::Xdp => Blocks {
             parser,
             verify: None,
             ingress: required(p, Role::Pipe)?,
@@ -113,7 +127,19 @@ fn blocks(p: &Pipeline) -> Result<Blocks, InterpError> {
             compute: None,
             deparser: required(p, Role::Deparser)?,
         },
-        Architecture::Psa => return Err(InterpError::Unsupported("psa")),
+        // (No deparser: the filter's packet leaves unchanged.)
+        Architecture::Ebpf => {
+            let filter = required(p, Role::Pipe)?;
+            Blocks {
+                parser,
+                verify: None,
+                ingress: filter,
+                egress: None,
+                compute: None,
+                deparser: filter,
+            }
+        }
+        Architecture::Psa => unreachable!("handled above"),
     })
 }
 
@@ -158,6 +184,10 @@ impl Prepared {
                 })
                 .collect(),
             fingerprint: koi_state::fingerprint(p),
+            psa: match p.arch {
+                Architecture::Psa => Some(crate::psa::PsaPrep::new(p)?),
+                _ => None,
+            },
         })
     }
 

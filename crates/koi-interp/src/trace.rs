@@ -56,12 +56,21 @@ impl Observer for TraceObserver {
 
     fn instance(&mut self, role: Role, ev: &InstanceEvent) {
         self.indent = 0;
-        let mut l = format!("{} pass: instance_type {}", role.name(), ev.instance_type);
+        let mut l = match ev.packet_path {
+            Some(path) => format!("{} pass: packet_path {path}", role.name()),
+            None => format!("{} pass: instance_type {}", role.name(), ev.instance_type),
+        };
         if let Some(p) = ev.egress_port {
             let _ = write!(l, ", egress_port {p}");
         }
-        if let Some(r) = ev.rid {
-            let _ = write!(l, ", rid {r}");
+        match (ev.rid, ev.packet_path) {
+            (Some(r), None) => {
+                let _ = write!(l, ", rid {r}");
+            }
+            (Some(r), Some(_)) => {
+                let _ = write!(l, ", instance {r}");
+            }
+            _ => {}
         }
         self.line(&l);
     }

@@ -38,6 +38,7 @@ impl<O: Observer> Ctx<'_, O> {
             instance_type: 0,
             egress_port: None,
             rid: None,
+            packet_path: None,
         };
         self.obs.instance(Role::Pipe, &ev);
         let b = self.prep.blocks.clone();

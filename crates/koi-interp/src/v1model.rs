@@ -139,6 +139,7 @@ impl<O: Observer> Ctx<'_, O> {
             instance_type: self.get(&pkt, self.prep.intr.instance_type) as u32,
             egress_port: None,
             rid: None,
+            packet_path: None,
         };
         self.obs.instance(Role::Ingress, &ev);
         self.v1_parse(&mut pkt)?;
@@ -316,6 +317,7 @@ impl<O: Observer> Ctx<'_, O> {
             instance_type: self.get(&pkt, i.instance_type) as u32,
             egress_port: Some(port),
             rid: Some(self.get(&pkt, i.egress_rid)),
+            packet_path: None,
         };
         self.obs.instance(Role::Egress, &ev);
         let now = self.now_us();

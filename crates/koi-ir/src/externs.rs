@@ -65,6 +65,16 @@ pub enum ExternKind {
     },
     /// v1model's deprecated `Checksum16`: `get(data)`.
     Checksum16,
+    /// PSA `Hash<O>(algo)`: `get_hash(data)`, `get_hash(base, data, max)`. `algo` is the
+    /// `PSA_HashAlgorithm_t` member (`CRC16`).
+    Hash { algo: String },
+    /// PSA `Checksum<W>(algo)`: `clear()`, `update(data)`, `get()` over the data given
+    /// since the packet's last `clear()`.
+    Checksum { algo: String },
+    /// PSA `InternetChecksum`: `clear`, `add`, `subtract`, `get`, `get_state`, `set_state`.
+    InternetChecksum,
+    /// PSA `Random<T>(min, max)`: `read()`.
+    Random { min: u64, max: u64 },
     /// An extern this crate does not model; the interpreter refuses to run calls to it.
     Other,
 }

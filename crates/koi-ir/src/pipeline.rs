@@ -20,17 +20,23 @@ pub enum Architecture {
     V1Model,
     /// `ubpf_model.p4`.
     Ubpf,
-    /// `psa.p4` (not yet lowered to).
+    /// `psa.p4`, BMv2 psa_switch semantics.
     Psa,
+    /// `ebpf_model.p4`'s `ebpfFilter`: a parser and a filter control (p4c's eBPF test
+    /// target).
+    Ebpf,
+    /// `xdp_model.p4`'s `xdp`: parser, switch control, deparser.
+    Xdp,
 }
 
 impl Architecture {
     /// The width of the architecture's port numbers: v1model's `standard_metadata` ports are
-    /// `bit<9>`, ubpf's and PSA's `bit<32>`. A wider number would be cut to this width.
+    /// `bit<9>`, ubpf's, PSA's and XDP's `bit<32>` (an eBPF filter sees none: koi numbers
+    /// its ports as XDP's). A wider number would be cut to this width.
     pub fn port_bits(self) -> u32 {
         match self {
             Architecture::V1Model => 9,
-            Architecture::Ubpf | Architecture::Psa => 32,
+            Architecture::Ubpf | Architecture::Psa | Architecture::Ebpf | Architecture::Xdp => 32,
         }
     }
 
@@ -56,7 +62,7 @@ pub enum Role {
     Egress,
     ComputeChecksum,
     Deparser,
-    /// ubpf's single `pipeline` control.
+    /// ubpf's single `pipeline` control, ebpfFilter's `filter`, xdp's `xdp_switch`.
     Pipe,
     IngressParser,
     IngressDeparser,
@@ -105,6 +111,8 @@ impl Architecture {
             Architecture::V1Model => "v1model",
             Architecture::Ubpf => "ubpf",
             Architecture::Psa => "psa",
+            Architecture::Ebpf => "ebpf",
+            Architecture::Xdp => "xdp",
         }
     }
 
@@ -120,7 +128,8 @@ impl Architecture {
                 ComputeChecksum,
                 Deparser,
             ],
-            Architecture::Ubpf => &[Parser, Pipe, Deparser],
+            Architecture::Ubpf | Architecture::Xdp => &[Parser, Pipe, Deparser],
+            Architecture::Ebpf => &[Parser, Pipe],
             Architecture::Psa => &[
                 IngressParser,
                 Ingress,
@@ -136,7 +145,7 @@ impl Architecture {
     pub fn match_kinds(self) -> &'static [&'static str] {
         match self {
             Architecture::V1Model => &["range", "optional", "selector"],
-            Architecture::Ubpf => &[],
+            Architecture::Ubpf | Architecture::Ebpf | Architecture::Xdp => &[],
             Architecture::Psa => &["range", "selector", "optional"],
         }
     }

@@ -1,10 +1,12 @@
 //! The architecture binding: which package `main` instantiates (v1model's `V1Switch`, ubpf's
-//! `ubpf`), the block instance passed for each role, one shared PHV instance per architecture
-//! parameter (headers, user metadata, standard metadata), and the lowering of each role's block.
+//! `ubpf`, PSA's `PSA_Switch` ([`crate::psa`]), eBPF's `ebpfFilter`, XDP's `xdp`), the block
+//! instance passed for each role, one shared PHV instance per architecture parameter
+//! (headers, user metadata, standard metadata), and the lowering of each role's block.
 
 use crate::ctx::{Bind, BlockInst, Lowerer, R, internal, unsupported};
 use crate::loc::{Alloc, Loc};
 use crate::names;
+use crate::psa::psa_params;
 use koi_ir::{Architecture, Place, Role};
 use koi_sema::types::Ty;
 use koi_sema::{CallTarget, DeclId, Resolution, TypeId};
@@ -13,10 +15,10 @@ use koi_syntax::ast::{self, ExprKind};
 
 /// What an architecture parameter of a block is: a key shared by the blocks that receive the
 /// same object (`H` is the headers, `pkt` the packet, `std` v1model's standard metadata, ...).
-type ArchParam = &'static str;
+pub(crate) type ArchParam = &'static str;
 
 /// A shared storage: its parameter kind, type and location.
-type Shared = (ArchParam, TypeId, Loc);
+pub(crate) type Shared = (ArchParam, TypeId, Loc);
 
 const PACKET: ArchParam = "pkt";
 const STD: ArchParam = "std";
@@ -26,24 +28,16 @@ const META: ArchParam = "M";
 fn role_params(arch: Architecture, role: Role) -> &'static [ArchParam] {
     match (arch, role) {
         (Architecture::Psa, r) => psa_params(r),
+        // ebpfFilter: parse(packet, headers), filter(headers, accept); xdp: xdp_parse(packet,
+        // headers), xdp_switch(headers, imd, omd), xdp_deparse(headers, packet).
+        (Architecture::Ebpf | Architecture::Xdp, Role::Parser) => &["pkt", "H"],
+        (Architecture::Ebpf, Role::Pipe) => &["H", "accept"],
+        (Architecture::Xdp, Role::Pipe) => &["H", "imd", "omd"],
+        (Architecture::Xdp, Role::Deparser) => &["H", "pkt"],
         (_, Role::Parser) => &["pkt", "H", "M", "std"],
         (Architecture::V1Model, Role::VerifyChecksum | Role::ComputeChecksum) => &["H", "M"],
         (_, Role::Ingress | Role::Egress | Role::Pipe) => &["H", "M", "std"],
         (_, Role::Deparser) => &["pkt", "H"],
-        _ => &[],
-    }
-}
-
-/// PSA's block parameters (psa.p4): ingress and egress headers and metadata, the intrinsic
-/// metadata of each block, and the metadata passed between blocks.
-fn psa_params(role: Role) -> &'static [ArchParam] {
-    match role {
-        Role::IngressParser => &["pkt", "IH", "IM", "ipin", "RESUB", "RECIRC"],
-        Role::Ingress => &["IH", "IM", "iin", "iout"],
-        Role::IngressDeparser => &["pkt", "CI2E", "RESUB", "NM", "IH", "IM", "iout"],
-        Role::EgressParser => &["pkt", "EH", "EM", "epin", "NM", "CI2E", "CE2E"],
-        Role::Egress => &["EH", "EM", "ein", "eout"],
-        Role::EgressDeparser => &["pkt", "CE2E", "RECIRC", "EH", "EM", "eout", "edin"],
         _ => &[],
     }
 }
@@ -54,6 +48,8 @@ pub fn arch_of(package: &str) -> Option<Architecture> {
         "V1Switch" => Some(Architecture::V1Model),
         "ubpf" => Some(Architecture::Ubpf),
         "PSA_Switch" => Some(Architecture::Psa),
+        "ebpfFilter" => Some(Architecture::Ebpf),
+        "xdp" => Some(Architecture::Xdp),
         _ => None,
     }
 }
@@ -87,7 +83,7 @@ impl Lowerer<'_> {
     }
 
     /// The block of each role: the package's arguments in order.
-    fn package_blocks(
+    pub(crate) fn package_blocks(
         &mut self,
         main_decl: &ast::Decl,
         args: &[ast::Argument],
@@ -111,53 +107,11 @@ impl Lowerer<'_> {
         Ok(insts)
     }
 
-    fn main_info(&self) -> Option<koi_sema::CallInfo> {
+    pub(crate) fn main_info(&self) -> Option<koi_sema::CallInfo> {
         let main_id = self.ck.main.as_ref().map(|m| m.decl);
         main_id
             .and_then(|m| self.ck.instantiations.get(&m))
             .cloned()
-    }
-
-    /// PSA: `PSA_Switch(IngressPipeline(ip, ig, id), pre, EgressPipeline(ep, eg, ed), bqe)`,
-    /// the pipelines given in place or as top-level instances.
-    fn psa_blocks(
-        &mut self,
-        main_decl: &ast::Decl,
-        args: &[ast::Argument],
-    ) -> R<Vec<(Role, BlockInst)>> {
-        if args.len() == self.p.arch.roles().len() {
-            // A `PSA_Switch` declared with the six blocks as parameters.
-            return self.package_blocks(main_decl, args);
-        }
-        let info = self.main_info();
-        let mut insts = Vec::new();
-        let pipelines = [
-            (
-                0,
-                [Role::IngressParser, Role::Ingress, Role::IngressDeparser],
-            ),
-            (2, [Role::EgressParser, Role::Egress, Role::EgressDeparser]),
-        ];
-        for (i, roles) in pipelines {
-            let a = match &info {
-                Some(info) => Self::arg(info, args, i),
-                None => args.get(i).map(|a| &a.value),
-            };
-            let Some(a) = a else {
-                return unsupported(main_decl.span, "this package signature");
-            };
-            let pipeline = self.package_arg(a)?;
-            if pipeline.ctor.len() != 3 {
-                return unsupported(a.span, "this PSA pipeline");
-            }
-            for (role, (_, b)) in roles.into_iter().zip(pipeline.ctor) {
-                match b {
-                    Bind::Block(inst) => insts.push((role, *inst)),
-                    _ => return unsupported(a.span, "this PSA pipeline argument"),
-                }
-            }
-        }
-        Ok(insts)
     }
 
     /// Binds the top-level instances (externs, blocks) other than `main`.
@@ -180,7 +134,7 @@ impl Lowerer<'_> {
 
     /// The block instance of a package argument: `MyIngress()` (named after its type) or the
     /// name of a top-level instance.
-    fn package_arg(&mut self, e: &ast::Expr) -> R<BlockInst> {
+    pub(crate) fn package_arg(&mut self, e: &ast::Expr) -> R<BlockInst> {
         if let ExprKind::Call { args, .. } = &e.kind
             && let Some(info) = self.ck.calls.get(&e.id).cloned()
             && let CallTarget::Constructor { decl, .. } = info.target
@@ -227,6 +181,9 @@ impl Lowerer<'_> {
                 let loc = self.alloc(&name, ty, Alloc::Metadata, Span::DUMMY)?;
                 if kind == STD {
                     self.intrinsics(&loc);
+                } else if self.p.arch != Architecture::V1Model && self.p.arch != Architecture::Ubpf
+                {
+                    self.arch_intrinsics(kind, &loc);
                 }
                 if kind == META {
                     self.user_meta = Some((loc.clone(), ty));

@@ -222,9 +222,15 @@ impl Lowerer<'_> {
             Some(_) => return unsupported(e.span, "an extern method returning an aggregate"),
             None => None,
         };
+        // PSA's `get_hash(base, data, max)` is told from `get_hash(data)` by name: the
+        // arguments are flattened.
+        let method = match &self.p.externs[id].kind {
+            ExternKind::Hash { .. } if params.len() == 3 => "get_hash_mod",
+            _ => name,
+        };
         self.emit(Stmt::ExternCall {
             instance: id,
-            method: name.to_string(),
+            method: method.to_string(),
             args: out,
             result: result_place,
         });
@@ -395,6 +401,11 @@ impl Lowerer<'_> {
     ) -> R<Option<Loc>> {
         let name = self.decl(d)?.name.clone();
         let sp = e.span;
+        if self.p.arch == koi_ir::Architecture::Psa
+            && let Some(l) = self.psa_function(&name, info, args, sp)?
+        {
+            return Ok(Some(l));
+        }
         let a = |i: usize| Self::arg(info, args, i);
         let ubpf = self.p.arch == koi_ir::Architecture::Ubpf;
         let b = match name.as_str() {
@@ -496,6 +507,30 @@ impl Lowerer<'_> {
                     dst: Place::Slot(s),
                 }));
                 return Ok(Some(Loc::Scalar(Place::Slot(s), STy::bits(48))));
+            }
+            "BPF_KTIME_GET_NS" => {
+                let s = self.new_slot("$time", IrTy::Bits(32), false, koi_ir::SlotKind::Temp);
+                self.emit(Stmt::Builtin(Builtin::TimestampNs {
+                    dst: Place::Slot(s),
+                }));
+                return Ok(Some(Loc::Scalar(Place::Slot(s), STy::bits(32))));
+            }
+            // xdp_model's IPv4 header checksum: the ones' complement sum of the fields given
+            // (the header without its checksum field).
+            "ebpf_ipv4_checksum" => {
+                let s = self.new_slot("$csum", IrTy::Bits(16), false, koi_ir::SlotKind::Temp);
+                let mut data = Vec::new();
+                for i in 0..info.params.len() {
+                    data.push(self.expr_arg(a(i), sp)?);
+                }
+                self.emit(Stmt::Builtin(Builtin::Hash {
+                    dst: Place::Slot(s),
+                    algo: HashAlgo::Csum16,
+                    base: Expr::bits(16, 0),
+                    data,
+                    max: None,
+                }));
+                return Ok(Some(Loc::Scalar(Place::Slot(s), STy::bits(16))));
             }
             "csum_replace2" | "csum_replace4" => {
                 let s = self.new_slot("$csum", IrTy::Bits(16), false, koi_ir::SlotKind::Temp);

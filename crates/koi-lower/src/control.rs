@@ -177,7 +177,8 @@ impl Lowerer<'_> {
     }
 
     /// `c.apply(args)` / `p.apply(args)` of a sub-control or sub-parser: inlined, with the
-    /// arguments that are plain locations aliased and the others copied in.
+    /// arguments that are plain locations aliased and the others copied in (and, for `out`
+    /// and `inout` parameters, copied back after the block).
     pub fn apply_block(
         &mut self,
         inst: &BlockInst,
@@ -188,6 +189,7 @@ impl Lowerer<'_> {
         let params = self.params_of(info);
         let mut binds = Vec::new();
         let mut aliases: Vec<Option<Loc>> = Vec::new();
+        let mut written_back = Vec::new();
         for (i, p) in params.iter().enumerate() {
             let Some(a) = Self::arg(info, args, i) else {
                 binds.push(self.default_arg(inst.decl, i, p.ty, span)?);
@@ -206,14 +208,26 @@ impl Lowerer<'_> {
                 binds.push(Bind::Packet);
                 continue;
             }
-            let v = self.value(a)?;
             let name = format!("{}.{}", inst.path, p.name);
             let tmp = self.alloc(&name, p.ty, Alloc::Temp, a.span)?;
-            self.copy(&tmp, &v, a.span)?;
+            // An `out` or `inout` argument that is not a plain location (a slice) goes
+            // through a copy, written back after the block.
+            if p.dir.is_some_and(|d| d != ast::Direction::In) {
+                let target = self.lvalue(a)?;
+                if p.dir == Some(ast::Direction::InOut) {
+                    let v = self.value(a)?;
+                    self.copy(&tmp, &v, a.span)?;
+                }
+                written_back.push((target, tmp.clone()));
+            } else {
+                let v = self.value(a)?;
+                self.copy(&tmp, &v, a.span)?;
+            }
             binds.push(Bind::Loc(tmp));
             aliases.push(None);
         }
-        let copies = self.bind_locations(inst, &params, &aliases, &mut binds, span)?;
+        let mut copies = self.bind_locations(inst, &params, &aliases, &mut binds, span)?;
+        copies.extend(written_back);
         let Some(d) = self.idx.decls.get(&inst.decl).copied() else {
             return internal(span, "block declaration not found");
         };

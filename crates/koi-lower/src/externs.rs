@@ -225,7 +225,41 @@ impl Lowerer<'_> {
                 size: num(1),
                 output_width: num(2) as u32,
             },
+            "Hash" => ExternKind::Hash {
+                algo: member(0).to_string(),
+            },
+            "Checksum" => ExternKind::Checksum {
+                algo: member(0).to_string(),
+            },
+            "InternetChecksum" => ExternKind::InternetChecksum,
+            "Random" => ExternKind::Random {
+                min: num(0),
+                max: num(1),
+            },
+            // ebpf_model.p4: 32-bit packet counters `increment`ed or `add`ed to.
+            "CounterArray" => ExternKind::Counter {
+                size: num(0),
+                unit: CounterUnit::Packets,
+                index_width: 32,
+            },
             _ => ExternKind::Other,
+        }
+    }
+
+    /// A type argument's part of a specialised type's name (p4c's): `bit<32>` is `bit32`.
+    fn type_arg_name(&self, t: TypeId) -> String {
+        match self.types.get(t) {
+            Ty::Bool => "bool".into(),
+            Ty::Bit(w) => format!("bit{w}"),
+            Ty::Int(w) => format!("int{w}"),
+            Ty::Varbit(w) => format!("varbit{w}"),
+            Ty::Agg(a) => a.name.clone(),
+            Ty::Enum(e) => e.name.clone(),
+            Ty::NewType { name, .. } => name.clone(),
+            _ => self
+                .types
+                .display(t)
+                .replace(|c: char| !c.is_ascii_alphanumeric(), ""),
         }
     }
 
@@ -245,7 +279,18 @@ impl Lowerer<'_> {
             Ty::Int(w) => P4Type::Int(w),
             Ty::Varbit(w) => P4Type::Varbit(w),
             Ty::ErrorType => P4Type::Error,
-            Ty::Agg(a) => {
+            Ty::Agg(mut a) => {
+                // A specialisation of a generic struct is a type of its own, named as p4c
+                // names it: `s_t<bit<32>>` is `s_t_bit32` (unless `@name` names it).
+                let named = self
+                    .idx
+                    .decls
+                    .get(&a.decl)
+                    .is_some_and(|d| names::name_annotation(&d.annotations).is_some());
+                if !a.args.is_empty() && !named {
+                    let args: Vec<String> = a.args.iter().map(|t| self.type_arg_name(*t)).collect();
+                    a.name = format!("{}_{}", a.name, args.join("_"));
+                }
                 if self.p.types.get(&a.name).is_none() {
                     let mut members = Vec::new();
                     for f in &a.fields {

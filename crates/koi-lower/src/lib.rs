@@ -4,7 +4,8 @@
 //! # Steps
 //!
 //! 1. **Architecture** ([`arch`]): `main`'s package type selects the architecture (v1model's
-//!    `V1Switch`, ubpf's `ubpf`, PSA's `PSA_Switch` with its two pipeline packages). Each package argument is a block
+//!    `V1Switch`, ubpf's `ubpf`, PSA's `PSA_Switch` with its two pipeline packages
+//!    ([`psa`]), eBPF's `ebpfFilter`, XDP's `xdp`). Each package argument is a block
 //!    instance (`MyIngress()`, named after its type, or a top-level instance, named after the
 //!    instance); constructor arguments are bound as constants or instances.
 //! 2. **PHV**: one shared storage per architecture parameter (headers, user metadata, standard
@@ -76,6 +77,7 @@ pub mod loc;
 pub mod names;
 pub mod order;
 pub mod parser;
+pub mod psa;
 mod sink;
 pub mod stmt;
 pub mod table;

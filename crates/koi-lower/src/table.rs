@@ -251,6 +251,16 @@ impl Lowerer<'_> {
                     );
                     Ok(())
                 }
+                // eBPF's table implementations (`hash_table(64)`) say how a map stores the
+                // table: nothing to koi.
+                "implementation"
+                    if matches!(
+                        self.p.arch,
+                        koi_ir::Architecture::Ebpf | koi_ir::Architecture::Xdp
+                    ) =>
+                {
+                    Ok(())
+                }
                 "implementation" | "psa_implementation" => {
                     t.implementation = Some(self.table_extern(value, &p.annotations, t, "")?);
                     Ok(())

@@ -415,6 +415,7 @@ header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
 struct H { eth_t eth; }
 struct M { }
 struct E { }
+struct N { bit<8> v; }
 parser IP(packet_in pkt, out H hdr, inout M m, in psa_ingress_parser_input_metadata_t i,
           in E r, in E c) {
     state start { pkt.extract(hdr.eth); transition accept; }
@@ -426,12 +427,12 @@ control IC(inout H hdr, inout M m, in psa_ingress_input_metadata_t i,
     table t { key = { hdr.eth.dst: exact; } actions = { fwd; NoAction; } }
     apply { t.apply(); }
 }
-control ID(packet_out pkt, out E c, out E r, out E n, inout H hdr, in M m,
+control ID(packet_out pkt, out E c, out E r, out N n, inout H hdr, in M m,
            in psa_ingress_output_metadata_t o) {
-    apply { pkt.emit(hdr.eth); }
+    apply { if (psa_normal(o)) { n.v = 1; } pkt.emit(hdr.eth); }
 }
 parser EP(packet_in pkt, out H hdr, inout M m, in psa_egress_parser_input_metadata_t i,
-          in E n, in E c, in E c2) {
+          in N n, in E c, in E c2) {
     state start { transition accept; }
 }
 control EC(inout H hdr, inout M m, in psa_egress_input_metadata_t i,
@@ -444,21 +445,69 @@ IngressPipeline(IP(), IC(), ID()) ip;
 EgressPipeline(EP(), EC(), ED()) ep;
 PSA_Switch(ip, PacketReplicationEngine(), ep, BufferingQueueingEngine()) main;
 "#;
-    // psa.p4 is not built into koi: use p4c's from the shared reference, when present.
-    let include = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/reference/p4include");
-    if !include.join("bmv2/psa.p4").is_file() {
-        println!("skipping: no psa.p4 at {}", include.display());
-        return;
-    }
-    let opts = koi_syntax::PpOptions {
-        include_dirs: vec![include],
-        defines: Vec::new(),
-    };
-    let p = try_lower_with(src, opts).unwrap_or_else(|e| panic!("{e}"));
+    // (koi's own psa.p4, built in.)
+    let p = try_lower_with(src, koi_syntax::PpOptions::default()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(p.arch, Architecture::Psa);
     assert!(p.table_by_name("IC.t").is_some());
     assert!(p.extern_by_name("IC.cnt").is_some());
     assert!(p.action_by_name("send_to_port").is_some() || p.to_string().contains("send_to_port"));
     assert_eq!(p.package.len(), 6);
+    // The standard metadata the traffic manager uses, by kind and field.
+    for n in [
+        "ipin.ingress_port",
+        "iin.parser_error",
+        "iout.drop",
+        "iout.multicast_group",
+        "epin.packet_path",
+        "ein.instance",
+        "eout.clone",
+        "edin.egress_port",
+    ] {
+        assert!(p.intrinsic(n).is_some(), "no intrinsic {n}");
+    }
+    // normal_meta: one storage for the ingress deparser's out and the egress parser's in.
+    let nm: Vec<_> = p.intrinsics.iter().filter(|(k, _)| k == "NM").collect();
+    assert_eq!(nm.len(), 1, "{nm:?}");
+    assert_eq!(p.phv.slots[nm[0].1].width, 8);
+}
+
+#[test]
+fn ebpf_and_xdp_packages_bind_their_blocks_and_verdicts() {
+    let ebpf = r#"
+#include <core.p4>
+#include <ebpf_model.p4>
+header h_t { bit<8> a; }
+struct H { h_t h; }
+parser prs(packet_in p, out H hdr) { state start { p.extract(hdr.h); transition accept; } }
+control pipe(inout H hdr, out bool pass) {
+    table t { key = { hdr.h.a: exact; } actions = { NoAction; } implementation = hash_table(8); }
+    apply { t.apply(); pass = true; }
+}
+ebpfFilter(prs(), pipe()) main;
+"#;
+    let p =
+        try_lower_with(ebpf, koi_syntax::PpOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(p.arch, Architecture::Ebpf);
+    assert_eq!(p.package.len(), 2);
+    assert!(p.intrinsic("accept").is_some());
+    // The eBPF table implementation is not an action profile.
+    assert!(p.tables.values().all(|t| t.implementation.is_none()));
+    let xdp = r#"
+#include <core.p4>
+#include <xdp_model.p4>
+header h_t { bit<8> a; }
+struct H { h_t h; }
+parser prs(packet_in p, out H hdr) { state start { p.extract(hdr.h); transition accept; } }
+control sw(inout H hdr, in xdp_input imd, out xdp_output omd) {
+    apply { omd.output_action = xdp_action.XDP_TX; omd.output_port = imd.input_port; }
+}
+control dep(in H hdr, packet_out pk) { apply { pk.emit(hdr.h); } }
+xdp(prs(), sw(), dep()) main;
+"#;
+    let p = try_lower_with(xdp, koi_syntax::PpOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(p.arch, Architecture::Xdp);
+    assert_eq!(p.package.len(), 3);
+    for n in ["imd.input_port", "omd.output_action", "omd.output_port"] {
+        assert!(p.intrinsic(n).is_some(), "no intrinsic {n}");
+    }
 }

@@ -32,7 +32,12 @@ pub(crate) fn extern_prefix(kind: &ExternKind) -> Option<Prefix> {
         ExternKind::ActionProfile { .. } | ExternKind::ActionSelector { .. } => {
             Some(Prefix::ActionProfile)
         }
-        ExternKind::Checksum16 | ExternKind::Other => None,
+        ExternKind::Checksum16
+        | ExternKind::Hash { .. }
+        | ExternKind::Checksum { .. }
+        | ExternKind::InternetChecksum
+        | ExternKind::Random { .. }
+        | ExternKind::Other => None,
     }
 }
 

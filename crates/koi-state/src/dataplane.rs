@@ -164,6 +164,23 @@ impl State {
         true
     }
 
+    /// Adds `packets` to the packet count of counter `c` at `index` (eBPF's
+    /// `CounterArray.add`); false if out of range.
+    pub fn count_add(&mut self, c: ExternId, index: u64, packets: u64) -> bool {
+        let fresh = match self.counter_array_mut(c).and_then(|a| a.get_mut(index)) {
+            Some(cell) => {
+                let fresh = *cell == CounterValue::default();
+                cell.packets = cell.packets.wrapping_add(packets);
+                fresh
+            }
+            None => return false,
+        };
+        if fresh {
+            self.note_count(c, index);
+        }
+        true
+    }
+
     /// The action of member `m` of the profile `p`.
     pub fn profile_member(&self, p: ExternId, m: u32) -> Option<&ActionCall> {
         match self.extern_state(p)? {

@@ -12,8 +12,8 @@ use crate::table::{EntryAction, NewEntry, TableState};
 use crate::value_set::{DigestQueue, ValueSetState};
 use koi_ir::entity::EntityId;
 use koi_ir::{
-    ActionId, Architecture, CounterUnit, Entry as IrEntry, ExternId, ExternKind, MeterUnit,
-    Pipeline, TableId,
+    ActionId, Architecture, ConstArg, CounterUnit, Entry as IrEntry, ExternId, ExternKind,
+    MeterUnit, Pipeline, TableId,
 };
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -123,7 +123,14 @@ fn extern_state(kind: &ExternKind, name: &str) -> ExternState {
         ExternKind::ActionSelector { algo, size, .. } => {
             ExternState::Profile(Profile::new(name, Some(*algo), *size))
         }
-        ExternKind::Checksum16 | ExternKind::Other => ExternState::Stateless,
+        // (PSA's checksum units hold a packet's sum only: the interpreter keeps it with the
+        // packet.)
+        ExternKind::Checksum16
+        | ExternKind::Hash { .. }
+        | ExternKind::Checksum { .. }
+        | ExternKind::InternetChecksum
+        | ExternKind::Random { .. }
+        | ExternKind::Other => ExternState::Stateless,
     }
 }
 
@@ -145,7 +152,16 @@ impl State {
             externs: p
                 .externs
                 .values()
-                .map(|e| extern_state(&e.kind, &e.preamble.name))
+                .map(|e| {
+                    let mut st = extern_state(&e.kind, &e.preamble.name);
+                    // PSA's `Register(size, initial_value)`: every cell starts at the value.
+                    if let (ExternState::Register(r), "Register", Some(ConstArg::Bits(v))) =
+                        (&mut st, e.type_name.as_str(), e.ctor_args.get(1))
+                    {
+                        r.fill(v);
+                    }
+                    st
+                })
                 .collect(),
             extern_names: p
                 .externs

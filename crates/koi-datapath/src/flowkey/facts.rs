@@ -197,7 +197,8 @@ impl<'a> Facts<'a> {
                 ],
             ),
             Architecture::Ubpf => (&["input_port", "packet_length"], &[]),
-            Architecture::Psa => (&["ingress_port", "packet_path", "instance"], &[]),
+            // (Not cached: the datapath runs them through the interpreter.)
+            Architecture::Psa | Architecture::Ebpf | Architecture::Xdp => (&[], &[]),
         };
         for n in inputs {
             if let Some(s) = self.intrinsic(n) {

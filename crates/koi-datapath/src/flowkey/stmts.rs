@@ -37,7 +37,7 @@ pub(crate) fn writes_state(p: &Pipeline, s: &Stmt) -> bool {
 /// `Checksum16`, from its state for every other extern.
 fn extern_origin(p: &Pipeline, e: ExternId) -> Origin {
     match p.externs.get(e).map(|e| &e.kind) {
-        Some(ExternKind::Checksum16) => Origin::Data,
+        Some(ExternKind::Checksum16 | ExternKind::Hash { .. }) => Origin::Data,
         _ => Origin::State,
     }
 }

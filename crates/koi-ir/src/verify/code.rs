@@ -230,12 +230,20 @@ impl<'a> Verifier<'a> {
             .get(instance)
             .ok_or(oor("extern", instance.index()))?;
         let methods: &[&str] = match ext.kind {
-            ExternKind::Counter { .. } | ExternKind::DirectCounter { .. } => &["count"],
+            // (eBPF's `CounterArray`: `increment`, `add`.)
+            ExternKind::Counter { .. } => &["count", "increment", "add"],
+            ExternKind::DirectCounter { .. } => &["count"],
             // v1model's names, then PSA's (`execute`, and DPDK's `dpdk_execute` in psa.p4).
             ExternKind::Meter { .. } => &["execute_meter", "execute", "dpdk_execute"],
             ExternKind::DirectMeter { .. } => &["read", "execute", "dpdk_execute"],
             ExternKind::Register { .. } => &["read", "write"],
             ExternKind::Checksum16 => &["get"],
+            ExternKind::Hash { .. } => &["get_hash", "get_hash_mod"],
+            ExternKind::Checksum { .. } => &["clear", "update", "get"],
+            ExternKind::InternetChecksum => {
+                &["clear", "add", "subtract", "get", "get_state", "set_state"]
+            }
+            ExternKind::Random { .. } => &["read"],
             ExternKind::ActionProfile { .. } | ExternKind::ActionSelector { .. } => &[],
             ExternKind::Other => &[method],
         };
