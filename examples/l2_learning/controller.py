@@ -22,6 +22,7 @@ import asyncio
 import logging
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -151,6 +152,8 @@ def main():
     ap.add_argument("--koi", help="the koi binary (default: koi on the PATH, or target/)")
     ap.add_argument("--verbose", action="store_true", help="finsy's log too")
     args = ap.parse_args()
+    # Stopped with SIGTERM (by a supervisor, a test) as with Ctrl-C: its temporary files go.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     ports = [int(p) for p in args.ports.split(",") if p]
     logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR)
 

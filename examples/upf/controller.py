@@ -249,6 +249,8 @@ def main():
     ap.add_argument("--koi", help="the koi binary (default: koi on the PATH, or target/)")
     ap.add_argument("--verbose", action="store_true", help="finsy's log too")
     args = ap.parse_args()
+    # Stopped with SIGTERM (by a supervisor, a test) as with Ctrl-C: its temporary files go.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR)
     try:
         read_sessions(args.sessions)

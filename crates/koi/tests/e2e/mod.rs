@@ -310,8 +310,20 @@ impl Proc {
 }
 
 impl Drop for Proc {
+    /// SIGTERM first, so that a helper (a controller) removes its temporary files; SIGKILL
+    /// after 2 s.
     fn drop(&mut self) {
         if self.status.is_none() {
+            let _ = Command::new("kill")
+                .args(["-TERM", &self.child.id().to_string()])
+                .status();
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
