@@ -154,11 +154,20 @@ phase() {
     fi
     # The control socket and the metrics endpoint, asked during the run.
     answered=0
+    slowest=0
     for _ in 1 2 3; do
       sleep 1
-      if ctl stats >/dev/null 2>&1 && in_ns "$SW" curl -s -m 2 http://127.0.0.1:9109/metrics | grep -q koi_upcalls_total; then
-        answered=$((answered + 1))
-      fi
+      local t0 ok=1
+      t0=$(date +%s%N)
+      ctl stats >/dev/null 2>&1 || { ok=0; echo "  (koi ctl stats did not answer)" >&2; }
+      # (Read whole, not piped into grep -q: with pipefail, curl's broken pipe would fail it.)
+      local scraped
+      scraped=$(in_ns "$SW" curl -s -m 5 http://127.0.0.1:9109/metrics || true)
+      grep -q koi_upcalls_total <<<"$scraped" ||
+        { ok=0; echo "  (the metrics scrape did not answer within 5 s)" >&2; }
+      local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+      [ "$ms" -gt "$slowest" ] && slowest=$ms
+      answered=$((answered + ok))
     done
     wait "$e1" "$e2"
   fi
@@ -191,7 +200,7 @@ for run in $(seq "$RUNS"); do
   phase flood paced
   after=$(ctl stats)
   misses1=$(ctl cache_show | sed -n 's/^  misses *\([0-9]*\).*/\1/p' | head -n 1)
-  flood="E1 $(loss "$tmp/e1" 5001), reordered $(reordered 5001); E2 $(loss "$tmp/e2" 5002), reordered $(reordered 5002); ctl and metrics answered $answered/3"
+  flood="E1 $(loss "$tmp/e1" 5001), reordered $(reordered 5001); E2 $(loss "$tmp/e2" 5002), reordered $(reordered 5002); ctl and metrics answered $answered/3 (slowest pair ${slowest} ms)"
   offered=$(sed 's/.*pps=\([0-9]*\).*/\1/' "$tmp/flood")
   num() { # SED_EXPR TEXT: the number, 0 if absent (a koi without the counter)
     local v
