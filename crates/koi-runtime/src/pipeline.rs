@@ -86,6 +86,9 @@ pub struct Pipeline {
     pub counters: PipelineCounters,
     /// Set when the pipeline is removed from the switch.
     removed: std::sync::atomic::AtomicBool,
+    /// The numbers of its ports (the switch keeps them current): a program whose
+    /// architecture's port numbers are narrower than one of them is refused.
+    port_numbers: Mutex<std::collections::BTreeSet<u64>>,
 }
 
 impl Pipeline {
@@ -106,7 +109,28 @@ impl Pipeline {
             events: RwLock::new(None),
             counters: PipelineCounters::default(),
             removed: std::sync::atomic::AtomicBool::new(false),
+            port_numbers: Mutex::new(Default::default()),
         }
+    }
+
+    /// Records that the pipeline has (`true`) or no longer has port `num`. Adding one that
+    /// the running program's port numbers cannot hold is refused (nothing recorded).
+    pub(crate) fn note_port(&self, num: u64, present: bool) -> Result<(), String> {
+        let mut ports = lock(&self.port_numbers);
+        if !present {
+            ports.remove(&num);
+            return Ok(());
+        }
+        if let Some(image) = self.image() {
+            image
+                .program()
+                .pipeline
+                .arch
+                .check_port(num)
+                .map_err(|e| format!("port {num}: {e}"))?;
+        }
+        ports.insert(num);
+        Ok(())
     }
 
     pub fn name(&self) -> &str {
@@ -164,6 +188,13 @@ impl Pipeline {
         program: &Program,
         init: impl FnOnce(&mut State) -> Result<(), String>,
     ) -> Result<State, String> {
+        // Its ports (and the CPU port) must fit the architecture's port numbers, which
+        // would otherwise cut them short in every packet's metadata.
+        let arch = program.pipeline.arch;
+        for n in lock(&self.port_numbers).iter().chain(&self.config.cpu_port) {
+            arch.check_port(*n)
+                .map_err(|e| format!("port {n} of pipeline {}: {e}", self.name()))?;
+        }
         let mut state = State::new(&program.pipeline).map_err(|e| e.to_string())?;
         init(&mut state)?;
         match &self.cache {

@@ -199,6 +199,11 @@ impl Switch {
             }
             taken.extend([a, b]);
         }
+        // Every port and patch port is the pipeline's before its program loads, which
+        // refuses a number its architecture's ports cannot hold.
+        for &(p, n) in &taken {
+            pipelines[p].note_port(n, true)?;
+        }
         for (setup, pl) in cfg.pipelines.into_iter().zip(&pipelines) {
             if let Some(program) = setup.program {
                 let init = setup.init.unwrap_or_else(|| Box::new(|_| Ok(())));
@@ -436,8 +441,14 @@ impl Switch {
                 pipeline.name()
             ));
         }
-        let opened = koi_ports::open_spread(spec, self.poll_threads)
-            .map_err(|e| format!("port {num}: {e}"))?;
+        pipeline.note_port(num, true)?;
+        let opened = match koi_ports::open_spread(spec, self.poll_threads) {
+            Ok(o) => o,
+            Err(e) => {
+                let _ = pipeline.note_port(num, false);
+                return Err(format!("port {num}: {e}"));
+            }
+        };
         let mut load = vec![0usize; self.poll_threads];
         for s in table.iter() {
             load[s.thread] += 1;
@@ -459,7 +470,10 @@ impl Switch {
             opened,
             soft_spread(spec),
         )
-        .ok_or_else(|| format!("port {num}: nothing opened"))?;
+        .ok_or_else(|| {
+            let _ = pipeline.note_port(num, false);
+            format!("port {num}: nothing opened")
+        })?;
         slot.lossless = lossless(spec);
         let mut slots = table.to_vec();
         slots.push(Arc::new(slot));
@@ -478,6 +492,7 @@ impl Switch {
         let _ = lock(&table[i].port).flush();
         let mut slots = table.to_vec();
         let gone = slots.remove(i);
+        let _ = pipeline.note_port(num, false);
         tracing::info!(
             port = num,
             name = lock(&gone.port).name(),

@@ -188,3 +188,56 @@ fn pipelines_and_ports_come_and_go_while_another_pipeline_forwards() {
         assert_in_order(&frames(path), n, &path.display().to_string());
     }
 }
+
+/// A port number the pipeline's program cannot hold (v1model's ports are 9 bits) is refused
+/// by `port_add`, and a program whose ports are narrower than the pipeline's is refused by
+/// `load`; each says why and changes nothing.
+#[test]
+fn port_numbers_wider_than_the_programs_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = |n: u32| pcap_out(&dir.path().join(format!("out{n}.pcap")));
+    let psa = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/psa_l2.p4");
+    let sw = Switch::start(SwitchConfig {
+        pipelines: vec![pipeline("v1", 1, 2)],
+        ports: vec![(2, out(2), 0)],
+        patches: vec![],
+        threads: 1,
+        cache: Some(Default::default()),
+    })
+    .expect("switch");
+    let refused = sw
+        .command(
+            Some("v1"),
+            &format!("port_add 600 pcap:,{}", dir.path().join("x.pcap").display()),
+        )
+        .expect_err("port 600 on v1model");
+    assert!(
+        refused.contains("port 600") && refused.contains("9-bit"),
+        "{refused}"
+    );
+    assert!(
+        !sw.command(Some("v1"), "port_show").unwrap().contains("600"),
+        "nothing added"
+    );
+    // A PSA pipeline (32-bit ports) takes port 600; a v1model program then cannot replace
+    // its PSA program, and the PSA program stays.
+    sw.command(None, &format!("pipeline_add p {}", psa.display()))
+        .expect("a PSA pipeline");
+    sw.command(
+        Some("p"),
+        &format!("port_add 600 pcap:,{}", dir.path().join("p.pcap").display()),
+    )
+    .expect("port 600 on PSA");
+    let v1 = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/swap_count.p4");
+    let refused = sw
+        .command(Some("p"), &format!("load {}", v1.display()))
+        .expect_err("v1model over port 600");
+    assert!(
+        refused.contains("port 600") && refused.contains("9-bit"),
+        "{refused}"
+    );
+    let show = sw.command(Some("p"), "pipeline_show").unwrap();
+    assert!(show.contains("psa_l2"), "the PSA program stays: {show}");
+    sw.stop();
+    sw.join();
+}
