@@ -511,3 +511,30 @@ xdp(prs(), sw(), dep()) main;
         assert!(p.intrinsic(n).is_some(), "no intrinsic {n}");
     }
 }
+
+#[test]
+fn int_literals_given_to_new_types_lower_as_their_underlying_type() {
+    let p = lower(&format!(
+        "{HEADERS}{DEFAULT_PARSER}
+        type bit<9> port_t;
+        type port_t egress_t;
+        const port_t CPU = 64;
+        control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {{
+            action fwd(egress_t p) {{ sm.egress_spec = (bit<9>)(port_t)p; }}
+            table t {{ key = {{ hdr.h.a: exact; }} actions = {{ fwd; }} default_action = fwd(5); }}
+            apply {{
+                port_t p = 3;
+                p = CPU;
+                sm.egress_spec = (bit<9>)p;
+                t.apply();
+            }}
+        }}
+        {TAIL}"
+    ));
+    let text = ingress_text(&p);
+    assert!(text.contains("I.p = 9w3;"), "{text}");
+    assert!(text.contains("I.p = 9w64;"), "{text}");
+    let t = &p.tables[p.table_by_name("I.t").expect("table I.t")];
+    assert_eq!(t.default_action.call.args.len(), 1);
+    assert_eq!(t.default_action.call.args[0].to_string(), "9w5");
+}

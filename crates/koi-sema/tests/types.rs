@@ -111,6 +111,31 @@ fn typedef_is_transparent_and_type_is_nominal() {
 }
 
 #[test]
+fn int_literals_take_a_new_type_where_it_is_unified() {
+    // Initializers, assignments, arguments (directed and directionless), return values and
+    // list elements; also through a new type over a new type and a typedef over it.
+    ok("type bit<9> P;\ntype P Q;\ntypedef Q R;\ntype int<8> S;\n\
+         const P p0 = 5;\n\
+         extern void f(in P p);\nextern void g(P p);\n\
+         struct st { P a; R b; }\n\
+         P h() { return 3; }\n\
+         control c(inout P x, out S s) { apply { x = 7; f(1); g(2); R r = 4; s = -1; st v = { 1, 2 }; } }\n");
+    // A sized value, a new type over bool, and an operation are not converted.
+    rejects(
+        "type bit<9> P;\ncontrol c(out P x) { apply { x = 9w7; } } // ERR\n",
+        "type mismatch",
+    );
+    rejects(
+        "type bool B;\ncontrol c(out B x) { apply { x = 1; } } // ERR\n",
+        "type mismatch",
+    );
+    rejects(
+        "type bit<9> P;\ncontrol c(in P x, out bool b) { apply { b = x == 1; } } // ERR\n",
+        "cannot compare values of types P and int",
+    );
+}
+
+#[test]
 fn generic_structs_must_be_specialized() {
     ok(
         "struct S<T> { T field; bool valid; }\nconst S<bit<32>> s = { field = 32w0, valid = false };\n",
