@@ -538,3 +538,42 @@ fn int_literals_given_to_new_types_lower_as_their_underlying_type() {
     assert_eq!(t.default_action.call.args.len(), 1);
     assert_eq!(t.default_action.call.args[0].to_string(), "9w5");
 }
+
+#[test]
+fn for_in_loops_over_literal_ranges_and_list_expressions() {
+    let ingress = |body: &str| {
+        ingress_text(&with_ingress(&format!(
+            "control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {{
+                apply {{ {body} }}
+            }}"
+        )))
+    };
+    // Literal bounds take the loop variable's type.
+    let text = ingress("for (bit<8> i in 1 .. 3) { meta.x = meta.x + i; }");
+    assert!(text.contains("$hi = 8w3;"), "{text}");
+    assert!(text.contains("I.i = 8w1;"), "{text}");
+    assert!(text.contains("I.i = I.i + 8w1;"), "{text}");
+    // A list expression, plain or cast to a list type: one iteration per element, each
+    // element evaluated before the first iteration.
+    for list in ["{1, 2, 5}", "(list<bit<8>>){1, 2, 5}"] {
+        let text = ingress(&format!(
+            "for (bit<8> v in {list}) {{ meta.x = meta.x + v; }}"
+        ));
+        for (i, c) in ["8w1", "8w2", "8w5"].iter().enumerate() {
+            let item = if i == 0 {
+                "$item".to_string()
+            } else {
+                format!("$item_{i}")
+            };
+            assert!(text.contains(&format!("{item} = {c};")), "{list}: {text}");
+            assert!(
+                text.contains(&format!("meta.x = meta.x + {item};")),
+                "{list}: {text}"
+            );
+        }
+    }
+    let text = ingress("for (bit<8> v in {hdr.h.a, 2}) { hdr.h.a = 0; meta.x = meta.x + v; }");
+    let (copy, clear) = (text.find("$item = hdr.h.a;"), text.find("hdr.h.a = 8w0;"));
+    assert!(copy.is_some() && copy < clear, "{text}");
+    assert!(text.contains("meta.x = meta.x + $item;"), "{text}");
+}
