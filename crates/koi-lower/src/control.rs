@@ -35,6 +35,16 @@ impl Lowerer<'_> {
         let mut ctor = Vec::new();
         for (i, p) in d.ctor_params.clone().into_iter().enumerate() {
             let Some(a) = Self::arg(info, args, i) else {
+                // An omitted argument takes the parameter's default value (an `@optional`
+                // parameter without one stays unbound).
+                let pd = self.decl(p)?;
+                let default = pd.param().and_then(|pi| pi.default);
+                let ty = pd.ty;
+                if let Some(v) = default.and_then(|n| self.ck.consts.get(&n)).cloned() {
+                    let ty = koi_sema::substitute(&mut self.types, ty, &subst);
+                    let ty = self.subst_ty(ty);
+                    ctor.push((p, Bind::Const(v, ty)));
+                }
                 continue;
             };
             let pname = self.decl(p)?.name.clone();

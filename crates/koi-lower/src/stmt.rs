@@ -379,12 +379,27 @@ impl Lowerer<'_> {
                 self.bind(id, Bind::Loc(loc));
                 Ok(())
             }
-            ast::DeclKind::Const { name, .. } => {
+            ast::DeclKind::Const { name, value, .. } => {
                 let id = self.decl_of(name)?;
                 let info = self.decl(id)?;
+                let ty = info.ty;
                 if let Some(v) = info.value.clone() {
-                    self.bind(id, Bind::Const(v, info.ty));
+                    self.bind(id, Bind::Const(v, ty));
+                    return Ok(());
                 }
+                // Sema could not fold the value because it depends on a constructor parameter
+                // (`const Mode k = m;`): known once the block is instantiated, or else computed
+                // once, here, into storage of its own.
+                if let Some(v) = self.const_value(value).cloned() {
+                    let ty = self.subst_ty(ty);
+                    self.bind(id, Bind::Const(v, ty));
+                    return Ok(());
+                }
+                let ty = self.subst_ty(ty);
+                let qname = self.qualify(&name.name);
+                let loc = self.alloc(&qname, ty, Alloc::Local, name.span)?;
+                self.init_var(&loc, Some(value))?;
+                self.bind(id, Bind::Loc(loc));
                 Ok(())
             }
             _ => unsupported(d.span, "this declaration inside a body"),

@@ -577,3 +577,55 @@ fn for_in_loops_over_literal_ranges_and_list_expressions() {
     assert!(copy.is_some() && copy < clear, "{text}");
     assert!(text.contains("meta.x = meta.x + $item;"), "{text}");
 }
+
+/// A v1model program whose ingress instantiates `Sub(inst)`, a control with the constructor
+/// parameters `params` and the body `body`.
+fn with_sub_control(params: &str, body: &str, inst: &str) -> Pipeline {
+    lower(&format!(
+        "{HEADERS}{DEFAULT_PARSER}
+        enum Mode {{ Fast, Slow }}
+        enum bit<8> Code {{ A = 3, B = 4 }}
+        control Sub(inout meta_t meta)({params}) {{ {body} }}
+        control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {{
+            Sub({inst}) s;
+            apply {{ s.apply(meta); }}
+        }}
+        {TAIL}"
+    ))
+}
+
+#[test]
+fn enum_members_bind_directionless_constructor_parameters() {
+    // Passed positionally, by name, or taken from the parameter's default value.
+    for (params, inst) in [
+        ("Mode m, Code c", "Mode.Slow, Code.B"),
+        ("Mode m, Code c", "c = Code.B, m = Mode.Slow"),
+        ("Mode m = Mode.Slow, Code c = Code.B", ""),
+        ("Mode m, Code c = Code.B", "Mode.Slow"),
+    ] {
+        let text = ingress_text(&with_sub_control(
+            params,
+            "apply { if (m == Mode.Slow) { meta.x = (bit<8>)c; } }",
+            inst,
+        ));
+        // `Mode.Slow` is the enum's second member (code 1); `Code.B` is 4.
+        assert!(
+            text.contains("if 32w1 == 32w1 goto"),
+            "{params} / {inst}: {text}"
+        );
+        assert!(text.contains("meta.x = 8w4;"), "{params} / {inst}: {text}");
+    }
+    // A local constant initialised from a constructor parameter, used in the body and in an
+    // action.
+    let text = ingress_text(&with_sub_control(
+        "Mode m, Code c",
+        "const Mode k = m; const bit<8> v = (bit<8>)c + 1;
+         action a() { if (k == Mode.Fast) { meta.x = v; } }
+         apply { a(); if (k == Mode.Fast) { meta.y = 7; } }",
+        "Mode.Fast, Code.A",
+    ));
+    assert!(text.contains("if 32w0 == 32w0 goto"), "{text}");
+    assert!(text.contains("meta.y = 16w7;"), "{text}");
+    // `v` depends on `c` through an operation: computed once when the control runs.
+    assert!(text.contains("I.s.v = 8w3 + 8w1;"), "{text}");
+}
