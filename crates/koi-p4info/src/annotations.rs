@@ -272,9 +272,11 @@ fn split_args(text: &str) -> Vec<String> {
     out
 }
 
-/// P4 operators of several characters, longest first (maximal munch).
+/// The tokens of several characters of p4c's P4 lexer, longest first (maximal munch). It has
+/// no `::` and no `>>` token (`>>` is two `>`, told apart by the parser), so p4c prints
+/// `a::b` as `a : : b` and `x >> 2` as `x > > 2`.
 const OPERATORS: [&str; 14] = [
-    "&&&", "|+|", "|-|", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "++", "..", "::",
+    "...", "&&&", "|+|", "|-|", "{#}", "..", "<<", "<=", ">=", "==", "!=", "&&", "||", "++",
 ];
 
 /// The tokens of an unparsed annotation body, as p4c's lexer splits them: identifiers,
@@ -335,6 +337,7 @@ mod tests {
             Annotation::text("brief", "\"short\""),
             Annotation::text("max_group_size", "200"),
             Annotation::text("empty", ""),
+            Annotation::text("scoped", "sai::port_id_t, x>>2, a...b, {#}"),
         ];
         let c = convert(&anns, &["max_group_size"]);
         assert_eq!(
@@ -347,6 +350,7 @@ mod tests {
                 "@foo(a , b &&& 0x10)",
                 "@p4runtime_translation(\"p4.org/x\", 32)",
                 "@empty",
+                "@scoped(sai : : port_id_t , x > > 2 , a ... b , {#})",
             ]
         );
         assert!(c.structured.is_empty());

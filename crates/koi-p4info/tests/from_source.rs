@@ -65,3 +65,32 @@ fn a_malformed_annotation_is_reported_once_with_its_text() {
          expected an integer"
     );
 }
+
+/// Annotations of `type`s go to their `type_info.new_types` entries wherever the type is used
+/// (action parameters, a `type` over a `type`, match fields, digests, registers),
+/// unstructured ones printed as p4c prints them and structured ones kept.
+#[test]
+fn new_types_keep_their_annotations() {
+    let src = v1model(
+        "@a1 type bit<9> port_t;\n\
+         @a2 @s[k = 1] @sai(x::y >> 2) type port_t eport_t;\n\
+         @a3 type bit<8> k_t;\n\
+         @a4 type bit<16> d_t;\n\
+         @a5 @brief(\"not kept: P4NewTypeSpec has no documentation\") type bit<32> r_t;\n\
+         struct dg_t { d_t d; }",
+        "control I(inout hs hdr, inout m_t m, inout standard_metadata_t sm) {\n\
+             register<r_t>(8) reg;\n\
+             action fwd(eport_t p) { sm.egress_spec = (bit<9>)(port_t)p; }\n\
+             table t { key = { (k_t)hdr.h.a: exact @name(\"k\"); } actions = { fwd; } }\n\
+             apply { t.apply(); digest<dg_t>(1, { (d_t)16w1 }); reg.write(0, (r_t)32w1); }\n}",
+    );
+    let info = p4info(&src).unwrap_or_else(|e| panic!("{e}"));
+    let t = &info.type_info.expect("type_info").new_types;
+    let anns = |k: &str| t.get(k).map(|n| n.annotations.clone());
+    assert_eq!(anns("eport_t").unwrap(), ["@a2", "@sai(x : : y > > 2)"]);
+    assert_eq!(t["eport_t"].structured_annotations.len(), 1);
+    assert_eq!(t["eport_t"].structured_annotations[0].name, "s");
+    assert_eq!(anns("k_t").unwrap(), ["@a3"]);
+    assert_eq!(anns("d_t").unwrap(), ["@a4"]);
+    assert_eq!(anns("r_t").unwrap(), ["@a5"]);
+}
