@@ -7,6 +7,7 @@ use crate::ctx::{Bind, BlockInst, Flow, Lowerer, R, internal, unsupported};
 use crate::loc::{Alloc, Loc};
 use crate::names;
 use crate::sink::Sink;
+use koi_ir::entity::EntityId;
 use koi_ir::{Action, ActionId, ActionParam, BodyBuilder, Expr, Role};
 use koi_sema::types::Ty;
 use koi_sema::{CallInfo, CallTarget, DeclId, Subst};
@@ -384,6 +385,15 @@ impl Lowerer<'_> {
                 .find(|(b, _)| b.as_slice() == bound)
                 .map(|(_, a)| *a)
         }) {
+            if top {
+                // A top-level action is listed where it is first referenced in the earliest
+                // instance that uses it (p4c copies it into every block using it; the first
+                // copy wins), not where lowering happened to create it.
+                let seq = self.inst_seq.get(&self.path).copied().unwrap_or(0);
+                if let Some(k) = self.action_keys.get_mut(a.index() as usize) {
+                    *k = (*k).min((seq, 0, self.ref_pos, k.3));
+                }
+            }
             return Ok(a);
         }
         let Some(ad) = self.idx.decls.get(&d).copied() else {

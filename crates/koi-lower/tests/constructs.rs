@@ -629,3 +629,31 @@ fn enum_members_bind_directionless_constructor_parameters() {
     // `v` depends on `c` through an operation: computed once when the control runs.
     assert!(text.contains("I.s.v = 8w3 + 8w1;"), "{text}");
 }
+
+#[test]
+fn top_level_actions_are_listed_at_their_first_use_in_the_earliest_instance() {
+    // `Sub`'s table (applied first) uses `NoAction` implicitly; `I` is entered before `Sub`
+    // and lists `NoAction` first, so P4Info (following p4c) lists it there: first.
+    let p = lower(&format!(
+        "{HEADERS}{DEFAULT_PARSER}
+        action top_a() {{ }}
+        control Sub(inout meta_t meta) {{
+            action b() {{ meta.x = 2; }}
+            table t2 {{ key = {{ meta.y: exact; }} actions = {{ b; }} }}
+            apply {{ t2.apply(); }}
+        }}
+        control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {{
+            Sub() s;
+            action a() {{ meta.x = 1; }}
+            table t1 {{ key = {{ meta.x: exact; }} actions = {{ NoAction; top_a; a; }} }}
+            apply {{ s.apply(meta); t1.apply(); }}
+        }}
+        {TAIL}"
+    ));
+    let order: Vec<&str> = p
+        .actions
+        .values()
+        .map(|a| a.preamble.name.as_str())
+        .collect();
+    assert_eq!(order, ["NoAction", "top_a", "I.a", "I.s.b"]);
+}
