@@ -190,3 +190,16 @@ fn functions_must_return_on_all_paths() {
     );
     ok("bit<16> max(in bit<16> l, in bit<16> r) { if (l > r) return l; else return r; }\n");
 }
+
+#[test]
+fn extern_methods_cannot_return_int_or_string() {
+    ok("extern E { E(); bit<8> f(); void g(); }\n");
+    rejects(
+        "extern E {\n E();\n int f(); // ERR\n}\n",
+        "int: illegal return type for method",
+    );
+    rejects(
+        "extern E {\n E();\n string f(); // ERR\n}\n",
+        "string: illegal return type for method",
+    );
+}
