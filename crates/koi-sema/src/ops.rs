@@ -4,7 +4,7 @@
 
 use crate::checker::Checker;
 use crate::constant::{self, Arith};
-use crate::types::{MAX_WIDTH, Ty, TypeId};
+use crate::types::{MAX_BITS_WIDTH, Ty, TypeId};
 use crate::value::Value;
 use koi_syntax::Span;
 use koi_syntax::ast::{BinOp, Expr, UnOp};
@@ -276,7 +276,7 @@ impl Checker<'_> {
         match (self.out.types.fixed(lt), self.out.types.fixed(rt)) {
             (Some((signed, lw)), Some((_, rw))) => {
                 let w = lw.saturating_add(rw);
-                if w > MAX_WIDTH {
+                if w > MAX_BITS_WIDTH {
                     self.error(span, format!("++: result width {w} is too large"));
                     return TypeId::ERROR;
                 }
