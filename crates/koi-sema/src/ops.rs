@@ -425,6 +425,23 @@ impl Checker<'_> {
         if self.is_err(at) || self.is_err(bt) {
             return TypeId::ERROR;
         }
+        // p4c: two `int` branches have no width to take at run time (only a condition known
+        // at compile time, which p4c folds first, picks one of them).
+        if at == TypeId::INF_INT
+            && bt == TypeId::INF_INT
+            && self.const_of(c).and_then(Value::as_bool).is_none()
+        {
+            let show = |c: &Self, x: &Expr| match c.const_of(x).and_then(Value::as_int) {
+                Some(v) => v.to_string(),
+                None => "an int value".to_string(),
+            };
+            let (sa, sb) = (show(self, a), show(self, b));
+            self.error(
+                a.span,
+                format!("Width must be specified for at least one of {sa} or {sb}"),
+            );
+            return TypeId::ERROR;
+        }
         let t = self.ternary_type(e, a, b, at, bt);
         if self.is_err(t) {
             return t;
