@@ -35,6 +35,11 @@ impl Checker<'_> {
             self.error(e.span, format!("illegal return type {s}"));
             return TypeId::ERROR;
         }
+        if is_ctor && self.cx.place == Place::Action {
+            // p4c's ValidateParsedProgram: no object is constructed by an action.
+            self.error(e.span, "Constructor calls not allowed in actions");
+            return TypeId::ERROR;
+        }
         if matches!(self.ty(t), Ty::Extern(_)) {
             self.set_ctk(e);
         }

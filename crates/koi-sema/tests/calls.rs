@@ -240,3 +240,17 @@ fn extern_methods_cannot_return_int_or_string() {
         "string: illegal return type for method",
     );
 }
+
+#[test]
+fn constructor_calls_are_not_allowed_in_actions() {
+    let pre = "extern E { E(); }\nextern void use_e(E x);\n";
+    ok(&format!(
+        "{pre}control c() {{ E() inst; action a() {{ use_e(inst); }} apply {{ a(); use_e(E()); }} }}\n"
+    ));
+    rejects(
+        &format!(
+            "{pre}control c() {{ action a() {{\n use_e(E()); // ERR\n }} apply {{ a(); }} }}\n"
+        ),
+        "Constructor calls not allowed in actions",
+    );
+}
