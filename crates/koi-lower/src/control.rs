@@ -7,6 +7,7 @@ use crate::ctx::{Bind, BlockInst, Flow, Lowerer, R, internal, unsupported};
 use crate::loc::{Alloc, Loc};
 use crate::names;
 use crate::sink::Sink;
+use koi_ir::entity::EntityId;
 use koi_ir::{Action, ActionId, ActionParam, BodyBuilder, Expr, Role};
 use koi_sema::types::Ty;
 use koi_sema::{CallInfo, CallTarget, DeclId, Subst};
@@ -35,6 +36,16 @@ impl Lowerer<'_> {
         let mut ctor = Vec::new();
         for (i, p) in d.ctor_params.clone().into_iter().enumerate() {
             let Some(a) = Self::arg(info, args, i) else {
+                // An omitted argument takes the parameter's default value (an `@optional`
+                // parameter without one stays unbound).
+                let pd = self.decl(p)?;
+                let default = pd.param().and_then(|pi| pi.default);
+                let ty = pd.ty;
+                if let Some(v) = default.and_then(|n| self.ck.consts.get(&n)).cloned() {
+                    let ty = koi_sema::substitute(&mut self.types, ty, &subst);
+                    let ty = self.subst_ty(ty);
+                    ctor.push((p, Bind::Const(v, ty)));
+                }
                 continue;
             };
             let pname = self.decl(p)?.name.clone();
@@ -374,6 +385,15 @@ impl Lowerer<'_> {
                 .find(|(b, _)| b.as_slice() == bound)
                 .map(|(_, a)| *a)
         }) {
+            if top {
+                // A top-level action is listed where it is first referenced in the earliest
+                // instance that uses it (p4c copies it into every block using it; the first
+                // copy wins), not where lowering happened to create it.
+                let seq = self.inst_seq.get(&self.path).copied().unwrap_or(0);
+                if let Some(k) = self.action_keys.get_mut(a.index() as usize) {
+                    *k = (*k).min((seq, 0, self.ref_pos, k.3));
+                }
+            }
             return Ok(a);
         }
         let Some(ad) = self.idx.decls.get(&d).copied() else {

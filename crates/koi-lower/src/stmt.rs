@@ -379,12 +379,27 @@ impl Lowerer<'_> {
                 self.bind(id, Bind::Loc(loc));
                 Ok(())
             }
-            ast::DeclKind::Const { name, .. } => {
+            ast::DeclKind::Const { name, value, .. } => {
                 let id = self.decl_of(name)?;
                 let info = self.decl(id)?;
+                let ty = info.ty;
                 if let Some(v) = info.value.clone() {
-                    self.bind(id, Bind::Const(v, info.ty));
+                    self.bind(id, Bind::Const(v, ty));
+                    return Ok(());
                 }
+                // Sema could not fold the value because it depends on a constructor parameter
+                // (`const Mode k = m;`): known once the block is instantiated, or else computed
+                // once, here, into storage of its own.
+                if let Some(v) = self.const_value(value).cloned() {
+                    let ty = self.subst_ty(ty);
+                    self.bind(id, Bind::Const(v, ty));
+                    return Ok(());
+                }
+                let ty = self.subst_ty(ty);
+                let qname = self.qualify(&name.name);
+                let loc = self.alloc(&qname, ty, Alloc::Local, name.span)?;
+                self.init_var(&loc, Some(value))?;
+                self.bind(id, Bind::Loc(loc));
                 Ok(())
             }
             _ => unsupported(d.span, "this declaration inside a body"),
@@ -467,15 +482,38 @@ impl Lowerer<'_> {
         if let ExprKind::Range(lo, hi) = &collection.kind {
             return self.for_range(var, name, lo, hi, body);
         }
-        let items: Vec<Loc> = match self.value(collection)? {
-            Loc::Stack(s, ty) => {
-                let n = self.p.phv.stacks[s].elems.len();
-                (0..n)
-                    .map(|i| self.stack_elem(s, ty, i as u64, span))
-                    .collect::<R<_>>()?
+        let listed = match &collection.kind {
+            ExprKind::List { items, .. } => Some(items),
+            ExprKind::Cast(_, inner) => match &inner.kind {
+                ExprKind::List { items, .. } => Some(items),
+                _ => None,
+            },
+            _ => None,
+        };
+        let items: Vec<Loc> = if let Some(listed) = listed {
+            // A list expression (`{a, b}` or `(list<T>){a, b}`) is evaluated once, before the
+            // first iteration: each element is copied to a temporary, which the loop variable
+            // names in its iteration.
+            let mut out = Vec::with_capacity(listed.len());
+            for item in listed {
+                let v = self.value(item)?;
+                let ty = self.ty_of(item)?;
+                let tmp = self.alloc("$item", ty, Alloc::Temp, item.span)?;
+                self.copy(&tmp, &v, item.span)?;
+                out.push(tmp);
             }
-            Loc::Struct(fs, _) => fs.into_iter().map(|(_, l)| l).collect(),
-            _ => return unsupported(span, "iterating over this value"),
+            out
+        } else {
+            match self.value(collection)? {
+                Loc::Stack(s, ty) => {
+                    let n = self.p.phv.stacks[s].elems.len();
+                    (0..n)
+                        .map(|i| self.stack_elem(s, ty, i as u64, span))
+                        .collect::<R<_>>()?
+                }
+                Loc::Struct(fs, _) => fs.into_iter().map(|(_, l)| l).collect(),
+                _ => return unsupported(span, "iterating over this value"),
+            }
         };
         let exit = self.new_pos("done");
         for item in items {

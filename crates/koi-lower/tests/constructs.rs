@@ -511,3 +511,149 @@ xdp(prs(), sw(), dep()) main;
         assert!(p.intrinsic(n).is_some(), "no intrinsic {n}");
     }
 }
+
+#[test]
+fn int_literals_given_to_new_types_lower_as_their_underlying_type() {
+    let p = lower(&format!(
+        "{HEADERS}{DEFAULT_PARSER}
+        type bit<9> port_t;
+        type port_t egress_t;
+        const port_t CPU = 64;
+        control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {{
+            action fwd(egress_t p) {{ sm.egress_spec = (bit<9>)(port_t)p; }}
+            table t {{ key = {{ hdr.h.a: exact; }} actions = {{ fwd; }} default_action = fwd(5); }}
+            apply {{
+                port_t p = 3;
+                p = CPU;
+                sm.egress_spec = (bit<9>)p;
+                t.apply();
+            }}
+        }}
+        {TAIL}"
+    ));
+    let text = ingress_text(&p);
+    assert!(text.contains("I.p = 9w3;"), "{text}");
+    assert!(text.contains("I.p = 9w64;"), "{text}");
+    let t = &p.tables[p.table_by_name("I.t").expect("table I.t")];
+    assert_eq!(t.default_action.call.args.len(), 1);
+    assert_eq!(t.default_action.call.args[0].to_string(), "9w5");
+}
+
+#[test]
+fn for_in_loops_over_literal_ranges_and_list_expressions() {
+    let ingress = |body: &str| {
+        ingress_text(&with_ingress(&format!(
+            "control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {{
+                apply {{ {body} }}
+            }}"
+        )))
+    };
+    // Literal bounds take the loop variable's type.
+    let text = ingress("for (bit<8> i in 1 .. 3) { meta.x = meta.x + i; }");
+    assert!(text.contains("$hi = 8w3;"), "{text}");
+    assert!(text.contains("I.i = 8w1;"), "{text}");
+    assert!(text.contains("I.i = I.i + 8w1;"), "{text}");
+    // A list expression, plain or cast to a list type: one iteration per element, each
+    // element evaluated before the first iteration.
+    for list in ["{1, 2, 5}", "(list<bit<8>>){1, 2, 5}"] {
+        let text = ingress(&format!(
+            "for (bit<8> v in {list}) {{ meta.x = meta.x + v; }}"
+        ));
+        for (i, c) in ["8w1", "8w2", "8w5"].iter().enumerate() {
+            let item = if i == 0 {
+                "$item".to_string()
+            } else {
+                format!("$item_{i}")
+            };
+            assert!(text.contains(&format!("{item} = {c};")), "{list}: {text}");
+            assert!(
+                text.contains(&format!("meta.x = meta.x + {item};")),
+                "{list}: {text}"
+            );
+        }
+    }
+    let text = ingress("for (bit<8> v in {hdr.h.a, 2}) { hdr.h.a = 0; meta.x = meta.x + v; }");
+    let (copy, clear) = (text.find("$item = hdr.h.a;"), text.find("hdr.h.a = 8w0;"));
+    assert!(copy.is_some() && copy < clear, "{text}");
+    assert!(text.contains("meta.x = meta.x + $item;"), "{text}");
+}
+
+/// A v1model program whose ingress instantiates `Sub(inst)`, a control with the constructor
+/// parameters `params` and the body `body`.
+fn with_sub_control(params: &str, body: &str, inst: &str) -> Pipeline {
+    lower(&format!(
+        "{HEADERS}{DEFAULT_PARSER}
+        enum Mode {{ Fast, Slow }}
+        enum bit<8> Code {{ A = 3, B = 4 }}
+        control Sub(inout meta_t meta)({params}) {{ {body} }}
+        control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {{
+            Sub({inst}) s;
+            apply {{ s.apply(meta); }}
+        }}
+        {TAIL}"
+    ))
+}
+
+#[test]
+fn enum_members_bind_directionless_constructor_parameters() {
+    // Passed positionally, by name, or taken from the parameter's default value.
+    for (params, inst) in [
+        ("Mode m, Code c", "Mode.Slow, Code.B"),
+        ("Mode m, Code c", "c = Code.B, m = Mode.Slow"),
+        ("Mode m = Mode.Slow, Code c = Code.B", ""),
+        ("Mode m, Code c = Code.B", "Mode.Slow"),
+    ] {
+        let text = ingress_text(&with_sub_control(
+            params,
+            "apply { if (m == Mode.Slow) { meta.x = (bit<8>)c; } }",
+            inst,
+        ));
+        // `Mode.Slow` is the enum's second member (code 1); `Code.B` is 4.
+        assert!(
+            text.contains("if 32w1 == 32w1 goto"),
+            "{params} / {inst}: {text}"
+        );
+        assert!(text.contains("meta.x = 8w4;"), "{params} / {inst}: {text}");
+    }
+    // A local constant initialised from a constructor parameter, used in the body and in an
+    // action.
+    let text = ingress_text(&with_sub_control(
+        "Mode m, Code c",
+        "const Mode k = m; const bit<8> v = (bit<8>)c + 1;
+         action a() { if (k == Mode.Fast) { meta.x = v; } }
+         apply { a(); if (k == Mode.Fast) { meta.y = 7; } }",
+        "Mode.Fast, Code.A",
+    ));
+    assert!(text.contains("if 32w0 == 32w0 goto"), "{text}");
+    assert!(text.contains("meta.y = 16w7;"), "{text}");
+    // `v` depends on `c` through an operation: computed once when the control runs.
+    assert!(text.contains("I.s.v = 8w3 + 8w1;"), "{text}");
+}
+
+#[test]
+fn top_level_actions_are_listed_at_their_first_use_in_the_earliest_instance() {
+    // `Sub`'s table (applied first) uses `NoAction` implicitly; `I` is entered before `Sub`
+    // and lists `NoAction` first, so P4Info (following p4c) lists it there: first.
+    let p = lower(&format!(
+        "{HEADERS}{DEFAULT_PARSER}
+        action top_a() {{ }}
+        control Sub(inout meta_t meta) {{
+            action b() {{ meta.x = 2; }}
+            table t2 {{ key = {{ meta.y: exact; }} actions = {{ b; }} }}
+            apply {{ t2.apply(); }}
+        }}
+        control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {{
+            Sub() s;
+            action a() {{ meta.x = 1; }}
+            table t1 {{ key = {{ meta.x: exact; }} actions = {{ NoAction; top_a; a; }} }}
+            apply {{ s.apply(meta); t1.apply(); }}
+        }}
+        {TAIL}"
+    ));
+    let order: Vec<&str> = p
+        .actions
+        .values()
+        .map(|a| a.preamble.name.as_str())
+        .collect();
+    assert_eq!(order, ["NoAction", "top_a", "I.a", "I.s.b"]);
+}

@@ -143,7 +143,8 @@ pub(crate) fn int_arg(a: &Annotation) -> Option<i64> {
     }
 }
 
-/// A P4 integer literal without width prefix.
+/// A P4 integer literal: `16`, `0x10`, `-3`, or one with a width prefix (`32w16`, `8w0x1F`,
+/// `8s-1`), whose value is taken modulo its width as p4c evaluates it.
 pub(crate) fn parse_int(s: &str) -> Option<i64> {
     let s = s.replace('_', "");
     let (neg, s) = match s.strip_prefix('-') {
@@ -151,12 +152,35 @@ pub(crate) fn parse_int(s: &str) -> Option<i64> {
         None => (false, s),
     };
     let lower = s.to_ascii_lowercase();
+    let sized = lower
+        .find(['w', 's'])
+        .filter(|&i| i > 0 && lower[..i].bytes().all(|b| b.is_ascii_digit()));
+    if let Some(i) = sized {
+        let width: u32 = lower[..i].parse().ok()?;
+        let signed = lower.as_bytes()[i] == b's';
+        let v = i128::from(parse_int(&lower[i + 1..])?);
+        let v = if neg { -v } else { v };
+        return fit_width(v, width, signed);
+    }
     let (radix, digits) = [("0x", 16), ("0o", 8), ("0b", 2), ("0d", 10)]
         .iter()
         .find_map(|(p, r)| lower.strip_prefix(p).map(|d| (*r, d)))
         .unwrap_or((10, lower.as_str()));
     let v = i64::from_str_radix(digits, radix).ok()?;
     Some(if neg { -v } else { v })
+}
+
+/// `v` reduced to a `width`-bit unsigned or two's-complement value.
+fn fit_width(v: i128, width: u32, signed: bool) -> Option<i64> {
+    if width == 0 || width > 64 {
+        return None;
+    }
+    let modulus = 1i128 << width;
+    let mut r = v.rem_euclid(modulus);
+    if signed && r >= modulus / 2 {
+        r -= modulus;
+    }
+    i64::try_from(r).ok()
 }
 
 /// `doc` from `@brief` and `@description`, if either is present.
@@ -248,9 +272,11 @@ fn split_args(text: &str) -> Vec<String> {
     out
 }
 
-/// P4 operators of several characters, longest first (maximal munch).
+/// The tokens of several characters of p4c's P4 lexer, longest first (maximal munch). It has
+/// no `::` and no `>>` token (`>>` is two `>`, told apart by the parser), so p4c prints
+/// `a::b` as `a : : b` and `x >> 2` as `x > > 2`.
 const OPERATORS: [&str; 14] = [
-    "&&&", "|+|", "|-|", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "++", "..", "::",
+    "...", "&&&", "|+|", "|-|", "{#}", "..", "<<", "<=", ">=", "==", "!=", "&&", "||", "++",
 ];
 
 /// The tokens of an unparsed annotation body, as p4c's lexer splits them: identifiers,
@@ -311,6 +337,7 @@ mod tests {
             Annotation::text("brief", "\"short\""),
             Annotation::text("max_group_size", "200"),
             Annotation::text("empty", ""),
+            Annotation::text("scoped", "sai::port_id_t, x>>2, a...b, {#}"),
         ];
         let c = convert(&anns, &["max_group_size"]);
         assert_eq!(
@@ -323,6 +350,7 @@ mod tests {
                 "@foo(a , b &&& 0x10)",
                 "@p4runtime_translation(\"p4.org/x\", 32)",
                 "@empty",
+                "@scoped(sai : : port_id_t , x > > 2 , a ... b , {#})",
             ]
         );
         assert!(c.structured.is_empty());
@@ -384,6 +412,13 @@ mod tests {
         assert_eq!(int_arg(&Annotation::text("m", " 1_000 ")), Some(1000));
         assert_eq!(int_arg(&Annotation::text("m", "0x10")), Some(16));
         assert_eq!(int_arg(&Annotation::text("m", "\"x\"")), None);
+        assert_eq!(int_arg(&Annotation::text("m", "32w16")), Some(16));
+        assert_eq!(int_arg(&Annotation::text("m", "8w0x1F")), Some(31));
+        assert_eq!(int_arg(&Annotation::text("m", "8w300")), Some(44));
+        assert_eq!(int_arg(&Annotation::text("m", "8s-1")), Some(-1));
+        assert_eq!(int_arg(&Annotation::text("m", "8s255")), Some(-1));
+        assert_eq!(int_arg(&Annotation::text("m", "0w1")), None);
+        assert_eq!(int_arg(&Annotation::text("m", "w1")), None);
         assert_eq!(
             string_arg(&Annotation::text("s", "\"sum_of_weights\"")),
             Some("sum_of_weights".into())

@@ -35,6 +35,11 @@ impl Checker<'_> {
             self.error(e.span, format!("illegal return type {s}"));
             return TypeId::ERROR;
         }
+        if is_ctor && self.cx.place == Place::Action {
+            // p4c's ValidateParsedProgram: no object is constructed by an action.
+            self.error(e.span, "Constructor calls not allowed in actions");
+            return TypeId::ERROR;
+        }
         if matches!(self.ty(t), Ty::Extern(_)) {
             self.set_ctk(e);
         }
@@ -390,6 +395,31 @@ impl Checker<'_> {
                     format!("extract: argument must be a header, not {}", self.show(t)),
                 );
             }
+            ("packet_in", "extract") => {
+                // As p4c: the one-argument form reads a fixed-size header, the two-argument
+                // form a header with a varbit field.
+                let varbits = self.out.types.agg(t).map_or(0, |a| {
+                    a.fields
+                        .iter()
+                        .filter(|f| matches!(self.ty(f.ty), Ty::Varbit(_)))
+                        .count()
+                });
+                let span = args.first().map(|a| a.value.span).unwrap_or(e.span);
+                if args.len() == 1 && varbits > 0 {
+                    self.error(span, "extract: argument cannot contain varbit fields");
+                } else if args.len() == 2 && varbits == 0 {
+                    self.error(span, "extract: argument should contain a varbit field");
+                }
+            }
+            ("packet_out", "emit") if !self.emittable(t, 0) => {
+                self.error(
+                    e.span,
+                    format!(
+                        "emit: argument must be a header, stack or union, or a struct or tuple of such types, not {}",
+                        self.show(t)
+                    ),
+                );
+            }
             ("packet_in", "lookahead") if self.out.types.width(t).is_none() => {
                 self.error(
                     e.span,
@@ -397,6 +427,23 @@ impl Checker<'_> {
                 );
             }
             _ => {}
+        }
+    }
+
+    /// What `packet_out.emit` takes (p4c's `checkEmitType`): headers, stacks and unions, and
+    /// structs and tuples of them.
+    fn emittable(&self, t: TypeId, depth: u32) -> bool {
+        if depth > crate::checker::MAX_DEPTH {
+            return true;
+        }
+        match self.ty(t) {
+            Ty::Agg(a) if a.kind == AggKind::Struct => {
+                a.fields.iter().all(|f| self.emittable(f.ty, depth + 1))
+            }
+            Ty::Agg(_) | Ty::Stack { .. } | Ty::Error | Ty::Var { .. } | Ty::DontCare => true,
+            Ty::Tuple(ts) => ts.iter().all(|t| self.emittable(*t, depth + 1)),
+            Ty::List(t) => self.emittable(*t, depth + 1),
+            _ => false,
         }
     }
 

@@ -67,6 +67,14 @@ impl Checker<'_> {
             (Ty::Error, _) | (_, Ty::Error) | (_, Ty::DontCare) => true,
             (Ty::InfInt, Ty::Bit(w)) => self.warn_if_truncated(e, false, w),
             (Ty::InfInt, Ty::Int(w)) => self.warn_if_truncated(e, true, w),
+            // As in p4c, an `int` value takes a new type whose underlying type is (through any
+            // chain of new types) `bit<W>` or `int<W>` wherever it is unified with it (an
+            // assignment, an initializer, an argument, a return value), though not in an
+            // operation such as `==` or `+`.
+            (Ty::InfInt, Ty::NewType { .. }) => match self.newtype_repr(to) {
+                Some(r) => self.implicit_ok(e, from, r),
+                None => false,
+            },
             // p4c accepts fixed-width values where `int` is expected (constants, directionless
             // extern parameters).
             (Ty::Bit(_) | Ty::Int(_), Ty::InfInt) => true,
@@ -78,6 +86,19 @@ impl Checker<'_> {
             | (Ty::Package(_), Ty::Package(_)) => self.matches_with_wildcards(to, from),
             _ => false,
         }
+    }
+
+    /// The `bit<W>` or `int<W>` type under the new type `t` (through nested new types).
+    fn newtype_repr(&self, t: TypeId) -> Option<TypeId> {
+        let mut t = t;
+        for _ in 0..32 {
+            match self.ty(t) {
+                Ty::NewType { base, .. } => t = *base,
+                Ty::Bit(_) | Ty::Int(_) => return Some(t),
+                _ => return None,
+            }
+        }
+        None
     }
 
     /// Structural match where type variables and `_` in either type match anything.

@@ -9,7 +9,7 @@
 use crate::checker::{Checker, MAX_DEPTH};
 use crate::constant;
 use crate::typeref::Generic;
-use crate::types::{Field, MAX_WIDTH, Ty, TypeId};
+use crate::types::{Field, MAX_BITS_WIDTH, Ty, TypeId};
 use crate::value::{Value, fits, wrap};
 use koi_syntax::ast::{Expr, ExprKind, IntLit};
 use num_bigint::BigInt;
@@ -95,7 +95,7 @@ impl Checker<'_> {
             self.set_const(e, Value::Int(v));
             return TypeId::INF_INT;
         };
-        if w > MAX_WIDTH {
+        if w > MAX_BITS_WIDTH {
             self.error(
                 e.span,
                 format!("{w}: this implementation does not support bitstrings this large"),

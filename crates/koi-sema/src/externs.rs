@@ -94,6 +94,13 @@ impl Checker<'_> {
         } else {
             Some(ret.unwrap_or(TypeId::ERROR))
         };
+        // As p4c: an extern method cannot return `int` or `string`.
+        if let (Some(rt), Some(r)) = (ret, m.ret.as_ref())
+            && matches!(self.ty(rt), Ty::InfInt | Ty::String)
+        {
+            let s = self.show(rt);
+            self.error(r.span, format!("{s}: illegal return type for method"));
+        }
         self.set_signature(id, tps, ps, ret, ret.unwrap_or(TypeId::VOID));
         if optional {
             self.optional_methods.insert(id);

@@ -166,6 +166,8 @@ impl Infer {
     fn unify_structure(&mut self, types: &mut TypeTable, pt: &Ty, at: &Ty, d: u32) -> bool {
         match (pt, at) {
             (Ty::Bit(_) | Ty::Int(_), Ty::InfInt) | (Ty::InfInt, Ty::Bit(_) | Ty::Int(_)) => true,
+            // `int` to a new type: checked when the argument is converted.
+            (Ty::NewType { .. }, Ty::InfInt) => true,
             (Ty::Agg(p), Ty::Agg(a)) => {
                 p.decl == a.decl && self.unify_list(types, &p.args, &a.args, d)
             }

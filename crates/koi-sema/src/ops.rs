@@ -4,7 +4,7 @@
 
 use crate::checker::Checker;
 use crate::constant::{self, Arith};
-use crate::types::{MAX_WIDTH, Ty, TypeId};
+use crate::types::{MAX_BITS_WIDTH, Ty, TypeId};
 use crate::value::Value;
 use koi_syntax::Span;
 use koi_syntax::ast::{BinOp, Expr, UnOp};
@@ -276,7 +276,7 @@ impl Checker<'_> {
         match (self.out.types.fixed(lt), self.out.types.fixed(rt)) {
             (Some((signed, lw)), Some((_, rw))) => {
                 let w = lw.saturating_add(rw);
-                if w > MAX_WIDTH {
+                if w > MAX_BITS_WIDTH {
                     self.error(span, format!("++: result width {w} is too large"));
                     return TypeId::ERROR;
                 }
@@ -423,6 +423,23 @@ impl Checker<'_> {
         let at = self.check_expr(a);
         let bt = self.check_expr(b);
         if self.is_err(at) || self.is_err(bt) {
+            return TypeId::ERROR;
+        }
+        // p4c: two `int` branches have no width to take at run time (only a condition known
+        // at compile time, which p4c folds first, picks one of them).
+        if at == TypeId::INF_INT
+            && bt == TypeId::INF_INT
+            && self.const_of(c).and_then(Value::as_bool).is_none()
+        {
+            let show = |c: &Self, x: &Expr| match c.const_of(x).and_then(Value::as_int) {
+                Some(v) => v.to_string(),
+                None => "an int value".to_string(),
+            };
+            let (sa, sb) = (show(self, a), show(self, b));
+            self.error(
+                a.span,
+                format!("Width must be specified for at least one of {sa} or {sb}"),
+            );
             return TypeId::ERROR;
         }
         let t = self.ternary_type(e, a, b, at, bt);

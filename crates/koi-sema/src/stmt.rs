@@ -171,11 +171,14 @@ impl Checker<'_> {
     }
 
     fn check_for_in(&mut self, ty: Option<&Type>, name: &Ident, collection: &Expr, body: &Stmt) {
-        let elem = self.for_in_element(collection);
+        // As in p4c, the range bounds and the elements of a list expression are converted to
+        // the loop variable's type when it is given (`for (bit<8> i in 1 .. 3)`,
+        // `for (bit<8> v in {1, 2, 5})`); other collections must have elements of that type.
+        let declared = ty.map(|t| self.resolve_type(t));
+        let elem = self.for_in_element(collection, declared.filter(|t| !self.is_err(*t)));
         self.scoped(ScopeKind::Block, |c| {
-            let vt = match ty {
-                Some(t) => {
-                    let vt = c.resolve_type(t);
+            let vt = match declared {
+                Some(vt) => {
                     if !c.is_err(vt) && !c.is_err(elem) && vt != elem {
                         let (a, b) = (c.show(vt), c.show(elem));
                         c.error(collection.span, format!("type mismatch: the loop variable has type {a} but the elements have type {b}"));
@@ -190,9 +193,27 @@ impl Checker<'_> {
         });
     }
 
-    /// The element type of a `for (x in collection)` collection: a range or a stack/list value.
-    fn for_in_element(&mut self, collection: &Expr) -> TypeId {
+    /// The element type of a `for (x in collection)` collection: a range or a stack/list value,
+    /// with range bounds and list expression elements converted to `declared` when given.
+    fn for_in_element(&mut self, collection: &Expr, declared: Option<TypeId>) -> TypeId {
         if let ExprKind::Range(lo, hi) = &collection.kind {
+            if let Some(vt) = declared {
+                let lt = self.check_expr_as(lo, vt);
+                let ht = self.check_expr_as(hi, vt);
+                if self.is_err(lt) || self.is_err(ht) {
+                    return TypeId::ERROR;
+                }
+                if !matches!(self.ty(vt), Ty::Bit(_) | Ty::Int(_)) {
+                    let s = self.show(vt);
+                    self.error(
+                        collection.span,
+                        format!("a range cannot have elements of type {s}"),
+                    );
+                    return TypeId::ERROR;
+                }
+                self.set_type(collection, vt);
+                return vt;
+            }
             let lt = self.check_expr(lo);
             let ht = self.check_expr(hi);
             if self.is_err(lt) || self.is_err(ht) {
@@ -205,6 +226,11 @@ impl Checker<'_> {
             let elem = if lt == TypeId::INF_INT { ht } else { lt };
             self.set_type(collection, elem);
             return elem;
+        }
+        if let (ExprKind::List { items, dots: false }, Some(vt)) = (&collection.kind, declared) {
+            let tuple = self.intern(Ty::Tuple(vec![vt; items.len()]));
+            let t = self.check_expr_as(collection, tuple);
+            return if self.is_err(t) { t } else { vt };
         }
         let ct = self.check_expr(collection);
         match self.ty(ct).clone() {

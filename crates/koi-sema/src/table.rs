@@ -220,10 +220,11 @@ impl Checker<'_> {
                 | Ty::Enum(_)
                 | Ty::ErrorType
                 | Ty::NewType { .. }
-                | Ty::Varbit(_)
                 | Ty::Error
         );
         if !ok_type {
+            // p4c: "Key ... field type must be a scalar type" (bit<W>, int<W>, bool, enums,
+            // error, or a new type over them; not varbit).
             let s = self.show(t);
             self.error(k.expr.span, format!("key fields cannot have type {s}"));
         }

@@ -7,7 +7,8 @@ use crate::scope::ScopeKind;
 use crate::types::{AggKind, AggTy, EnumTy, Field, Ty, TypeId};
 use crate::value::Value;
 use koi_syntax::Span;
-use koi_syntax::ast::{EnumMember, Ident, StructField, Type, TypeParams};
+use koi_syntax::ast::{EnumMember, Expr, Ident, StructField, Type, TypeParams};
+use num_traits::Signed;
 use std::collections::HashMap;
 
 impl Checker<'_> {
@@ -273,6 +274,9 @@ impl Checker<'_> {
                 );
                 continue;
             };
+            if !self.enum_value_fits(&m.name, e, repr) {
+                continue;
+            }
             self.check_expr_as(e, repr);
             match self.converted_const(e) {
                 Some(v) => out.push((m.name.name.clone(), v)),
@@ -287,6 +291,47 @@ impl Checker<'_> {
             }
         }
         Value::Struct(out)
+    }
+
+    /// As p4c: an integer value of a serializable enum member must fit in the underlying type
+    /// (it is not truncated). Reports and returns false when it does not.
+    fn enum_value_fits(&mut self, name: &Ident, e: &Expr, repr: TypeId) -> bool {
+        let t = self.check_expr(e);
+        if t != TypeId::INF_INT {
+            return true;
+        }
+        let Some(v) = self.const_of(e).and_then(|v| v.as_int()).cloned() else {
+            return true;
+        };
+        let (signed, w) = match self.ty(repr) {
+            Ty::Bit(w) => (false, *w),
+            Ty::Int(w) => (true, *w),
+            _ => return true,
+        };
+        if crate::value::fits(&v, signed, w) {
+            return true;
+        }
+        let ts = self.show(repr);
+        let extra = if !signed && v.is_negative() {
+            format!("the value {v} is negative, but the underlying type {ts} is unsigned")
+        } else {
+            let mut bits = v.magnitude().bits();
+            if signed {
+                bits += 1;
+            }
+            let kind = if signed { "signed" } else { "unsigned" };
+            format!(
+                "the value {v} requires {bits} bits but the underlying {kind} type {ts} only contains {w} bits"
+            )
+        };
+        self.error(
+            name.span,
+            format!(
+                "{}: Serialized enum constant value {v} is out of bounds of the underlying type {ts}; {extra}",
+                name.name
+            ),
+        );
+        false
     }
 
     /// `typedef T name;`

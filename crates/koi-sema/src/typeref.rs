@@ -4,7 +4,7 @@
 use crate::checker::{Checker, MAX_DEPTH};
 use crate::decls::{DeclId, DeclKind};
 use crate::generics::{Subst, substitute};
-use crate::types::{MAX_STACK_SIZE, MAX_WIDTH, Ty, TypeId};
+use crate::types::{MAX_BITS_WIDTH, MAX_STACK_SIZE, MAX_WIDTH, Ty, TypeId};
 use koi_syntax::Span;
 use koi_syntax::ast::{Expr, Path, Type, TypeKind};
 use num_bigint::BigInt;
@@ -94,10 +94,16 @@ impl Checker<'_> {
             self.error(w.span, format!("{v}: {what}"));
             return TypeId::ERROR;
         }
-        let Some(n) = u32::try_from(&v).ok().filter(|n| *n <= MAX_WIDTH) else {
+        let max = match kind {
+            Ty::Varbit(_) => MAX_WIDTH,
+            _ => MAX_BITS_WIDTH,
+        };
+        let Some(n) = u32::try_from(&v).ok().filter(|n| *n <= max) else {
             self.error(
                 w.span,
-                format!("{v}: this implementation does not support bitstrings this large (max {MAX_WIDTH})"),
+                format!(
+                    "{v}: this implementation does not support bitstrings this large (max {max})"
+                ),
             );
             return TypeId::ERROR;
         };

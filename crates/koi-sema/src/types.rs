@@ -19,8 +19,12 @@ use std::fmt::Write as _;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TypeId(pub u32);
 
-/// The largest width koi accepts for `bit<W>`, `int<W>` and `varbit<W>`.
+/// The largest width koi accepts for `varbit<W>`.
 pub const MAX_WIDTH: u32 = 1 << 16;
+/// The largest width of `bit<W>` and `int<W>` (types, literals, concatenations): p4c's
+/// `maximumWidthSupported`, beyond which it says "this implementation does not support
+/// bitstrings this large".
+pub const MAX_BITS_WIDTH: u32 = 2048;
 /// The largest size koi accepts for header stacks and arrays.
 pub const MAX_STACK_SIZE: u32 = 1 << 16;
 

@@ -165,6 +165,43 @@ fn extern_methods_and_packet_checks() {
 }
 
 #[test]
+fn extract_forms_follow_the_header_s_varbit_field() {
+    let pre =
+        "header f { bit<8> a; }\nheader v { bit<8> l; varbit<32> o; }\nstruct s { f a; v b; }\n";
+    ok(&with_core(&format!(
+        "{pre}parser P(packet_in p, out s x) {{ state start {{ p.extract(x.a); p.extract(x.b, 8); transition accept; }} }}\n"
+    )));
+    rejects(
+        &with_core(&format!(
+            "{pre}parser P(packet_in p, out s x) {{ state start {{\n p.extract(x.b); // ERR\n transition accept; }} }}\n"
+        )),
+        "extract: argument cannot contain varbit fields",
+    );
+    rejects(
+        &with_core(&format!(
+            "{pre}parser P(packet_in p, out s x) {{ state start {{\n p.extract(x.a, 8); // ERR\n transition accept; }} }}\n"
+        )),
+        "extract: argument should contain a varbit field",
+    );
+}
+
+#[test]
+fn emit_takes_headers_and_aggregates_of_them() {
+    let pre = "header h { bit<8> a; }\nheader_union u { h x; }\nstruct inner { h a; u b; h[2] c; }\nstruct s { inner i; h d; bit<8> m; }\n";
+    ok(&with_core(&format!(
+        "{pre}control D(packet_out p, in s x) {{ apply {{ p.emit(x.i); p.emit(x.d); p.emit(x.i.c); p.emit(x.i.b); p.emit({{ x.d, x.i }}); }} }}\n"
+    )));
+    for arg in ["x.m", "x", "{ x.d, x.m }"] {
+        rejects(
+            &with_core(&format!(
+                "{pre}control D(packet_out p, in s x) {{ apply {{\n p.emit({arg}); // ERR\n }} }}\n"
+            )),
+            "emit: argument must be a header, stack or union, or a struct or tuple of such types",
+        );
+    }
+}
+
+#[test]
 fn apply_of_parsers_controls_and_tables() {
     let src = "control Sub(inout bit<8> v) { apply { } }\ncontrol c(inout bit<8> x) {\n Sub() s;\n action a() {\n s.apply(x); // ERR\n }\n apply { s.apply(x); Sub.apply(x); }\n}\n";
     rejects(src, "apply cannot be called from actions");
@@ -189,4 +226,31 @@ fn functions_must_return_on_all_paths() {
         "does not return a value on all paths",
     );
     ok("bit<16> max(in bit<16> l, in bit<16> r) { if (l > r) return l; else return r; }\n");
+}
+
+#[test]
+fn extern_methods_cannot_return_int_or_string() {
+    ok("extern E { E(); bit<8> f(); void g(); }\n");
+    rejects(
+        "extern E {\n E();\n int f(); // ERR\n}\n",
+        "int: illegal return type for method",
+    );
+    rejects(
+        "extern E {\n E();\n string f(); // ERR\n}\n",
+        "string: illegal return type for method",
+    );
+}
+
+#[test]
+fn constructor_calls_are_not_allowed_in_actions() {
+    let pre = "extern E { E(); }\nextern void use_e(E x);\n";
+    ok(&format!(
+        "{pre}control c() {{ E() inst; action a() {{ use_e(inst); }} apply {{ a(); use_e(E()); }} }}\n"
+    ));
+    rejects(
+        &format!(
+            "{pre}control c() {{ action a() {{\n use_e(E()); // ERR\n }} apply {{ a(); }} }}\n"
+        ),
+        "Constructor calls not allowed in actions",
+    );
 }

@@ -156,7 +156,13 @@ fn struct_and_list_expressions_take_the_context_type() {
 
 #[test]
 fn conditional_operator() {
-    ok(&body("x = d ? x : 1; x = d ? 1 : 2;"));
+    ok(&body("x = d ? x : 1; x = d ? 8w1 : 2;"));
+    // As p4c: two `int` branches need a width unless the condition is known (and folded).
+    rejects(
+        &body("x = d ? 1 : 0; // ERR"),
+        "Width must be specified for at least one of 1 or 0",
+    );
+    ok(&body("x = true ? 1 : 2; x = (4 > 3) ? 1 : 2;"));
     rejects(&body("x = x[0:0] ? x : x; // ERR"), "must be bool");
     rejects(&body("x = d ? x : y; // ERR"), "different types");
 }

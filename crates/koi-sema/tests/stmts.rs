@@ -79,6 +79,21 @@ fn for_in_loops() {
     rejects(
         "extern void fn(in bit<8> c);\ncontrol c() { apply {\n for (bit<8> a in 16w0 .. 16w15) { fn(a); } // ERR\n } }\n",
         "type mismatch",
+    ); // Literal bounds and list elements take the loop variable's type.
+    ok(
+        "extern void fn(in bit<8> c);\ncontrol c(in bit<8> y) { apply {\n\
+         for (bit<8> a in 0 .. 15) { fn(a); }\n\
+         for (bit<8> a in 1 .. y) { fn(a); }\n\
+         for (bit<8> a in {1, 2, y}) { fn(a); }\n\
+         for (bit<8> a in (list<bit<8>>){1, 2}) { fn(a); }\n } }\n",
+    );
+    rejects(
+        "control c() { apply {\n for (bit<8> a in {1, true}) { } // ERR\n } }\n",
+        "type mismatch",
+    );
+    rejects(
+        "control c() { apply {\n for (bool a in 0 .. 1) { } // ERR\n } }\n",
+        "type mismatch",
     );
 }
 

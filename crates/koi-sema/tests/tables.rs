@@ -27,6 +27,20 @@ fn keys_and_match_kinds() {
 }
 
 #[test]
+fn key_fields_are_scalars_not_varbit() {
+    let src = |key: &str| {
+        with_core(&format!(
+            "header V {{ bit<8> a; varbit<32> v; }}\ntype bit<8> N;\n\
+             control c(inout V h, in N n) {{\n action a() {{ }}\n\
+             table t {{\n key = {{ {key}\n }}\n actions = {{ a; }} }}\n apply {{ t.apply(); }}\n}}\n"
+        ))
+    };
+    ok(&src("h.a: exact; n: exact; h.isValid(): exact;"));
+    let bad = src("h.v: exact; // ERR");
+    rejects(&bad, "key fields cannot have type varbit<32>");
+}
+
+#[test]
 fn action_lists() {
     ok(&table(
         "actions = { a; p; q(h.a); NoAction; } default_action = a();",

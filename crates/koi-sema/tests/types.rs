@@ -27,6 +27,25 @@ fn huge_and_invalid_widths_are_diagnostics() {
         "Width of signed type cannot be zero",
     );
     rejects("header h { varbit<-2> a; } // ERR\n", "invalid type size");
+    // p4c's limit for bit<W> and int<W> is 2048 bits, for types, literals and `++`; varbit
+    // fields may be longer (fabric's INT header has a varbit<8032>).
+    ok("header h { bit<2048> a; int<2048> b; varbit<8032> c; }\n");
+    rejects(
+        "header h { bit<2049> a; } // ERR\n",
+        "2049: this implementation does not support bitstrings this large (max 2048)",
+    );
+    rejects(
+        "header h { int<4096> a; } // ERR\n",
+        "does not support bitstrings this large",
+    );
+    rejects(
+        "const bit<8> x = (bit<8>)4096w1; // ERR\n",
+        "does not support bitstrings this large",
+    );
+    rejects(
+        "control c(in bit<2048> a, out bit<8> o) { apply {\n o = (a ++ a)[7:0]; // ERR\n } }\n",
+        "result width 4096 is too large",
+    );
     rejects("header h { bit<(true)> a; } // ERR\n", "integer");
 }
 
@@ -97,6 +116,26 @@ fn serializable_enums() {
 }
 
 #[test]
+fn serializable_enum_values_must_fit_the_underlying_type() {
+    ok("enum bit<2> E { A = 0, B = 3 }\nenum int<4> S { A = -8, B = 7 }\n");
+    rejects(
+        "enum bit<2> E {\n A = 1,\n B = 5 // ERR\n}\n",
+        "B: Serialized enum constant value 5 is out of bounds of the underlying type bit<2>; \
+         the value 5 requires 3 bits but the underlying unsigned type bit<2> only contains 2 bits",
+    );
+    rejects(
+        "enum bit<8> E { A = -1 } // ERR\n",
+        "the value -1 is negative, but the underlying type bit<8> is unsigned",
+    );
+    rejects(
+        "enum int<4> E { A = 8 } // ERR\n",
+        "the value 8 requires 5 bits but the underlying signed type int<4> only contains 4 bits",
+    );
+    // A folded constant expression counts too.
+    rejects("enum bit<4> E { A = 4 * 4 } // ERR\n", "out of bounds");
+}
+
+#[test]
 fn typedef_is_transparent_and_type_is_nominal() {
     ok("typedef bit<8> B;\nconst B x = 1;\nconst bit<8> y = x;\n");
     ok("type bit<32> N;\nconst N n = (N)32w1;\nconst bit<32> m = (bit<32>)n;\n");
@@ -107,6 +146,31 @@ fn typedef_is_transparent_and_type_is_nominal() {
     rejects(
         "type tuple<int> Narrow; // ERR\n",
         "`type' can only be applied to base types",
+    );
+}
+
+#[test]
+fn int_literals_take_a_new_type_where_it_is_unified() {
+    // Initializers, assignments, arguments (directed and directionless), return values and
+    // list elements; also through a new type over a new type and a typedef over it.
+    ok("type bit<9> P;\ntype P Q;\ntypedef Q R;\ntype int<8> S;\n\
+         const P p0 = 5;\n\
+         extern void f(in P p);\nextern void g(P p);\n\
+         struct st { P a; R b; }\n\
+         P h() { return 3; }\n\
+         control c(inout P x, out S s) { apply { x = 7; f(1); g(2); R r = 4; s = -1; st v = { 1, 2 }; } }\n");
+    // A sized value, a new type over bool, and an operation are not converted.
+    rejects(
+        "type bit<9> P;\ncontrol c(out P x) { apply { x = 9w7; } } // ERR\n",
+        "type mismatch",
+    );
+    rejects(
+        "type bool B;\ncontrol c(out B x) { apply { x = 1; } } // ERR\n",
+        "type mismatch",
+    );
+    rejects(
+        "type bit<9> P;\ncontrol c(in P x, out bool b) { apply { b = x == 1; } } // ERR\n",
+        "cannot compare values of types P and int",
     );
 }
 

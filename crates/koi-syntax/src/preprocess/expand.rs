@@ -91,10 +91,6 @@ impl<'m> Env<'m> {
         self.report(col, msg.into(), false);
     }
 
-    pub fn warning(&mut self, col: u32, msg: impl Into<String>) {
-        self.report(col, msg.into(), true);
-    }
-
     fn report(&mut self, col: u32, msg: String, warning: bool) {
         if self.errors.len() < MAX_ERRORS && !self.overflow {
             self.errors.push(ExpError { col, msg, warning });

@@ -195,6 +195,14 @@ impl<'a> Scanner<'a> {
     fn token_at(&self, start: usize) -> (Kind, usize) {
         let b = self.byte(start);
         let next = self.byte(start + 1);
+        if b == b'L' && matches!(next, b'"' | b'\'') {
+            // A wide string or character literal (the only prefix cpp knows in assembler
+            // mode, as p4c runs it).
+            let (kind, end) = self.token_at(start + 1);
+            if matches!(kind, Kind::Str | Kind::Char) {
+                return (kind, end);
+            }
+        }
         if b.is_ascii_alphabetic() || b == b'_' {
             (
                 Kind::Ident,

@@ -143,8 +143,9 @@ impl Expander<'_, '_> {
         out.extend(rest);
     }
 
-    /// `l ## r`: one token, or both when they do not form one (with a warning: p4c runs cpp
-    /// in assembler mode, which accepts such pastes silently).
+    /// `l ## r`: one token, or both when they do not form one. p4c runs cpp in assembler
+    /// mode (`-x assembler-with-cpp`), which keeps both tokens silently and writes them
+    /// apart, so that they are not read back as one token: so does koi, without a warning.
     fn paste(&mut self, l: Tok, mut r: Tok) -> Vec<Tok> {
         let text = format!("{}{}", l.text, r.text);
         match single_token(&text) {
@@ -157,12 +158,7 @@ impl Expander<'_, '_> {
                 col: l.col,
             }],
             None => {
-                let msg = format!(
-                    "pasting \"{}\" and \"{}\" does not give a valid preprocessing token",
-                    l.text, r.text
-                );
-                self.env.warning(l.col, msg);
-                r.lead = Lead::None;
+                r.lead = Lead::Space;
                 vec![l, r]
             }
         }

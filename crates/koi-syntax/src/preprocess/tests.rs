@@ -178,6 +178,25 @@ fn no_accidental_token_pasting() {
 }
 
 #[test]
+fn pastes_follow_cpp_in_assembler_mode() {
+    // What `cpp -undef -nostdinc -x assembler-with-cpp` (as p4c runs it) writes: a paste
+    // that forms no token keeps both tokens, apart and without a diagnostic.
+    let (sm, d) = run(
+        "#define P(a, b) a ## b\nP(x, 1) P(8w, 0x1F) P(-, >) P(<, <=) P(L, \"s\") P(L, 'c')\n\
+         P(x, +) P(|+, |) P(+, /) P(/, /) P(u8, \"s\") P(x, (y)) P(., .)\nP(x, ) P(, y)\n",
+    );
+    assert!(d.list.is_empty(), "{:?}", rendered(&sm, &d));
+    assert_eq!(
+        lines(&sm)[1..],
+        [
+            "x1 8w0x1F -> <<= L\"s\" L'c'",
+            "x + |+ | + / / / u8 \"s\" x (y) . .",
+            "x y",
+        ]
+    );
+}
+
+#[test]
 fn multi_line_invocation_goes_on_its_first_line() {
     let src = "#define F(a, b) a + b\nx = F(1,\n      2) * 3;\ny F\n(4, 5) z\nw\n";
     let (sm, d) = run(src);

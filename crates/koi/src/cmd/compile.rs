@@ -83,7 +83,7 @@ pub fn run(args: &CompileArgs) -> ExitCode {
                         match koi_p4info::generate(&p) {
                             Ok(info) => print!("{}", koi_p4info::to_text(&info)),
                             Err(e) => {
-                                eprintln!("koi: cannot generate P4Info: {e}");
+                                eprintln!("koi: {e}");
                                 return ExitCode::from(1);
                             }
                         }
