@@ -53,11 +53,13 @@ pub struct Program {
     pub device_config: Vec<u8>,
 }
 
-/// How a program file is preprocessed: `-I` directories and `-D` definitions.
+/// How a program file is preprocessed (`-I` directories and `-D` definitions) and where the
+/// implementation of its extern functions is (`--extern FILE`: C or a shared object).
 #[derive(Clone, Debug, Default)]
 pub struct Flags {
     pub include: Vec<PathBuf>,
     pub define: Vec<String>,
+    pub externs: Option<PathBuf>,
 }
 
 impl Flags {
@@ -81,8 +83,12 @@ impl Flags {
 impl Program {
     /// Compiles the program at `path`; `Err` holds every diagnostic, rendered.
     pub fn compile_file(path: &Path, flags: &Flags) -> Result<Program, String> {
-        let compiled =
+        let mut compiled =
             koi_conformance::compile(path, &flags.pp_options()).map_err(|e| e.render())?;
+        if flags.externs.is_some() {
+            koi_native::bind(&mut compiled.pipeline, flags.externs.as_deref())
+                .map_err(|e| format!("koi: {}: {e}", path.display()))?;
+        }
         let name = path.file_name().map_or_else(
             || path.display().to_string(),
             |n| n.to_string_lossy().into(),
@@ -111,8 +117,9 @@ impl Program {
                 .find(|(k, _)| *k == "name")
                 .map_or("device_config.p4", |(_, v)| v)
                 .to_string();
-            let compiled = koi_conformance::compile_str(&name, body, &PpOptions::default())
+            let mut compiled = koi_conformance::compile_str(&name, body, &PpOptions::default())
                 .map_err(|e| e.render())?;
+            koi_native::bind(&mut compiled.pipeline, None).map_err(|e| e.to_string())?;
             let header = text[..text.len() - body.len()].to_string();
             return Ok(Program::new(name, compiled, header));
         }
@@ -124,10 +131,30 @@ impl Program {
             );
         }
         let name = "device_config.p4".to_string();
-        let compiled = koi_conformance::compile_str(&name, text, &PpOptions::default())
+        let mut compiled = koi_conformance::compile_str(&name, text, &PpOptions::default())
             .map_err(|e| e.render())?;
+        koi_native::bind(&mut compiled.pipeline, None).map_err(|e| e.to_string())?;
         let header = header(&name, &Flags::default());
         Ok(Program::new(name, compiled, header))
+    }
+
+    /// An error if the program calls extern functions that no `--extern` file implements
+    /// (`compile_file` without one compiles them, for `koi compile`).
+    pub fn require_externs(&self) -> Result<(), String> {
+        match &self.pipeline.natives.lib {
+            None if !self.pipeline.natives.fns.is_empty() => {
+                let e = koi_native::Error::Missing(
+                    self.pipeline
+                        .natives
+                        .fns
+                        .iter()
+                        .map(|f| f.name.clone())
+                        .collect(),
+                );
+                Err(format!("koi: {}: {e}", self.name))
+            }
+            _ => Ok(()),
+        }
     }
 
     fn new(name: String, compiled: koi_conformance::Compiled, header: String) -> Program {
@@ -264,6 +291,7 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
         let flags = Flags {
             include: vec![dir.path().to_path_buf()],
             define: vec!["PORT=3".into()],
+            externs: None,
         };
         let p = Program::compile_file(&f, &flags).unwrap();
         let cfg = String::from_utf8(p.device_config.clone()).unwrap();
