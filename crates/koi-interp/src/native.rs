@@ -18,7 +18,8 @@ impl<O: Observer> Ctx<'_, O> {
         ret: Option<&Place>,
         params: &[Bits],
     ) -> Result<(), Stop> {
-        let natives = &self.p.natives;
+        let pipeline = self.p;
+        let natives = &pipeline.natives;
         let Some(f) = natives.fns.get(func as usize) else {
             return Err(Stop::Abort(format!(
                 "call of missing extern function {func}"
@@ -47,7 +48,6 @@ impl<O: Observer> Ctx<'_, O> {
         let mut rbuf = vec![0u8; f.ret.as_ref().map_or(1, |t| t.size_align().0.max(1))];
         lib.call(func as usize, &mut bufs, &mut rbuf)
             .map_err(|e| Stop::Abort(format!("extern function {}: {e}", f.name)))?;
-        let f = f.clone();
         for (p, (a, buf)) in f.params.iter().zip(args.iter().zip(&bufs)) {
             if !p.dir.writes() {
                 continue;

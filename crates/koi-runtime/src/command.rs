@@ -326,10 +326,14 @@ impl Switch {
             device_id.unwrap_or_else(|| live.iter().map(|p| p.device_id()).max().unwrap_or(0) + 1);
         let cpu_port = live.first().and_then(|p| p.cpu_port());
         let program = match file {
-            Some(f) => Some(Arc::new(crate::Program::compile_file(
-                std::path::Path::new(f),
-                &crate::Flags::default(),
-            )?)),
+            Some(f) => {
+                let p = crate::Program::compile_file(
+                    std::path::Path::new(f),
+                    &crate::Flags::default(),
+                )?;
+                p.require_externs()?;
+                Some(Arc::new(p))
+            }
             None => None,
         };
         let pl = self.add_pipeline(
