@@ -349,3 +349,42 @@ fn the_datapath_caches_packets_that_call_a_pure_extern() {
     assert_eq!((s.installs, s.uncacheable), (2, 0), "{s:?}");
     assert_eq!(s.microflow_hits + s.megaflow_hits, 4, "{s:?}");
 }
+
+/// p4c's corpus, if present (`$KOI_CORPUS`, else `../shared/corpus`).
+fn corpus() -> Option<PathBuf> {
+    let p = std::env::var_os("KOI_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
+    p.is_dir().then_some(p)
+}
+
+#[test]
+fn p4c_ubpf_checksum_extern_module_runs_unchanged() {
+    let Some(root) = corpus() else {
+        eprintln!("corpus absent: p4c's uBPF extern module not tried");
+        return;
+    };
+    let cache = tempfile::tempdir().unwrap();
+    let p4 = std::fs::read_to_string(c_file("checksum_ubpf.p4")).unwrap();
+    let c = root.join("extern_modules/extern-checksum-ubpf.c");
+    let p = pipeline(&p4, Some(&c), cache.path()).unwrap_or_else(|e| panic!("{e}"));
+    // An IPv4 header with a correct checksum (0x64bf), then with a wrong one.
+    let ip = |csum: u16| {
+        let mut h = hex("4500002800010000400600000a00020f0a010001");
+        h[10..12].copy_from_slice(&csum.to_be_bytes());
+        [h, vec![0, 0, 0]].concat()
+    };
+    let out = send(&p, &[ip(0x64bf), ip(0x64be)]);
+    let good = only(&out[0]);
+    assert_eq!(good[20], 1, "verify_ipv4_checksum of a correct header");
+    // incremental_checksum for dstAddr 10.1.0.1 -> 10.0.0.1: the header's new checksum.
+    assert_eq!(&good[21..23], &[0x64, 0xc0]);
+    assert_eq!(only(&out[1])[20], 0, "verify_ipv4_checksum of a wrong one");
+}
+
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
