@@ -119,7 +119,7 @@ impl Program {
                 .to_string();
             let mut compiled = koi_conformance::compile_str(&name, body, &PpOptions::default())
                 .map_err(|e| e.render())?;
-            koi_native::bind(&mut compiled.pipeline, None).map_err(|e| e.to_string())?;
+            koi_native::bind(&mut compiled.pipeline, None).map_err(no_c_in_device_configs)?;
             let header = text[..text.len() - body.len()].to_string();
             return Ok(Program::new(name, compiled, header));
         }
@@ -133,7 +133,7 @@ impl Program {
         let name = "device_config.p4".to_string();
         let mut compiled = koi_conformance::compile_str(&name, text, &PpOptions::default())
             .map_err(|e| e.render())?;
-        koi_native::bind(&mut compiled.pipeline, None).map_err(|e| e.to_string())?;
+        koi_native::bind(&mut compiled.pipeline, None).map_err(no_c_in_device_configs)?;
         let header = header(&name, &Flags::default());
         Ok(Program::new(name, compiled, header))
     }
@@ -168,6 +168,14 @@ impl Program {
             device_config,
         }
     }
+}
+
+/// Why a device config calling user extern functions is refused.
+fn no_c_in_device_configs(e: koi_native::Error) -> String {
+    format!(
+        "{e}; a device config carries no C code: load such a program with \
+         `koi run PROG.p4 --extern FILE` or `koi ctl load PROG.p4 --extern FILE`"
+    )
 }
 
 /// The device config's header lines for a program named `name` preprocessed with `flags`,
@@ -319,5 +327,43 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
         let e = Program::from_device_config(b"koi-device-config 1\nname: x.p4\n\ncontrol {")
             .unwrap_err();
         assert!(e.contains("x.p4:1:"), "diagnostics name the file: {e}");
+    }
+
+    #[test]
+    fn a_device_config_with_user_extern_functions_is_refused_and_a_file_needs_extern() {
+        let prog = PROG
+            .replace(
+                "struct m {}",
+                "struct m {}\nextern bit<8> twice(in bit<8> x);",
+            )
+            .replace(
+                "sm.egress_spec = PORT;",
+                "sm.egress_spec = PORT; h.h.f = twice(h.h.f);",
+            );
+        let e = Program::from_device_config(prog.as_bytes()).unwrap_err();
+        assert!(
+            e.contains("extern function twice") && e.contains("carries no C code"),
+            "{e}"
+        );
+        // A file compiles without its C (koi compile), but cannot run without it.
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("prog.p4");
+        std::fs::write(&f, &prog).unwrap();
+        let p = Program::compile_file(&f, &Flags::default()).unwrap();
+        let e = p.require_externs().unwrap_err();
+        assert!(e.contains("twice") && e.contains("--extern FILE"), "{e}");
+        let c = dir.path().join("twice.c");
+        std::fs::write(
+            &c,
+            "unsigned char twice(unsigned char x) { return x * 2; }\n",
+        )
+        .unwrap();
+        let flags = Flags {
+            externs: Some(c),
+            ..Flags::default()
+        };
+        let p = Program::compile_file(&f, &flags).unwrap();
+        assert!(p.require_externs().is_ok());
+        assert!(p.pipeline.natives.lib.is_some());
     }
 }
