@@ -413,3 +413,107 @@ fn leaf_paths(t: &CType) -> Vec<String> {
     debug_assert_eq!(out.len(), t.leaves().len());
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use koi_ir::native::NativeParam;
+
+    fn bits(width: u32) -> CType {
+        CType::Bits {
+            width,
+            signed: false,
+        }
+    }
+
+    fn hdr(name: &str, fields: Vec<(&str, CType)>) -> CType {
+        CType::Struct {
+            name: name.into(),
+            header: true,
+            fields: fields.into_iter().map(|(n, t)| (n.into(), t)).collect(),
+        }
+    }
+
+    fn func(name: &str, params: Vec<(NativeDir, CType)>, ret: Option<CType>) -> NativeFn {
+        NativeFn {
+            name: name.into(),
+            params: params
+                .into_iter()
+                .enumerate()
+                .map(|(i, (dir, ty))| NativeParam {
+                    name: format!("p{i}"),
+                    dir,
+                    ty,
+                })
+                .collect(),
+            ret,
+            pure: false,
+        }
+    }
+
+    #[test]
+    fn nested_types_are_declared_before_their_users_with_p4c_field_types() {
+        let ip = hdr("ip_t", vec![("ttl", bits(8)), ("src", bits(128))]);
+        let outer = CType::Struct {
+            name: "hs_t".into(),
+            header: false,
+            fields: vec![("ip".into(), ip.clone()), ("ok".into(), CType::Bool)],
+        };
+        let f = func(
+            "f",
+            vec![(NativeDir::In, outer), (NativeDir::InOut, ip)],
+            Some(CType::Bool),
+        );
+        let h = header(std::slice::from_ref(&f)).unwrap();
+        let ip_at = h.find("struct ip_t {").unwrap();
+        let hs_at = h.find("struct hs_t {").unwrap();
+        assert!(ip_at < hs_at, "{h}");
+        assert!(h.contains("    u8 src[16]; /* bit<128> */"), "{h}");
+        assert!(h.contains("    u8 ebpf_valid;\n};"), "{h}");
+        assert!(h.contains("    struct ip_t ip; /* ip_t */"), "{h}");
+        let w = wrapper(std::slice::from_ref(&f), &Source::Prebuilt).unwrap();
+        assert!(w.contains("u8 f(struct hs_t p0, struct ip_t *p1);"), "{w}");
+        assert!(
+            w.contains("*(u8 *)r = f(*(struct hs_t *)a[0], a[1]);"),
+            "{w}"
+        );
+        assert!(w.contains("offsetof(struct hs_t, ip.ebpf_valid)"), "{w}");
+        // The probes and koi's values line up one to one.
+        let probes = w.matches("    case ").count();
+        assert_eq!(
+            probes,
+            layout_values(std::slice::from_ref(&f)).unwrap().len()
+        );
+    }
+
+    #[test]
+    fn one_struct_name_with_two_layouts_is_refused() {
+        let a = hdr("h_t", vec![("x", bits(8))]);
+        let b = hdr("h_t", vec![("x", bits(16))]);
+        let fns = [
+            func("f", vec![(NativeDir::In, a)], None),
+            func("g", vec![(NativeDir::In, b)], None),
+        ];
+        let e = header(&fns).unwrap_err().to_string();
+        assert!(
+            e.contains("struct h_t") && e.contains("two different layouts"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn wide_in_parameters_decay_to_pointers_and_outs_are_pointers() {
+        let f = func(
+            "g",
+            vec![
+                (NativeDir::In, bits(72)),
+                (NativeDir::Out, bits(16)),
+                (NativeDir::In, bits(33)),
+            ],
+            None,
+        );
+        let w = wrapper(std::slice::from_ref(&f), &Source::Prebuilt).unwrap();
+        assert!(w.contains("void g(u8 *p0, u16 *p1, u64 p2);"), "{w}");
+        assert!(w.contains("g((u8 *)a[0], a[1], *(u64 *)a[2]);"), "{w}");
+    }
+}
