@@ -21,6 +21,9 @@
 //! includes is not part of the key. At load, probes compiled into the wrapper check that the
 //! compiler lays out every struct as koi does.
 
+// `unsafe` is allowed in `ffi` only.
+#![deny(unsafe_code)]
+
 mod cgen;
 mod ffi;
 
