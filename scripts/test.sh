@@ -46,6 +46,10 @@ if [ "$(id -u)" = 0 ]; then
   # limiter example's rates are measured with it).
   command -v nft >/dev/null || missing+=(nftables)
   command -v iperf3 >/dev/null || missing+=(iperf3)
+  # A C compiler: user extern functions in C are built with `cc` (crates/koi-native; the
+  # tests in crates/koi-conformance/tests/native_externs.rs and the corpus's
+  # ebpf_conntrack_extern).
+  command -v cc >/dev/null || missing+=(gcc libc6-dev)
   if [ ${#missing[@]} -gt 0 ]; then
     echo "== installing ${missing[*]} (end-to-end tests)"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null

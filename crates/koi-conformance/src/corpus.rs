@@ -15,6 +15,9 @@ pub struct TestCase {
     pub name: String,
     pub program: PathBuf,
     pub stf: PathBuf,
+    /// The C file (or shared object) implementing the program's extern functions, from the
+    /// directory's `EXTERNS.tsv` (`TEST<TAB>PATH`, the path relative to the directory).
+    pub externs: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,6 +87,7 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<TestCase>, depth: usize) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };
+    let externs = read_externs(dir);
     for e in rd.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -92,14 +96,46 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<TestCase>, depth: usize) {
             let program = p.with_extension("p4");
             if program.is_file() {
                 let rel = p.strip_prefix(root).unwrap_or(&p).with_extension("");
+                let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned());
                 out.push(TestCase {
                     name: rel.display().to_string(),
                     program,
+                    externs: stem.and_then(|s| externs.get(&s).cloned()),
                     stf: p,
                 });
             }
         }
     }
+}
+
+/// The `EXTERNS.tsv` of a directory: test name → the extern implementation's path (relative
+/// paths taken from the directory). Blank lines and `#` comments are skipped.
+pub fn read_externs(dir: &Path) -> std::collections::HashMap<String, PathBuf> {
+    let mut out = std::collections::HashMap::new();
+    let Ok(text) = std::fs::read_to_string(dir.join("EXTERNS.tsv")) else {
+        return out;
+    };
+    for line in text.lines() {
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some((test, path)) = line.split_once('\t') {
+            out.insert(test.trim().to_string(), dir.join(path.trim()));
+        }
+    }
+    out
+}
+
+/// Runs test case `c` (with its extern implementation, or `fallback`'s if it names none).
+pub fn run_case(
+    c: &TestCase,
+    opts: &PpOptions,
+    run: &RunOptions,
+    fallback: Option<&Path>,
+) -> TestResult {
+    let externs = c.externs.as_deref().or(fallback);
+    run_test_with_externs(&c.name, &c.program, &c.stf, opts, run, externs)
 }
 
 /// Compiles `program` and runs `stf` against it. The program's own directory is searched for
@@ -116,7 +152,20 @@ pub fn run_test_with(
     opts: &PpOptions,
     run: &RunOptions,
 ) -> TestResult {
+    run_test_with_externs(name, program, stf, opts, run, None)
+}
+
+/// [`run_test_with`] with the implementation of the program's extern functions.
+pub fn run_test_with_externs(
+    name: &str,
+    program: &Path,
+    stf: &Path,
+    opts: &PpOptions,
+    run: &RunOptions,
+    externs: Option<&Path>,
+) -> TestResult {
     let run = *run;
+    let externs = externs.map(Path::to_path_buf);
     let mut opts = opts.clone();
     if let Some(dir) = program.parent() {
         opts.include_dirs.push(dir.to_path_buf());
@@ -124,30 +173,32 @@ pub fn run_test_with(
     let name = name.to_string();
     let (program, stf) = (program.to_path_buf(), stf.to_path_buf());
     let n = name.clone();
-    std::panic::catch_unwind(move || run_unguarded(n, &program, &stf, &opts, &run)).unwrap_or_else(
-        |p| {
-            let msg = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
-            TestResult {
-                name,
-                verdict: Verdict::Panic(msg),
-                notes: Vec::new(),
-                packets_in: 0,
-                packets_checked: 0,
-            }
-        },
-    )
+    std::panic::catch_unwind(move || {
+        run_unrun_test_with_externs(n, &program, &stf, &opts, &run, externs.as_deref())
+    })
+    .unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        TestResult {
+            name,
+            verdict: Verdict::Panic(msg),
+            notes: Vec::new(),
+            packets_in: 0,
+            packets_checked: 0,
+        }
+    })
 }
 
-fn run_unguarded(
+fn run_unrun_test_with_externs(
     name: String,
     program: &Path,
     stf: &Path,
     opts: &PpOptions,
     run: &RunOptions,
+    externs: Option<&Path>,
 ) -> TestResult {
     let result = |verdict| TestResult {
         name: name.clone(),
@@ -167,10 +218,13 @@ fn run_unguarded(
             return result(Verdict::BadStf(all.join("; ")));
         }
     };
-    let compiled = match compile(program, opts) {
+    let mut compiled = match compile(program, opts) {
         Ok(c) => c,
         Err(e) => return result(Verdict::CompileError(e.first_line())),
     };
+    if let Err(e) = koi_native::bind(&mut compiled.pipeline, externs) {
+        return result(Verdict::CompileError(e.to_string()));
+    }
     let report = crate::stf::run_with(&compiled.pipeline, &lines, run);
     TestResult {
         name,

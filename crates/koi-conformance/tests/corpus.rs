@@ -5,7 +5,7 @@
 //! fails this test. The corpus runs twice: with the interpreter and with the cached datapath.
 //! Without the corpus the test says so and passes.
 
-use koi_conformance::corpus::{discover, run_test_with};
+use koi_conformance::corpus::{discover, run_case};
 use koi_conformance::stf::RunOptions;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -51,7 +51,7 @@ fn run_arch(arch: &str, cache: bool) {
     assert!(!cases.is_empty(), "no STF tests found for {arch}");
     let (mut passed, mut unexpected, mut fixed) = (0, Vec::new(), Vec::new());
     for c in &cases {
-        let r = run_test_with(&c.name, &c.program, &c.stf, &opts, &RunOptions { cache });
+        let r = run_case(c, &opts, &RunOptions { cache }, None);
         match (r.verdict.passed(), known.contains_key(&c.name)) {
             (true, false) => passed += 1,
             (true, true) => {

@@ -522,6 +522,14 @@ impl Observer for DpObserver<'_> {
         self.record(|r| r.extern_result(ev.result));
     }
 
+    /// C code not declared `@pure` is a black box (it may keep state, read the clock...):
+    /// the run is not cached, so every packet that calls it takes the interpreter.
+    fn native_call(&mut self, _name: &str, pure: bool) {
+        if !pure {
+            self.cacheable = false;
+        }
+    }
+
     fn influence(&mut self, d: koi_interp::Decision, slot: SlotId, mask: &koi_ir::Bits) {
         use koi_interp::Decision;
         if !self.tracking() {

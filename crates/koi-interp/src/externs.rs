@@ -214,6 +214,10 @@ impl<O: Observer> Ctx<'_, O> {
     /// Runs an extern function of the architecture and reports it to the observer (with
     /// the value it wrote, if any).
     pub fn builtin(&mut self, pkt: &mut Pkt, b: &Builtin, params: &[Bits]) -> Result<(), Stop> {
+        if let Builtin::Native { func, args, ret } = b {
+            // (Reported by the call itself, with the function's name.)
+            return self.native_call(pkt, *func, args, ret.as_ref(), params);
+        }
         self.builtin_inner(pkt, b, params)?;
         let written = written_place(b).map(|dst| {
             let env = self.env(pkt, params);
@@ -331,6 +335,9 @@ impl<O: Observer> Ctx<'_, O> {
                     &Value::Bits(Bits::from_u64(16, u64::from(v))),
                     params,
                 );
+            }
+            Builtin::Native { func, args, ret } => {
+                self.native_call(pkt, *func, args, ret.as_ref(), params)?
             }
         }
         Ok(())

@@ -70,6 +70,7 @@ pub mod ebpf;
 pub mod eval;
 pub mod exec;
 pub mod externs;
+mod native;
 pub mod observer;
 pub mod options;
 pub mod parse;

@@ -163,6 +163,10 @@ pub trait Observer {
     fn table(&mut self, _ev: &TableEvent<'_>) {}
     fn action(&mut self, _name: &str, _args: &[Bits]) {}
     fn extern_call(&mut self, _ev: &ExternEvent<'_>) {}
+    /// The user's extern function `name` (C code) ran; `pure` if it is declared `@pure` (its
+    /// effects are its `out` parameters and result, functions of its arguments). The cached
+    /// datapath does not cache a run that called an impure one.
+    fn native_call(&mut self, _name: &str, _pure: bool) {}
     /// Bits `mask` of slot `slot` (a mask of the slot's width) influenced a decision.
     fn influence(&mut self, _d: Decision, _slot: SlotId, _mask: &Bits) {}
     /// The run needed `needed_bits` bits of packet from its start; `ok` if it had them (a

@@ -201,6 +201,8 @@ pub struct Pipeline {
     pub annotations: Vec<Annotation>,
     /// The custom CRC calculations (`crc16_custom`, `crc32_custom`), one per use.
     pub calculations: Vec<Calculation>,
+    /// The user's extern functions the program calls (implemented in C, bound at load).
+    pub natives: crate::native::Natives,
 }
 
 /// A use of `crc16_custom` or `crc32_custom` (a `hash` call, a checksum, an action
@@ -248,6 +250,7 @@ impl Pipeline {
             controller_headers: Vec::new(),
             annotations: Vec::new(),
             calculations: Vec::new(),
+            natives: Default::default(),
         }
     }
 

@@ -167,6 +167,29 @@ pub enum Builtin {
         old: Expr,
         new: Expr,
     },
+    /// A call of the user's extern function `func` (an index into
+    /// [`crate::Pipeline::natives`]), implemented in C (see [`crate::native`]).
+    Native {
+        func: u32,
+        /// One per parameter, in order.
+        args: Vec<NativeArg>,
+        /// Where the result goes.
+        ret: Option<Place>,
+    },
+}
+
+/// The operands of one parameter of a [`Builtin::Native`] call, one per leaf of its
+/// [`crate::native::CType`] (in [`crate::native::CType::leaves`] order).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NativeArg {
+    /// The leaves' values (`in`, `inout`; empty for `out`): a header's validity as
+    /// `IsValid`.
+    pub reads: Vec<Expr>,
+    /// Where the leaves are written back (`out`, `inout`; empty for `in`): a header's
+    /// validity as its validity slot, set through `setValid`/`setInvalid`.
+    pub writes: Vec<Place>,
+    /// The header of each validity leaf in `writes`, in order.
+    pub headers: Vec<crate::HeaderId>,
 }
 
 /// An operand of a builtin: read or written.
@@ -367,6 +390,15 @@ impl Builtin {
                 f(Read(old));
                 f(Read(new))
             }
+            Native { args, ret, .. } => {
+                for a in args {
+                    a.reads.iter().for_each(|e| f(Read(e)));
+                }
+                for a in args {
+                    a.writes.iter().for_each(|p| f(Write(p)));
+                }
+                ret.iter().for_each(|p| f(Write(p)))
+            }
         }
     }
 
@@ -398,6 +430,7 @@ impl Builtin {
             Assume { .. } => "assume",
             TimestampNs { .. } => "ubpf_time_get_ns",
             CsumReplace { .. } => "csum_replace",
+            Native { .. } => "extern function",
         }
     }
 }

@@ -543,7 +543,7 @@ impl Lowerer<'_> {
                 self.emit(Stmt::Builtin(b));
                 return Ok(Some(Loc::Scalar(Place::Slot(s), STy::bits(16))));
             }
-            _ => return unsupported(sp, format!("the extern function {name}")),
+            _ => return self.native_function(e, d, info, args),
         };
         self.emit(Stmt::Builtin(b));
         Ok(None)

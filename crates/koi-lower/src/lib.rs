@@ -75,6 +75,7 @@ pub mod expr;
 pub mod externs;
 pub mod loc;
 pub mod names;
+mod native;
 pub mod order;
 pub mod parser;
 pub mod psa;

@@ -326,10 +326,14 @@ impl Switch {
             device_id.unwrap_or_else(|| live.iter().map(|p| p.device_id()).max().unwrap_or(0) + 1);
         let cpu_port = live.first().and_then(|p| p.cpu_port());
         let program = match file {
-            Some(f) => Some(Arc::new(crate::Program::compile_file(
-                std::path::Path::new(f),
-                &crate::Flags::default(),
-            )?)),
+            Some(f) => {
+                let p = crate::Program::compile_file(
+                    std::path::Path::new(f),
+                    &crate::Flags::default(),
+                )?;
+                p.require_externs()?;
+                Some(Arc::new(p))
+            }
             None => None,
         };
         let pl = self.add_pipeline(
@@ -383,7 +387,7 @@ fn port_number(s: &str) -> Result<u64, String> {
     s.parse().map_err(|_| format!("`{s}` is not a port number"))
 }
 
-/// `load PROG.p4 [-I DIR]... [-D NAME[=VAL]]... [--reset]`: compiles the program (on the
+/// `load PROG.p4 [-I DIR]... [-D NAME[=VAL]]... [--extern FILE] [--reset]`: compiles the program (on the
 /// calling thread, away from the poll threads) and swaps it in with the state carried over
 /// (or afresh with `--reset`). Paths are the switch process's: `koi ctl` sends absolute ones.
 fn load(pl: &Pipeline, args: &[&str]) -> Result<String, String> {
@@ -394,14 +398,14 @@ fn load(pl: &Pipeline, args: &[&str]) -> Result<String, String> {
     while let Some(a) = it.next() {
         match *a {
             "--reset" => reset = true,
-            "-I" | "-D" => {
+            "-I" | "-D" | "--extern" => {
                 let v = it
                     .next()
                     .ok_or_else(|| format!("load: {a} needs a value"))?;
-                if *a == "-I" {
-                    flags.include.push(v.into());
-                } else {
-                    flags.define.push(v.to_string());
+                match *a {
+                    "-I" => flags.include.push(v.into()),
+                    "-D" => flags.define.push(v.to_string()),
+                    _ => flags.externs = Some(v.into()),
                 }
             }
             _ if a.starts_with("-I") && a.len() > 2 => flags.include.push(a[2..].into()),
@@ -411,8 +415,10 @@ fn load(pl: &Pipeline, args: &[&str]) -> Result<String, String> {
             _ => return Err(format!("load: one program only (got {a} too)")),
         }
     }
-    let file = file.ok_or("usage: load PROG.p4 [-I DIR]... [-D NAME[=VAL]]... [--reset]")?;
+    let file =
+        file.ok_or("usage: load PROG.p4 [-I DIR]... [-D NAME[=VAL]]... [--extern FILE] [--reset]")?;
     let program = crate::Program::compile_file(std::path::Path::new(file), &flags)?;
+    program.require_externs()?;
     let report = pl.swap(Arc::new(program), reset)?;
     Ok(report.to_string())
 }

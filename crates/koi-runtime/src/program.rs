@@ -53,11 +53,13 @@ pub struct Program {
     pub device_config: Vec<u8>,
 }
 
-/// How a program file is preprocessed: `-I` directories and `-D` definitions.
+/// How a program file is preprocessed (`-I` directories and `-D` definitions) and where the
+/// implementation of its extern functions is (`--extern FILE`: C or a shared object).
 #[derive(Clone, Debug, Default)]
 pub struct Flags {
     pub include: Vec<PathBuf>,
     pub define: Vec<String>,
+    pub externs: Option<PathBuf>,
 }
 
 impl Flags {
@@ -81,8 +83,12 @@ impl Flags {
 impl Program {
     /// Compiles the program at `path`; `Err` holds every diagnostic, rendered.
     pub fn compile_file(path: &Path, flags: &Flags) -> Result<Program, String> {
-        let compiled =
+        let mut compiled =
             koi_conformance::compile(path, &flags.pp_options()).map_err(|e| e.render())?;
+        if flags.externs.is_some() {
+            koi_native::bind(&mut compiled.pipeline, flags.externs.as_deref())
+                .map_err(|e| format!("koi: {}: {e}", path.display()))?;
+        }
         let name = path.file_name().map_or_else(
             || path.display().to_string(),
             |n| n.to_string_lossy().into(),
@@ -111,8 +117,9 @@ impl Program {
                 .find(|(k, _)| *k == "name")
                 .map_or("device_config.p4", |(_, v)| v)
                 .to_string();
-            let compiled = koi_conformance::compile_str(&name, body, &PpOptions::default())
+            let mut compiled = koi_conformance::compile_str(&name, body, &PpOptions::default())
                 .map_err(|e| e.render())?;
+            koi_native::bind(&mut compiled.pipeline, None).map_err(no_c_in_device_configs)?;
             let header = text[..text.len() - body.len()].to_string();
             return Ok(Program::new(name, compiled, header));
         }
@@ -124,10 +131,30 @@ impl Program {
             );
         }
         let name = "device_config.p4".to_string();
-        let compiled = koi_conformance::compile_str(&name, text, &PpOptions::default())
+        let mut compiled = koi_conformance::compile_str(&name, text, &PpOptions::default())
             .map_err(|e| e.render())?;
+        koi_native::bind(&mut compiled.pipeline, None).map_err(no_c_in_device_configs)?;
         let header = header(&name, &Flags::default());
         Ok(Program::new(name, compiled, header))
+    }
+
+    /// An error if the program calls extern functions that no `--extern` file implements
+    /// (`compile_file` without one compiles them, for `koi compile`).
+    pub fn require_externs(&self) -> Result<(), String> {
+        match &self.pipeline.natives.lib {
+            None if !self.pipeline.natives.fns.is_empty() => {
+                let e = koi_native::Error::Missing(
+                    self.pipeline
+                        .natives
+                        .fns
+                        .iter()
+                        .map(|f| f.name.clone())
+                        .collect(),
+                );
+                Err(format!("koi: {}: {e}", self.name))
+            }
+            _ => Ok(()),
+        }
     }
 
     fn new(name: String, compiled: koi_conformance::Compiled, header: String) -> Program {
@@ -141,6 +168,14 @@ impl Program {
             device_config,
         }
     }
+}
+
+/// Why a device config calling user extern functions is refused.
+fn no_c_in_device_configs(e: koi_native::Error) -> String {
+    format!(
+        "{e}; a device config carries no C code: load such a program with \
+         `koi run PROG.p4 --extern FILE` or `koi ctl load PROG.p4 --extern FILE`"
+    )
 }
 
 /// The device config's header lines for a program named `name` preprocessed with `flags`,
@@ -264,6 +299,7 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
         let flags = Flags {
             include: vec![dir.path().to_path_buf()],
             define: vec!["PORT=3".into()],
+            externs: None,
         };
         let p = Program::compile_file(&f, &flags).unwrap();
         let cfg = String::from_utf8(p.device_config.clone()).unwrap();
@@ -291,5 +327,43 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
         let e = Program::from_device_config(b"koi-device-config 1\nname: x.p4\n\ncontrol {")
             .unwrap_err();
         assert!(e.contains("x.p4:1:"), "diagnostics name the file: {e}");
+    }
+
+    #[test]
+    fn a_device_config_with_user_extern_functions_is_refused_and_a_file_needs_extern() {
+        let prog = PROG
+            .replace(
+                "struct m {}",
+                "struct m {}\nextern bit<8> twice(in bit<8> x);",
+            )
+            .replace(
+                "sm.egress_spec = PORT;",
+                "sm.egress_spec = PORT; h.h.f = twice(h.h.f);",
+            );
+        let e = Program::from_device_config(prog.as_bytes()).unwrap_err();
+        assert!(
+            e.contains("extern function twice") && e.contains("carries no C code"),
+            "{e}"
+        );
+        // A file compiles without its C (koi compile), but cannot run without it.
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("prog.p4");
+        std::fs::write(&f, &prog).unwrap();
+        let p = Program::compile_file(&f, &Flags::default()).unwrap();
+        let e = p.require_externs().unwrap_err();
+        assert!(e.contains("twice") && e.contains("--extern FILE"), "{e}");
+        let c = dir.path().join("twice.c");
+        std::fs::write(
+            &c,
+            "unsigned char twice(unsigned char x) { return x * 2; }\n",
+        )
+        .unwrap();
+        let flags = Flags {
+            externs: Some(c),
+            ..Flags::default()
+        };
+        let p = Program::compile_file(&f, &flags).unwrap();
+        assert!(p.require_externs().is_ok());
+        assert!(p.pipeline.natives.lib.is_some());
     }
 }

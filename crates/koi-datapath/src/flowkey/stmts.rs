@@ -28,7 +28,7 @@ pub(crate) fn writes_state(p: &Pipeline, s: &Stmt) -> bool {
                         .iter()
                         .any(|a| matches!(a, Arg::Out(_) | Arg::InOut(_))))
         }
-        Stmt::Builtin(b) => builtin_origin(b) == Origin::State,
+        Stmt::Builtin(b) => builtin_origin(p, b) == Origin::State,
         _ => false,
     }
 }
@@ -44,9 +44,14 @@ fn extern_origin(p: &Pipeline, e: ExternId) -> Origin {
 
 /// How what builtin `b` writes originates: from state for `random` (and a `random` hash), a
 /// timestamp, and a checksum over the payload (bits no flow key holds, so a decision on it
-/// is not cached, as a state-dependent one); from its operands otherwise.
-fn builtin_origin(b: &Builtin) -> Origin {
+/// is not cached, as a state-dependent one), and the user's extern functions not declared
+/// `@pure` (C code that may keep state); from its operands otherwise.
+fn builtin_origin(p: &Pipeline, b: &Builtin) -> Origin {
     match b {
+        Builtin::Native { func, .. } => match p.natives.fns.get(*func as usize) {
+            Some(f) if f.pure => Origin::Data,
+            _ => Origin::State,
+        },
         Builtin::Hash {
             algo: HashAlgo::Random,
             ..
@@ -260,7 +265,7 @@ impl<'a> Facts<'a> {
             });
             v
         };
-        let origin = builtin_origin(b);
+        let origin = builtin_origin(self.p, b);
         match b {
             Builtin::MarkToDrop | Builtin::MarkToPass => {
                 for n in ["egress_spec", "mcast_grp", "output_action"] {
@@ -298,6 +303,12 @@ impl<'a> Facts<'a> {
                     r,
                     None,
                 );
+            }
+            // A pure one's results come from its arguments, an impure one's from its state.
+            Builtin::Native { args, ret, .. } => {
+                for dst in args.iter().flat_map(|a| &a.writes).chain(ret) {
+                    self.write(dst, reads(b), origin, loc, ctx);
+                }
             }
             Builtin::Clone { .. }
             | Builtin::Resubmit { .. }

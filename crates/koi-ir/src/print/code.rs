@@ -331,6 +331,22 @@ impl Names<'_> {
                 self.expr(old),
                 self.expr(new)
             ),
+            Native { func, args, ret } => {
+                let f = self.p.natives.fns.get(*func as usize);
+                let fname = f.map_or("?", |f| f.name.as_str());
+                let args: Vec<String> = args
+                    .iter()
+                    .map(|a| {
+                        let r: Vec<String> = a.reads.iter().map(|e| self.expr(e)).collect();
+                        let w: Vec<String> = a.writes.iter().map(|p| self.place(p)).collect();
+                        format!("in({}) out({})", r.join(", "), w.join(", "))
+                    })
+                    .collect();
+                let ret = ret
+                    .as_ref()
+                    .map_or(String::new(), |p| format!("{} = ", self.place(p)));
+                format!("{ret}extern {fname}({});", args.join("; "))
+            }
         }
     }
 

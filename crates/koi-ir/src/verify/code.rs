@@ -4,7 +4,8 @@
 
 use super::layout::oor;
 use super::typing::{
-    TypeEnv, check_header_ref, expect_bits, expect_bool, expect_same, place_type, type_of,
+    TypeEnv, check_header_ref, expect_bits, expect_bool, expect_same, is_validity, place_type,
+    type_of,
 };
 use super::{ErrorKind, Verifier};
 use crate::control::{ApplyNext, Body, Terminator};
@@ -353,6 +354,32 @@ impl<'a> Verifier<'a> {
                     });
                 }
                 self.expr_is(new, Ty::Bits(w), env)
+            }
+            Native { func, args, ret } => {
+                let Some(f) = self.p.natives.fns.get(*func as usize) else {
+                    return Err(oor("native function", *func));
+                };
+                if f.params.len() != args.len() {
+                    return Err(oor("native argument", args.len() as u32));
+                }
+                for (p, a) in f.params.iter().zip(args) {
+                    let n = p.ty.leaves().len();
+                    let reads = if p.dir.reads() { n } else { 0 };
+                    let writes = if p.dir.writes() { n } else { 0 };
+                    if a.reads.len() != reads || a.writes.len() != writes {
+                        return Err(oor("native argument leaf", a.reads.len() as u32));
+                    }
+                    all(&a.reads)?;
+                    let valid = a.writes.iter().filter(|w| is_validity(w, env)).count();
+                    if valid != a.headers.len() {
+                        return Err(oor("native header", a.headers.len() as u32));
+                    }
+                    for w in a.writes.iter().filter(|w| !is_validity(w, env)) {
+                        place_type(w, env)?;
+                    }
+                }
+                ret.as_ref()
+                    .map_or(Ok(()), |r| place_type(r, env).map(|_| ()))
             }
         }
     }

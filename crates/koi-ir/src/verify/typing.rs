@@ -211,6 +211,15 @@ pub(crate) fn place_type(p: &Place, env: &TypeEnv) -> Result<Ty, ErrorKind> {
     }
 }
 
+/// Whether `p` is a header's validity slot (which a native call's `out`/`inout` header
+/// parameter writes back through `setValid`/`setInvalid`).
+pub(crate) fn is_validity(p: &Place, env: &TypeEnv) -> bool {
+    match p {
+        Place::Slot(s) => slot(env, *s).is_ok_and(|s| matches!(s.kind, SlotKind::Validity(_))),
+        _ => false,
+    }
+}
+
 fn writable(s: &Slot) -> Result<Ty, ErrorKind> {
     match s.kind {
         SlotKind::Validity(_) | SlotKind::VarbitLength(_) | SlotKind::NextIndex(_) => {

@@ -50,6 +50,7 @@ pub fn run(args: &CompileArgs) -> ExitCode {
                     let flags = koi_runtime::Flags {
                         include: args.source.include.clone(),
                         define: args.source.define.clone(),
+                        externs: None,
                     };
                     match koi_runtime::Program::compile_file(&args.source.file, &flags) {
                         Ok(p) => {

@@ -1,9 +1,10 @@
 //! `koi conformance DIR`: runs every STF test under a directory laid out like p4c's corpus and
 //! ends with one line `N passed, M failed` (`--json` for machines). Packets go through the
-//! cached datapath unless `--no-cache` (the reference interpreter alone).
+//! cached datapath unless `--no-cache` (the reference interpreter alone). A directory's
+//! `EXTERNS.tsv` names the C file implementing a test's extern functions.
 
 use clap::Args;
-use koi_conformance::corpus::{discover, run_test_with, to_json};
+use koi_conformance::corpus::{discover, run_case, to_json};
 use koi_conformance::stf::RunOptions;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -25,6 +26,10 @@ pub struct ConformanceArgs {
     /// Process packets with the reference interpreter alone, not the cached datapath.
     #[arg(long)]
     pub no_cache: bool,
+    /// The C file (or shared object) implementing the programs' extern functions, for the
+    /// tests a directory's `EXTERNS.tsv` does not give one.
+    #[arg(long = "extern", value_name = "FILE")]
+    pub externs: Option<PathBuf>,
     /// The directory of tests (`NAME.p4` beside `NAME.stf`, in any subdirectory).
     pub dir: PathBuf,
 }
@@ -39,7 +44,7 @@ pub fn run(a: &ConformanceArgs) -> ExitCode {
     let cases = discover(&a.dir);
     let results: Vec<_> = cases
         .iter()
-        .map(|c| run_test_with(&c.name, &c.program, &c.stf, &opts, &run))
+        .map(|c| run_case(c, &opts, &run, a.externs.as_deref()))
         .collect();
     let passed = results.iter().filter(|r| r.verdict.passed()).count();
     let failed = results.len() - passed;

@@ -28,6 +28,7 @@ pub fn pp_options(include: &[PathBuf], define: &[String]) -> PpOptions {
     koi_runtime::Flags {
         include: include.to_vec(),
         define: define.to_vec(),
+        externs: None,
     }
     .pp_options()
 }

@@ -27,6 +27,10 @@ pub struct RunArgs {
     /// Define a preprocessor macro (`NAME` or `NAME=VALUE`).
     #[arg(short = 'D', value_name = "NAME[=VAL]")]
     pub define: Vec<String>,
+    /// The C file (or prebuilt shared object) implementing the program's extern functions
+    /// (docs/externs.md).
+    #[arg(long = "extern", value_name = "FILE")]
+    pub externs: Option<PathBuf>,
     /// A port: `N=IFNAME` (AF_PACKET), `N=xdp:IFNAME[@QUEUE]` (AF_XDP: driver-mode XDP where the driver has it,
     /// else generic; `xdp-native:`, `xdp-generic:` force one),
     /// `N=pcap:IN,OUT`, `N=tap:NAME`; `@PIPELINE` at the end binds it to that pipeline
@@ -290,13 +294,16 @@ fn config(a: &RunArgs) -> Result<SwitchConfig, (u8, String)> {
     let flags = Flags {
         include: a.include.clone(),
         define: a.define.clone(),
+        externs: a.externs.clone(),
     };
     let mut pipelines = Vec::new();
     for (k, (p, files)) in args.into_iter().zip(entries).enumerate() {
         let program = match &p.program {
-            Some(path) => Some(Arc::new(
-                Program::compile_file(path, &flags).map_err(|e| (1, e))?,
-            )),
+            Some(path) => {
+                let p = Program::compile_file(path, &flags).map_err(|e| (1, e))?;
+                p.require_externs().map_err(|e| (1, e))?;
+                Some(Arc::new(p))
+            }
             None => None,
         };
         let init: Option<StateInit> = (!files.is_empty()).then(|| {

@@ -3,7 +3,7 @@
 //! what differed (port, expected and received packets, byte offset) and exits 1 on failure.
 
 use clap::Args;
-use koi_conformance::corpus::{Verdict, run_test_with};
+use koi_conformance::corpus::{Verdict, run_test_with_externs};
 use koi_conformance::stf::RunOptions;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,6 +22,9 @@ pub struct TestArgs {
     /// Process packets with the reference interpreter alone, not the cached datapath.
     #[arg(long)]
     pub no_cache: bool,
+    /// The C file (or prebuilt shared object) implementing the program's extern functions.
+    #[arg(long = "extern", value_name = "FILE")]
+    pub externs: Option<PathBuf>,
     /// The P4-16 program.
     pub program: PathBuf,
     /// The STF test.
@@ -39,7 +42,7 @@ pub fn run(a: &TestArgs) -> ExitCode {
     let opts = super::frontend::pp_options(&a.include, &a.define);
     let name = a.stf.display().to_string();
     let run = RunOptions { cache: !a.no_cache };
-    let r = run_test_with(&name, &a.program, &a.stf, &opts, &run);
+    let r = run_test_with_externs(&name, &a.program, &a.stf, &opts, &run, a.externs.as_deref());
     if a.verbose {
         for n in &r.notes {
             println!("note: {n}");

@@ -31,6 +31,9 @@ pub struct TraceArgs {
     /// for v1model, whose port numbers are 9 bits).
     #[arg(long, value_name = "P", default_value_t = 1)]
     pub port: u64,
+    /// The C file (or prebuilt shared object) implementing the program's extern functions.
+    #[arg(long = "extern", value_name = "FILE")]
+    pub externs: Option<PathBuf>,
     /// The P4-16 program.
     pub program: PathBuf,
 }
@@ -48,8 +51,10 @@ pub fn run(a: &TraceArgs) -> ExitCode {
 fn trace(a: &TraceArgs) -> Result<(), (u8, String)> {
     let packets = packets(a).map_err(|e| (2, format!("koi: {e}")))?;
     let opts = pp_options(&a.include, &a.define);
-    let compiled = koi_conformance::compile(&a.program, &opts)
+    let mut compiled = koi_conformance::compile(&a.program, &opts)
         .map_err(|e| (if e.unreadable() { 2 } else { 1 }, e.render()))?;
+    koi_native::bind(&mut compiled.pipeline, a.externs.as_deref())
+        .map_err(|e| (1, format!("koi: {e}")))?;
     let p = &compiled.pipeline;
     p.arch
         .check_port(a.port)

@@ -42,6 +42,9 @@ pub struct BenchArgs {
     /// Define a preprocessor macro (`NAME` or `NAME=VALUE`).
     #[arg(short = 'D', value_name = "NAME[=VAL]")]
     pub define: Vec<String>,
+    /// The C file (or prebuilt shared object) implementing the program's extern functions.
+    #[arg(long = "extern", value_name = "FILE")]
+    pub externs: Option<PathBuf>,
     /// simple_switch_CLI commands to run first (table_add, mc_*, ...), as `koi run` takes them.
     #[arg(long, value_name = "FILE")]
     pub entries: Option<PathBuf>,
@@ -177,8 +180,10 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
     };
     let (packets, source) = load_packets(a)?;
     let opts = super::frontend::pp_options(&a.include, &a.define);
-    let compiled = koi_conformance::compile(program, &opts)
+    let mut compiled = koi_conformance::compile(program, &opts)
         .map_err(|e| (if e.unreadable() { 2 } else { 1 }, e.render()))?;
+    koi_native::bind(&mut compiled.pipeline, a.externs.as_deref())
+        .map_err(|e| (1, format!("koi: {e}")))?;
     let p = &compiled.pipeline;
     p.arch
         .check_port(a.port)
