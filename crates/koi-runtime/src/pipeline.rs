@@ -86,6 +86,9 @@ pub struct Pipeline {
     pub counters: PipelineCounters,
     /// Set when the pipeline is removed from the switch.
     removed: std::sync::atomic::AtomicBool,
+    /// Held while a `pof_*` command edits the POF configuration, so that two edits never
+    /// start from the same configuration ([`crate::pof`]).
+    pub(crate) pof_edit: Mutex<()>,
 }
 
 impl Pipeline {
@@ -106,6 +109,7 @@ impl Pipeline {
             events: RwLock::new(None),
             counters: PipelineCounters::default(),
             removed: std::sync::atomic::AtomicBool::new(false),
+            pof_edit: Mutex::new(()),
         }
     }
 
