@@ -14,9 +14,9 @@
 //!
 //! With the cursors known, every field a table or its entries use is an absolute bit range
 //! of the received packet. The packet's front is cut into **segments** (P4 headers extracted
-//! one after the other) at the byte end of every used range and at every `add_field` /
-//! `delete_field` point; each segment is cut into **pieces** (P4 fields) at every used range's
-//! bit boundaries. A POF field is then the concatenation of its pieces (`a ++ b`), a write
+//! one after the other) at the byte end of what each table uses (its keys and its entries'
+//! fields) and at every `add_field` / `delete_field` point; each segment is cut into
+//! **pieces** (P4 fields) at every used range's bit boundaries. A POF field is then the concatenation of its pieces (`a ++ b`), a write
 //! assigns each piece its slice, and the megaflow of a packet masks only the pieces read.
 //! A packet shorter than a segment stops the parser there (BMv2's `PacketTooShort`: later
 //! segments stay invalid and the rest is payload); a table whose fields (keys and every
@@ -591,11 +591,12 @@ impl<'c> Gen<'c> {
     fn layout(&mut self, order: &[&'c str]) -> R<()> {
         for t in order {
             let t = self.c.table(t).expect("checked");
+            let extent = self.extent(t);
+            self.byte_cuts.insert(div_ceil8(extent));
             let (ranges, points) = self.uses(t);
             for (s, l) in ranges {
                 self.bit_cuts.insert(s);
                 self.bit_cuts.insert(s + l);
-                self.byte_cuts.insert(div_ceil8(s + l));
             }
             for p in points {
                 self.byte_cuts.insert(p / 8);
