@@ -777,11 +777,7 @@ impl<'c> Gen<'c> {
                                 let x = format!("{} + {w}w{d}", self.read(r));
                                 self.write(r, &x, &tmp, &mut actions);
                             }
-                            Action::AddField {
-                                offset,
-                                length,
-                                value,
-                            } => {
+                            Action::AddField { offset, value, .. } => {
                                 let h = format!("ins{n_ins}");
                                 n_ins += 1;
                                 let _ = writeln!(ins_headers, "header {h}_t {{");
@@ -796,7 +792,6 @@ impl<'c> Gen<'c> {
                                         chunk.len() * 8
                                     );
                                 }
-                                let _ = length;
                                 let _ = writeln!(ins_headers, "}}");
                                 inserts.entry((cur + offset) / 8).or_default().push(h);
                             }
@@ -825,7 +820,7 @@ impl<'c> Gen<'c> {
                                     );
                                 }
                                 let Range::Packet(fs, _) = fr else {
-                                    unreachable!()
+                                    unreachable!("check_action: a packet field")
                                 };
                                 let (s, l) = (cur + offset, *length);
                                 let data: Vec<String> = self

@@ -251,3 +251,41 @@ fn unreachable_tables_and_cursors_are_reported() {
     let (g, _) = compile(&c2).unwrap();
     assert_eq!(g.layout.unreachable, vec!["ipv4_fwd".to_string()]);
 }
+
+#[test]
+fn packet_in_meter_and_metadata_copies_compile_and_run() {
+    let src = "
+cpu_port 64
+meters 8
+metadata { field mac 0 48 }
+protocol ethernet { field dst 0 48 field src 48 48 field type 96 16 }
+table eth ternary { key ethernet.type }
+entry eth 1 priority 2 match 0x0806 { packet_in }
+entry eth 2 priority 1 match * {
+  meter 3
+  write_metadata meta.mac 0x0a0b0c0d0e0f
+  set_field_from_metadata ethernet.src meta.mac
+  output 7
+}
+";
+    let mut sw = Sw::new(src);
+    let mut arp = vec![0xff; 6];
+    arp.extend([0, 0, 0, 0, 0, 1, 0x08, 0x06]);
+    arp.extend([0u8; 28]);
+    let out = sw.send(&arp, 5);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].port, 64);
+    // The packet_in header (9-bit ingress port 5, 7 bits of padding) before the packet.
+    assert_eq!(out[0].bytes[..2], [0x02, 0x80]);
+    assert_eq!(out[0].bytes[2..], arp[..]);
+    let pkt = ipv4([10, 0, 2, 7], 64);
+    let out = sw.send(&pkt, 5);
+    assert_eq!(out.len(), 1, "an unconfigured meter is green");
+    assert_eq!(out[0].port, 7);
+    assert_eq!(out[0].bytes[6..12], [0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f]);
+    assert_eq!(out[0].bytes[12..], pkt[12..]);
+    let e = refused(
+        "meters 2\nprotocol p { field a 0 8 }\ntable t exact { key p.a }\nentry t 1 match 1 { meter 2 }\n",
+    );
+    assert!(e.contains("beyond the meters"), "{e}");
+}
