@@ -132,6 +132,11 @@ fn pof_commands_change_the_running_pipeline_and_keep_its_state() {
     let running = sw.pipeline(None).unwrap().image().unwrap();
     assert_eq!(Some(&shown), running.program().pof.as_deref());
     assert!(before.contains("eth@0 ipv4_fwd@112"), "{before}");
+    // The generated tables are ordinary tables to the rest of koi ctl.
+    let dump = sw.command(None, "table_dump pof.t_ipv4_fwd").unwrap();
+    assert!(dump.contains("e_ipv4_fwd_2"), "{dump}");
+    let p4 = sw.command(None, "pof_p4").unwrap();
+    assert!(p4.contains("table t_ipv4_fwd"), "{p4}");
 
     // Tables and protocols are added and removed at run time too.
     sw.command(None, "pof_protocol_add protocol udp { field dport 16 16 }")
