@@ -3,7 +3,8 @@
 //! a write lands between two batches and every thread's caches drop what it invalidates before
 //! their next packet), and koi's own: `help`, `port_show`, `stats`, `trace <port> <hex>`,
 //! `cache_show`, `dump_flows [N]`, `port_add N SPEC`, `port_remove N`, `load PROG.p4 [-I DIR]... [-D NAME[=VAL]]... [--reset]`
-//! (replace the program while forwarding: see [`Pipeline::swap`]) and the internal
+//! (replace the program while forwarding: see [`Pipeline::swap`]), the `pof_*` commands that
+//! edit a POF pipeline ([`crate::pof`]) and the internal
 //! `koi_names` (table, action and extern names for `koi ctl`'s completion).
 //!
 //! [`Switch::command`] answers one line: `Ok` with the output text, `Err` with why it was
@@ -147,6 +148,7 @@ impl Switch {
                 }
                 _ => Err("usage: port_remove N".into()),
             },
+            c if crate::pof::is_pof_command(c) => crate::pof::command(pl, c, args),
             "koi_names" => no_args().map(|_| pl.image().map(|i| names(&i)).unwrap_or_default()),
             _ => {
                 let Some(cmd) = koi_control::command::parse(line).map_err(|e| e.to_string())?
@@ -282,6 +284,10 @@ fn help() -> String {
     let mut out = String::from("koi commands:\n");
     for (name, what) in KOI_COMMANDS {
         out.push_str(&format!("  {name:<12} {what}\n"));
+    }
+    out.push_str("POF commands (docs/pof.md):\n");
+    for (name, what) in crate::pof::POF_COMMANDS {
+        out.push_str(&format!("  {name:<19} {what}\n"));
     }
     out.push_str("simple_switch_CLI commands:\n");
     for chunk in koi_control::command::COMMANDS.chunks(3) {

@@ -40,6 +40,7 @@ pub mod ctl_socket;
 pub mod image;
 pub mod metrics;
 pub mod pipeline;
+pub mod pof;
 mod poll;
 pub mod ports;
 pub mod program;

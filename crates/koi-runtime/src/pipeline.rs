@@ -89,6 +89,9 @@ pub struct Pipeline {
     /// The numbers of its ports (the switch keeps them current): a program whose
     /// architecture's port numbers are narrower than one of them is refused.
     port_numbers: Mutex<std::collections::BTreeSet<u64>>,
+    /// Held while a `pof_*` command edits the POF configuration, so that two edits never
+    /// start from the same configuration ([`crate::pof`]).
+    pub(crate) pof_edit: Mutex<()>,
 }
 
 impl Pipeline {
@@ -110,6 +113,7 @@ impl Pipeline {
             counters: PipelineCounters::default(),
             removed: std::sync::atomic::AtomicBool::new(false),
             port_numbers: Mutex::new(Default::default()),
+            pof_edit: Mutex::new(()),
         }
     }
 

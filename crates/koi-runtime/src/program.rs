@@ -51,6 +51,8 @@ pub struct Program {
     pub p4info: Result<P4Info, String>,
     /// The device config that compiles to this program (see the module doc).
     pub device_config: Vec<u8>,
+    /// The POF configuration it was compiled from, for a POF pipeline ([`crate::pof`]).
+    pub pof: Option<std::sync::Arc<koi_pof::Config>>,
 }
 
 /// How a program file is preprocessed (`-I` directories and `-D` definitions) and where the
@@ -157,7 +159,11 @@ impl Program {
         }
     }
 
-    fn new(name: String, compiled: koi_conformance::Compiled, header: String) -> Program {
+    pub(crate) fn new(
+        name: String,
+        compiled: koi_conformance::Compiled,
+        header: String,
+    ) -> Program {
         let mut device_config = header.into_bytes();
         device_config.extend_from_slice(compiled.sm.expanded.text.as_bytes());
         let p4info = koi_p4info::generate(&compiled.pipeline).map_err(|e| e.to_string());
@@ -166,6 +172,7 @@ impl Program {
             pipeline: compiled.pipeline,
             p4info,
             device_config,
+            pof: None,
         }
     }
 }
@@ -180,7 +187,7 @@ fn no_c_in_device_configs(e: koi_native::Error) -> String {
 
 /// The device config's header lines for a program named `name` preprocessed with `flags`,
 /// with the empty line that ends them.
-fn header(name: &str, flags: &Flags) -> String {
+pub(crate) fn header(name: &str, flags: &Flags) -> String {
     let one_line = |s: &str| s.replace(['\n', '\r'], " ");
     let mut h = format!("{MAGIC}\nname: {}\n", one_line(name));
     for d in &flags.define {

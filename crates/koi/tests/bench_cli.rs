@@ -489,3 +489,55 @@ fn pcaps_on_two_ports_are_replayed_together() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `--pof-config`: a POF configuration is benchmarked as the program koi compiles it to.
+/// The router configuration routes every packet of the L2L3 traffic out of port 2 from the
+/// caches, as its P4 twin (examples/pof/router.p4) does, with as many megaflows, every one
+/// compiled.
+#[test]
+fn a_pof_configuration_is_benchmarked_like_its_p4_twin() {
+    let run = |args: &[&str]| {
+        let mut all = vec!["bench"];
+        all.extend_from_slice(args);
+        all.extend([
+            "--flows",
+            "200",
+            "--seconds",
+            "0.2",
+            "--warmup",
+            "0.3",
+            "--json",
+        ]);
+        json_report(&koi(&all))
+    };
+    let pof = run(&["--pof-config", &example("pof/router.pof")]);
+    let p4 = run(&[
+        &example("pof/router.p4"),
+        "--entries",
+        &example("pof/router.entries"),
+    ]);
+    for v in [&pof, &p4] {
+        assert_eq!(num(v, "errors"), 0.0, "{v}");
+        assert_eq!(num(v, "outputs_per_packet"), 1.0, "{v}");
+        assert!(num(v, "hit_rate.total") > 0.9, "{v}");
+        assert_eq!(field(v, "replayed"), &serde_json::json!({}), "{v}");
+    }
+    assert_eq!(
+        num(&pof, "cache.megaflows"),
+        num(&p4, "cache.megaflows"),
+        "pof {pof}\np4 {p4}"
+    );
+    let out = koi(&[
+        "bench",
+        "--pof-config",
+        &example("pof/router.p4"),
+        "--flows",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("router.p4:") && err.contains("expected"),
+        "{err}"
+    );
+}

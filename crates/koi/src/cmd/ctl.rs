@@ -205,13 +205,14 @@ pub fn redirect_hint(words: &[String]) -> Option<String> {
     })
 }
 
-/// `load`'s file arguments (the program, `-I` directories) made absolute from this process's
-/// directory, since the switch resolves them from its own; other lines unchanged.
+/// `load`'s and `pof_load`'s file arguments (the program, `-I` directories, the POF
+/// configuration) made absolute from this process's directory, since the switch resolves
+/// them from its own; other lines unchanged.
 pub fn absolute_paths(line: &str) -> String {
     let words: Vec<&str> = line.split_whitespace().collect();
-    if words.first() != Some(&"load") {
+    let Some(&cmd @ ("load" | "pof_load")) = words.first() else {
         return line.to_string();
-    }
+    };
     let abs = |p: &str| -> String {
         let path = std::path::Path::new(p);
         if path.is_absolute() {
@@ -221,7 +222,7 @@ pub fn absolute_paths(line: &str) -> String {
             .map(|d| d.join(path).display().to_string())
             .unwrap_or_else(|_| p.to_string())
     };
-    let mut out = vec!["load".to_string()];
+    let mut out = vec![cmd.to_string()];
     let mut it = words[1..].iter();
     while let Some(w) = it.next() {
         match *w {
@@ -362,6 +363,11 @@ impl CtlHelper {
             .iter()
             .map(|c| c.to_string())
             .chain(KOI_COMMANDS.iter().map(|(c, _)| c.to_string()))
+            .chain(
+                koi_runtime::pof::POF_COMMANDS
+                    .iter()
+                    .map(|(c, _)| c.to_string()),
+            )
             .collect();
         commands.sort();
         commands.dedup();
@@ -426,6 +432,10 @@ mod tests {
             )
         );
         assert_eq!(absolute_paths("load /a/b.p4"), "load /a/b.p4");
+        assert_eq!(
+            absolute_paths("pof_load c.pof --reset"),
+            format!("pof_load {} --reset", cwd.join("c.pof").display())
+        );
         assert_eq!(absolute_paths("table_dump t"), "table_dump t");
     }
 

@@ -100,6 +100,14 @@ pub struct RunArgs {
     /// TLS).
     #[arg(long, value_name = "FILE", requires = "grpc_tls_cert")]
     pub grpc_tls_client_ca: Option<PathBuf>,
+    /// Run a POF pipeline (docs/pof.md) instead of a P4 program: the first pipeline starts
+    /// with an empty POF configuration (it drops everything) or `--pof-config`'s, and `koi
+    /// ctl pof_*` commands change it while it forwards.
+    #[arg(long, conflicts_with = "program")]
+    pub pof: bool,
+    /// The POF configuration the `--pof` pipeline starts with.
+    #[arg(long, value_name = "FILE", requires = "pof")]
+    pub pof_config: Option<PathBuf>,
     /// The P4-16 program. Without one, the switch forwards nothing until a controller loads
     /// a program.
     pub program: Option<PathBuf>,
@@ -282,7 +290,7 @@ fn config(a: &RunArgs) -> Result<SwitchConfig, (u8, String)> {
             }
             _ => (0, e.as_str()),
         };
-        if args[p].program.is_none() {
+        if args[p].program.is_none() && !(p == 0 && a.pof) {
             return Err(usage(format!(
                 "--entries {e}: pipeline {} has no program to load them into",
                 names[p]
@@ -304,6 +312,13 @@ fn config(a: &RunArgs) -> Result<SwitchConfig, (u8, String)> {
                 p.require_externs().map_err(|e| (1, e))?;
                 Some(Arc::new(p))
             }
+            None if k == 0 && a.pof => Some(Arc::new(
+                match &a.pof_config {
+                    Some(path) => Program::from_pof_file(path),
+                    None => Program::from_pof("pof", koi_pof::Config::default()),
+                }
+                .map_err(|e| (1, e))?,
+            )),
             None => None,
         };
         let init: Option<StateInit> = (!files.is_empty()).then(|| {

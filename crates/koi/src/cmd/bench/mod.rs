@@ -113,11 +113,25 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N")]
     pub core: Option<usize>,
     /// Write the --flows traffic to a pcap file (as gen_pcap.py does) and exit.
-    #[arg(long, value_name = "FILE", requires = "flows", conflicts_with_all = ["pcap", "program"])]
+    #[arg(long, value_name = "FILE", requires = "flows", conflicts_with_all = ["pcap", "program", "pof_config"])]
     pub write_pcap: Option<PathBuf>,
+    /// Benchmark a POF configuration (docs/pof.md) instead of a P4 program: the program koi
+    /// compiles it to.
+    #[arg(long, value_name = "FILE", conflicts_with = "program")]
+    pub pof_config: Option<PathBuf>,
     /// The P4-16 program.
-    #[arg(required_unless_present = "write_pcap")]
+    #[arg(required_unless_present_any = ["write_pcap", "pof_config"])]
     pub program: Option<PathBuf>,
+}
+
+/// The pipeline a POF configuration file compiles to.
+fn pof_pipeline(f: &std::path::Path) -> Result<koi_ir::Pipeline, (u8, String)> {
+    let name = f.display().to_string();
+    let text = std::fs::read_to_string(f).map_err(|e| (2, format!("koi: {name}: {e}")))?;
+    let config = koi_pof::parse(&text).map_err(|e| (1, e.render(&name)))?;
+    koi_pof::compile(&config)
+        .map(|(_, p)| p)
+        .map_err(|e| (1, e.render(&name)))
 }
 
 /// A `--batch` value: 1 to 1024.
@@ -175,16 +189,23 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
             return Err(usage(format!("{name} {v}: expected seconds (0 or more)")));
         }
     }
-    let Some(program) = &a.program else {
-        return Err(usage("give the program"));
+    let program = match (&a.program, &a.pof_config) {
+        (Some(p), _) | (None, Some(p)) => p,
+        (None, None) => return Err(usage("give the program")),
     };
     let (packets, source) = load_packets(a)?;
-    let opts = super::frontend::pp_options(&a.include, &a.define);
-    let mut compiled = koi_conformance::compile(program, &opts)
-        .map_err(|e| (if e.unreadable() { 2 } else { 1 }, e.render()))?;
-    koi_native::bind(&mut compiled.pipeline, a.externs.as_deref())
+    let mut pipeline = match &a.pof_config {
+        Some(f) => pof_pipeline(f)?,
+        None => {
+            let opts = super::frontend::pp_options(&a.include, &a.define);
+            koi_conformance::compile(program, &opts)
+                .map_err(|e| (if e.unreadable() { 2 } else { 1 }, e.render()))?
+                .pipeline
+        }
+    };
+    koi_native::bind(&mut pipeline, a.externs.as_deref())
         .map_err(|e| (1, format!("koi: {e}")))?;
-    let p = &compiled.pipeline;
+    let p = &pipeline;
     p.arch
         .check_port(a.port)
         .map_err(|e| usage(format!("--port {}: {e}", a.port)))?;

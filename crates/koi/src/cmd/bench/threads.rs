@@ -101,7 +101,11 @@ pub(super) fn bench(
     // The timed parts ran together: the wall clock is the longest of them.
     let seconds = runs.iter().map(|r| r.seconds).fold(1e-9, f64::max);
     let report = Report::new(report::Inputs {
-        program: a.program.as_deref().unwrap_or(std::path::Path::new("")),
+        program: a
+            .program
+            .as_deref()
+            .or(a.pof_config.as_deref())
+            .unwrap_or(std::path::Path::new("")),
         entries: a.entries.as_deref(),
         source,
         port: a.port,

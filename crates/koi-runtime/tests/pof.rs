@@ -1,0 +1,192 @@
+//! POF pipelines in the runtime: a switch started with an empty POF configuration, changed
+//! with `pof_*` commands through [`Switch::command`] (what `koi ctl` sends), each change
+//! compiled and swapped in with the state carried over. What the pipeline does with a packet
+//! is read with `trace` (the running image, nothing sent).
+
+mod common;
+
+use koi_runtime::{PipelineConfig, PipelineSetup, Program, Switch, SwitchConfig};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+fn example() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/pof/kpofvs.pof")
+}
+
+fn pof_switch() -> Arc<Switch> {
+    let program = Program::from_pof("pof", koi_pof::Config::default()).unwrap();
+    Switch::start(SwitchConfig {
+        pipelines: vec![PipelineSetup {
+            config: PipelineConfig {
+                name: "default".into(),
+                device_id: 1,
+                cpu_port: None,
+            },
+            program: Some(Arc::new(program)),
+            init: None,
+        }],
+        ports: vec![],
+        patches: vec![],
+        threads: 1,
+        cache: Some(Default::default()),
+    })
+    .expect("switch")
+}
+
+fn ipv4_hex(dst: [u8; 4]) -> String {
+    let mut p = vec![0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 1, 0x08, 0x00];
+    p.extend([0x45, 0, 0, 28, 0, 1, 0, 0, 64, 17, 0, 0, 10, 0, 1, 1]);
+    p.extend(dst);
+    p.extend([0x30, 0x39, 0x00, 0x35, 0, 8, 0, 0]);
+    p.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The ports `trace` says a packet to `dst` received on port 1 goes to.
+fn goes_to(sw: &Switch, dst: [u8; 4]) -> Vec<u64> {
+    let t = sw
+        .command(None, &format!("trace 1 {}", ipv4_hex(dst)))
+        .unwrap();
+    t.lines()
+        .filter_map(|l| l.strip_prefix("result: port "))
+        .map(|l| l.split(':').next().unwrap().parse().unwrap())
+        .collect()
+}
+
+const FWD2: &str = "modify_field ipv4.ttl -1 calculate_checksum ipv4.checksum 0 160 counter 2";
+
+#[test]
+fn pof_commands_change_the_running_pipeline_and_keep_its_state() {
+    let sw = pof_switch();
+    assert_eq!(
+        goes_to(&sw, [10, 0, 2, 7]),
+        Vec::<u64>::new(),
+        "empty: drops"
+    );
+    let out = sw
+        .command(None, &format!("pof_load {}", example().display()))
+        .unwrap();
+    assert!(out.contains("loaded"), "{out}");
+    assert_eq!(goes_to(&sw, [10, 0, 2, 7]), vec![2]);
+    assert_eq!(goes_to(&sw, [10, 0, 1, 7]), vec![1]);
+
+    // The counter's value survives every change.
+    sw.command(None, "counter_write pof.pof_counter 2 5 500")
+        .unwrap();
+    let out = sw
+        .command(
+            None,
+            &format!("pof_entry_modify entry ipv4_fwd 2 match 10.0.2.0/24 {{ {FWD2} output 3 }}"),
+        )
+        .unwrap();
+    assert!(out.contains("1 entries modified"), "{out}");
+    assert!(out.contains("state carried over"), "{out}");
+    assert_eq!(goes_to(&sw, [10, 0, 2, 7]), vec![3]);
+    let c = sw.command(None, "counter_read pof.pof_counter 2").unwrap();
+    assert!(c.contains("(packets=5, bytes=500)"), "{c}");
+
+    // A longer prefix wins; removing it restores the /24.
+    sw.command(
+        None,
+        &format!("pof_entry_add entry ipv4_fwd 3 match 10.0.2.7/32 {{ {FWD2} output 4 }}"),
+    )
+    .unwrap();
+    assert_eq!(goes_to(&sw, [10, 0, 2, 7]), vec![4]);
+    assert_eq!(goes_to(&sw, [10, 0, 2, 8]), vec![3]);
+    sw.command(None, "pof_entry_remove ipv4_fwd 3").unwrap();
+    assert_eq!(goes_to(&sw, [10, 0, 2, 7]), vec![3]);
+
+    // Refused changes change nothing and say why.
+    let before = sw.command(None, "pof_show").unwrap();
+    let e = sw.command(None, "pof_table_remove ipv4_fwd").unwrap_err();
+    assert!(e.contains("goes to table ipv4_fwd"), "{e}");
+    let e = sw
+        .command(
+            None,
+            "pof_entry_add entry ipv4_fwd 9 match 10.0.9.0/24 { output }",
+        )
+        .unwrap_err();
+    assert!(e.starts_with("pof_entry_add:1:"), "{e}");
+    let e = sw
+        .command(
+            None,
+            "pof_entry_add entry ipv4_fwd 2 match 10.0.9.0/24 { output 1 }",
+        )
+        .unwrap_err();
+    assert!(e.contains("exists already"), "{e}");
+    let e = sw
+        .command(None, "pof_entry_add table x exact { key ipv4.dst }")
+        .unwrap_err();
+    assert!(e.contains("takes only entry"), "{e}");
+    let e = sw
+        .command(
+            None,
+            "pof_entry_modify entry ipv4_fwd 77 match 10.0.9.0/24 { output 1 }",
+        )
+        .unwrap_err();
+    assert!(e.contains("no entry 77"), "{e}");
+    assert_eq!(sw.command(None, "pof_show").unwrap(), before);
+    assert_eq!(goes_to(&sw, [10, 0, 2, 7]), vec![3]);
+
+    // pof_show prints a configuration that parses back to the running one.
+    let shown = koi_pof::parse(&before).unwrap();
+    let running = sw.pipeline(None).unwrap().image().unwrap();
+    assert_eq!(Some(&shown), running.program().pof.as_deref());
+    assert!(before.contains("eth@0 ipv4_fwd@112"), "{before}");
+    // The generated tables are ordinary tables to the rest of koi ctl.
+    let dump = sw.command(None, "table_dump pof.t_ipv4_fwd").unwrap();
+    assert!(dump.contains("e_ipv4_fwd_2"), "{dump}");
+    let p4 = sw.command(None, "pof_p4").unwrap();
+    assert!(p4.contains("table t_ipv4_fwd"), "{p4}");
+
+    // Tables and protocols are added and removed at run time too.
+    sw.command(None, "pof_protocol_add protocol udp { field dport 16 16 }")
+        .unwrap();
+    sw.command(
+        None,
+        "pof_table_add table l4 exact size 4 { key udp.dport }",
+    )
+    .unwrap();
+    sw.command(
+        None,
+        &format!("pof_entry_modify entry ipv4_fwd 2 match 10.0.2.0/24 {{ {FWD2} output 3 goto l4 shift 160 }}"),
+    )
+    .unwrap();
+    assert_eq!(
+        goes_to(&sw, [10, 0, 2, 7]),
+        vec![3],
+        "l4 misses: the output stands"
+    );
+    sw.command(None, "pof_entry_add entry l4 1 match 53 { output 6 }")
+        .unwrap();
+    assert_eq!(goes_to(&sw, [10, 0, 2, 7]), vec![6]);
+    let e = sw.command(None, "pof_protocol_remove udp").unwrap_err();
+    assert!(e.contains("table l4"), "{e}");
+    let c = sw.command(None, "counter_read pof.pof_counter 2").unwrap();
+    assert!(c.contains("(packets=5, bytes=500)"), "{c}");
+    sw.stop();
+    sw.join();
+}
+
+#[test]
+fn a_p4_pipeline_takes_no_pof_edit_but_can_be_replaced_by_a_pof_load() {
+    let sw = Switch::start(SwitchConfig {
+        pipelines: vec![common::counting_pipeline(
+            "default",
+            1,
+            2,
+            common::count_program(&[]),
+        )],
+        ports: vec![],
+        patches: vec![],
+        threads: 1,
+        cache: Some(Default::default()),
+    })
+    .unwrap();
+    let e = sw.command(None, "pof_show").unwrap_err();
+    assert!(e.contains("not a POF configuration"), "{e}");
+    sw.command(None, &format!("pof_load {} --reset", example().display()))
+        .unwrap();
+    assert_eq!(goes_to(&sw, [10, 0, 2, 7]), vec![2]);
+    sw.stop();
+    sw.join();
+}
