@@ -203,8 +203,7 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
                 .pipeline
         }
     };
-    koi_native::bind(&mut pipeline, a.externs.as_deref())
-        .map_err(|e| (1, format!("koi: {e}")))?;
+    koi_native::bind(&mut pipeline, a.externs.as_deref()).map_err(|e| (1, format!("koi: {e}")))?;
     let p = &pipeline;
     p.arch
         .check_port(a.port)
