@@ -30,9 +30,7 @@ import asyncio
 import ipaddress
 import logging
 import os
-import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -42,6 +40,8 @@ import finsy as fy
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
+sys.path.insert(0, str(HERE.parent))
+from koi_controller import find_koi, koi_compile, say  # noqa: E402
 DROP_REASONS = [
     "malformed", "not for us", "not subscriber", "unknown line", "unknown session",
     "spoofed", "unsupported", "TTL", "no route", "unknown subscriber", "policed", "not IPv4",
@@ -49,10 +49,6 @@ DROP_REASONS = [
 TO_CPU_DISCOVERY, TO_CPU_PPP_CONTROL = 1, 2
 PADI, PADO, PADR, PADS, PADT = 0x09, 0x07, 0x19, 0x65, 0xA7
 TAG_SERVICE_NAME, TAG_AC_NAME, TAG_HOST_UNIQ = 0x0101, 0x0102, 0x0103
-
-
-def say(*words):
-    print(*words, flush=True)
 
 
 @dataclass(frozen=True)
@@ -92,27 +88,6 @@ def read_subscribers(path):
     if len(set(lines)) != len(lines) or len(set(addrs)) != len(addrs):
         raise ValueError(f"{path}: two subscribers on one line or with one address")
     return subs
-
-
-def find_koi(given):
-    """The koi binary: --koi, else `koi` on the PATH, else the repository's build."""
-    if given:
-        return given
-    for candidate in (shutil.which("koi"), REPO / "target/release/koi", REPO / "target/debug/koi"):
-        if candidate and Path(candidate).exists():
-            return str(candidate)
-    sys.exit("controller: koi not found; give --koi PATH (or build it: cargo build --release)")
-
-
-def p4info_of(koi, program, workdir):
-    """The program's P4Info, by `koi compile`."""
-    path = Path(workdir) / "bng.p4info.txt"
-    with open(path, "wb") as f:
-        r = subprocess.run([koi, "compile", str(program), "--emit", "p4info"], stdout=f,
-                           stderr=subprocess.PIPE)
-    if r.returncode != 0:
-        sys.exit(f"controller: koi compile {program} failed:\n" + r.stderr.decode(errors="replace"))
-    return path
 
 
 def mac_int(mac):
@@ -296,7 +271,7 @@ def main():
         sys.exit(f"controller: {e}")
 
     with tempfile.TemporaryDirectory(prefix="koi-bng-") as tmp:
-        p4info = p4info_of(find_koi(args.koi), args.program, tmp)
+        p4info = koi_compile(find_koi(args.koi), args.program, tmp)[0]
 
         async def ready(sw):
             await on_ready(sw, subs, args.ac_mac, args.ac_name)

@@ -21,9 +21,7 @@ import argparse
 import asyncio
 import logging
 import os
-import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -32,40 +30,9 @@ import finsy as fy
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
+sys.path.insert(0, str(HERE.parent))
+from koi_controller import find_koi, koi_compile, mac_str, say  # noqa: E402
 FLOOD_GROUP = 1
-
-
-def say(*words):
-    print(*words, flush=True)
-
-
-def mac_str(value):
-    return ":".join(f"{b:02x}" for b in int(value).to_bytes(6, "big"))
-
-
-def find_koi(given):
-    """The koi binary: --koi, else `koi` on the PATH, else the repository's build."""
-    if given:
-        return given
-    for candidate in (shutil.which("koi"), REPO / "target/release/koi", REPO / "target/debug/koi"):
-        if candidate and Path(candidate).exists():
-            return str(candidate)
-    sys.exit("controller: koi not found; give --koi PATH (or build it: cargo build --release)")
-
-
-def compile_program(koi, program, workdir):
-    """P4Info and device config of `program`, by `koi compile`."""
-    out = {}
-    for emit, name in (("p4info", "p4info.txt"), ("device-config", "device_config.bin")):
-        path = Path(workdir) / name
-        with open(path, "wb") as f:
-            r = subprocess.run([koi, "compile", str(program), "--emit", emit], stdout=f,
-                               stderr=subprocess.PIPE, text=False)
-        if r.returncode != 0:
-            sys.exit(f"controller: koi compile {program} --emit {emit} failed:\n"
-                     + r.stderr.decode(errors="replace"))
-        out[emit] = path
-    return out["p4info"], out["device-config"]
 
 
 class Learner:
@@ -158,7 +125,8 @@ def main():
     logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR)
 
     with tempfile.TemporaryDirectory(prefix="koi-l2-learning-") as tmp:
-        p4info, device_config = compile_program(find_koi(args.koi), args.program, tmp)
+        p4info, device_config = koi_compile(find_koi(args.koi), args.program, tmp,
+                                                ("p4info", "device-config"))
 
         async def ready(sw):
             await on_ready(sw, ports, int(args.idle_timeout * 1e9))

@@ -28,9 +28,7 @@ import asyncio
 import ipaddress
 import logging
 import os
-import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -40,15 +38,13 @@ import finsy as fy
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
+sys.path.insert(0, str(HERE.parent))
+from koi_controller import find_koi, koi_compile, say  # noqa: E402
 DROP_REASONS = [
     "malformed", "not for us", "not IPv4", "not N3", "unsupported", "unknown TEID",
     "UE mismatch", "unknown UE", "TTL", "no route", "no N3 source",
 ]
 TO_CPU_GTPU_SIGNALLING = 1
-
-
-def say(*words):
-    print(*words, flush=True)
 
 
 @dataclass(frozen=True)
@@ -89,27 +85,6 @@ def read_sessions(path):
     if len(set(ues)) != len(ues) or len(set(teids)) != len(teids):
         raise ValueError(f"{path}: two sessions with one UE address or uplink TEID")
     return sessions
-
-
-def find_koi(given):
-    """The koi binary: --koi, else `koi` on the PATH, else the repository's build."""
-    if given:
-        return given
-    for candidate in (shutil.which("koi"), REPO / "target/release/koi", REPO / "target/debug/koi"):
-        if candidate and Path(candidate).exists():
-            return str(candidate)
-    sys.exit("controller: koi not found; give --koi PATH (or build it: cargo build --release)")
-
-
-def p4info_of(koi, program, workdir):
-    """The program's P4Info, by `koi compile`."""
-    path = Path(workdir) / "upf.p4info.txt"
-    with open(path, "wb") as f:
-        r = subprocess.run([koi, "compile", str(program), "--emit", "p4info"], stdout=f,
-                           stderr=subprocess.PIPE)
-    if r.returncode != 0:
-        sys.exit(f"controller: koi compile {program} failed:\n" + r.stderr.decode(errors="replace"))
-    return path
 
 
 def uplink_entry(s):
@@ -258,7 +233,7 @@ def main():
         sys.exit(f"controller: {e}")
 
     with tempfile.TemporaryDirectory(prefix="koi-upf-") as tmp:
-        p4info = p4info_of(find_koi(args.koi), args.program, tmp)
+        p4info = koi_compile(find_koi(args.koi), args.program, tmp)[0]
 
         async def ready(sw):
             await on_ready(sw, args.sessions)

@@ -23,16 +23,13 @@ import asyncio
 import ipaddress
 import logging
 import os
+import sys
+from pathlib import Path
 
 import finsy as fy
 
-
-def say(*words):
-    print(*words, flush=True)
-
-
-def mac_str(value):
-    return ":".join(f"{b:02x}" for b in int(value).to_bytes(6, "big"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from koi_controller import mac_str, say  # noqa: E402
 
 
 def where_str(port, vtep):
