@@ -165,12 +165,21 @@ struct Side<'p> {
     sc: State,
 }
 
-fn side(p: &koi_ir::Pipeline) -> RefCell<Side<'_>> {
+fn side<'p>(p: &'p koi_ir::Pipeline, entries: &str) -> RefCell<Side<'p>> {
+    let state = || {
+        let mut s = State::new(p).unwrap();
+        for line in entries.lines() {
+            if let Some(c) = koi_control::command::parse(line).unwrap() {
+                koi_state::cli::execute(&mut s, &c).unwrap_or_else(|e| panic!("{line}: {e}"));
+            }
+        }
+        s
+    };
     RefCell::new(Side {
         interp: Interpreter::new(p).unwrap(),
         cached: koi_datapath::Datapath::new(p).unwrap(),
-        si: State::new(p).unwrap(),
-        sc: State::new(p).unwrap(),
+        si: state(),
+        sc: state(),
     })
 }
 
@@ -221,10 +230,21 @@ fn packets(
 }
 
 fn equivalent(pof: &str, p4: &str, strategy: impl Strategy<Value = Vec<u8>>) {
+    equivalent_with(pof, "", p4, "", strategy)
+}
+
+/// [`equivalent`] with `koi ctl` command lines run on each pipeline's state first.
+fn equivalent_with(
+    pof: &str,
+    pof_entries: &str,
+    p4: &str,
+    p4_entries: &str,
+    strategy: impl Strategy<Value = Vec<u8>>,
+) {
     let a = pof_pipeline(pof);
     let b = p4_pipeline(p4);
     let clock = ManualClock::new(0);
-    let (sa, sb) = (side(&a), side(&b));
+    let (sa, sb) = (side(&a, pof_entries), side(&b, p4_entries));
     let run = |s: &RefCell<Side>, pkt: &[u8], port: u64| -> (Vec<Output>, Vec<Output>) {
         let s = &mut *s.borrow_mut();
         let i = s
@@ -301,6 +321,27 @@ fn a_tunnel_encap_by_add_field_is_the_same_in_pof_and_p4() {
             vec![[0, 0, 0, 0, 0, 1]],
             vec![0x0800, 0x0806, 0x86dd],
             vec![[0; 4]],
+        ),
+    );
+}
+
+/// K_POFVS's example (examples/pof/kpofvs.pof) and its P4 twin (examples/pof/kpofvs.p4 with
+/// examples/pof/kpofvs.entries), which scripts/bench-pof.sh measures side by side: ARP
+/// broadcast through group 1, IPv4 routed by /24 with TTL and checksum.
+#[test]
+fn the_kpofvs_example_is_the_same_in_pof_and_p4() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/pof");
+    let read = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).unwrap();
+    let p4 = read("kpofvs.p4").replace("#include <core.p4>\n#include <v1model.p4>\n", "");
+    equivalent_with(
+        &read("kpofvs.pof"),
+        "mc_mgrp_create 1\nmc_node_create 0 1 2\nmc_node_associate 1 0\n",
+        &p4,
+        &read("kpofvs.entries"),
+        packets(
+            vec![[2, 0, 0, 0, 2, 1], [0xff; 6]],
+            vec![0x0800, 0x0800, 0x0806],
+            vec![[10, 0, 1, 7], [10, 0, 2, 1], [10, 0, 3, 1], [10, 1, 2, 1]],
         ),
     );
 }
