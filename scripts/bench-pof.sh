@@ -101,7 +101,7 @@ def kv(p): return dict(x.split("=", 1) for x in open(p).read().split() if "=" in
 t, r = kv(sys.argv[1]), kv(sys.argv[2])
 sent, rx = int(t["sent"]), int(r["rx"])
 span = (int(r["last_ns"]) - int(t["start_ns"])) / 1e9
-print(f"{rx / span / 1e3:.0f} kpps received of {float(t['pps']) / 1e3:.0f} kpps offered ({100 * (sent - rx) / sent:.1f}% lost)")
+print(f"{rx / span / 1e3:.0f} kpps received of {float(t['pps']) / 1e3:.0f} kpps offered ({max(0.0, 100 * (sent - rx) / sent):.1f}% lost)")
 PY
 )"
   done
