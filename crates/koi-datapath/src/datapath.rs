@@ -86,6 +86,12 @@
 //! packet with the same headers never share a megaflow; parse-path templates are bounded
 //! the same way. A runt the fast parser gives no key is a slow-path run, rate-limited as a
 //! miss.
+//!
+//! # Where the parts are
+//!
+//! This file holds the datapath and a packet's way through it; `config` its configuration,
+//! `stats` its counters and reports, `inspect` what the control plane reads of it and the
+//! invalidations table writes call.
 
 use crate::fastparse::{FastParser, Parsed, Templates};
 use crate::flowkey::FlowKeyLayout;
@@ -104,6 +110,12 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::observe::{DpObserver, Mode};
+
+mod config;
+mod inspect;
+mod stats;
+pub use config::*;
+pub use stats::*;
 
 /// What [`Datapath::process_batch_deferring`] asks its caller, who keeps the packets it hands
 /// back.
@@ -267,257 +279,6 @@ impl Megaflow {
     }
 }
 
-/// Counters of the datapath.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DatapathStats {
-    pub microflow_hits: u64,
-    pub megaflow_hits: u64,
-    /// Lookups that found a megaflow the packet is too short or too long for (counted as
-    /// misses too).
-    pub too_short: u64,
-    pub misses: u64,
-    /// Slow-path runs that could not be summarised as a megaflow.
-    pub uncacheable: u64,
-    pub installs: u64,
-    /// Replays that stopped fitting their recording and were finished by evaluation.
-    pub diverged: u64,
-    /// Megaflows removed by invalidation.
-    pub invalidated: u64,
-    /// Hits executed by a compiled action program (a subset of the hits).
-    pub compiled_hits: u64,
-    /// Misses dropped by the slow-path rate limit (not counted in `misses`).
-    pub upcalls_limited: u64,
-    /// Packets processed.
-    pub packets: u64,
-    /// Cycles per stage (with [`DatapathConfig::profile`]).
-    pub cycles: StageCycles,
-    /// Megaflows installed with a compiled action program.
-    pub compiled: u64,
-    /// Megaflows installed without one (see [`Datapath::not_compiled_reasons`]).
-    pub not_compiled: u64,
-    /// Compiled programs whose output differed from the interpreter's on the packet that
-    /// made them (left uncompiled; a bug if ever nonzero).
-    pub compile_mismatch: u64,
-    /// Slow-path packets whose fast-parser key differed from the interpreter's (a bug if
-    /// ever nonzero; such runs are not compiled).
-    pub fast_parse_mismatch: u64,
-    /// Megaflow hits found through the signature cache (a subset of `megaflow_hits`, and of
-    /// the replayed ones).
-    pub signature_hits: u64,
-    /// Lookups that skipped the microflow tier while it was bypassed for its low hit rate.
-    pub microflow_bypassed: u64,
-    /// Hot programs given native code ([`DatapathConfig::jit_after`]).
-    pub jit_compiled: u64,
-    /// Hot parse-path templates given native code.
-    pub jit_templates: u64,
-    /// Modules of native code alive now (programs of one shape share one).
-    pub jit_modules: u64,
-    /// Flow keys the fast path took from a parse-path template, and from a full run of the
-    /// specialised parser.
-    pub template_hits: u64,
-    pub full_parses: u64,
-    /// Template hits by the template guessed from the packet (one load that tells the
-    /// native templates apart), not tried in rank order.
-    pub template_guesses: u64,
-    /// Hits of hot programs whose compile was put off by [`DatapathConfig::jit_rate`] or the
-    /// module limit (counted per hit until the compile happens).
-    pub jit_deferred: u64,
-    /// Hot programs left interpreted: something without a native lowering, or the limit of
-    /// programs with code reached.
-    pub jit_not_compiled: u64,
-    /// Native code whose output differed from the interpreter's on the packet at hand, or
-    /// whose flow key differed from its parse-path template's (left without code; a bug if
-    /// ever nonzero).
-    pub jit_mismatch: u64,
-    /// Slow-path runs that took their program from the trace memo instead of a tracer
-    /// ([`crate::memo`]; a subset of `compiled`).
-    pub memo_hits: u64,
-    /// Packets [`Datapath::process_batch_deferring`] handed back unprocessed (misses, and
-    /// packets of flows with a packet waiting): not counted in `packets` until the caller
-    /// runs them.
-    pub deferred: u64,
-}
-
-impl DatapathStats {
-    /// Adds `o`'s counters to these (the datapaths of several threads), except the gauge
-    /// `jit_modules`, of which the larger is kept.
-    pub fn add(&mut self, o: &DatapathStats) {
-        let DatapathStats {
-            microflow_hits,
-            megaflow_hits,
-            too_short,
-            misses,
-            uncacheable,
-            installs,
-            diverged,
-            invalidated,
-            compiled_hits,
-            upcalls_limited,
-            packets,
-            cycles,
-            compiled,
-            not_compiled,
-            compile_mismatch,
-            fast_parse_mismatch,
-            signature_hits,
-            microflow_bypassed,
-            jit_compiled,
-            jit_templates,
-            jit_modules,
-            template_hits,
-            full_parses,
-            template_guesses,
-            jit_deferred,
-            jit_not_compiled,
-            jit_mismatch,
-            memo_hits,
-            deferred,
-        } = o;
-        self.microflow_hits += microflow_hits;
-        self.megaflow_hits += megaflow_hits;
-        self.too_short += too_short;
-        self.misses += misses;
-        self.uncacheable += uncacheable;
-        self.installs += installs;
-        self.diverged += diverged;
-        self.invalidated += invalidated;
-        self.compiled_hits += compiled_hits;
-        self.upcalls_limited += upcalls_limited;
-        self.packets += packets;
-        self.cycles.parse += cycles.parse;
-        self.cycles.microflow += cycles.microflow;
-        self.cycles.megaflow += cycles.megaflow;
-        self.cycles.actions += cycles.actions;
-        self.cycles.slow_path += cycles.slow_path;
-        self.compiled += compiled;
-        self.not_compiled += not_compiled;
-        self.compile_mismatch += compile_mismatch;
-        self.fast_parse_mismatch += fast_parse_mismatch;
-        self.signature_hits += signature_hits;
-        self.microflow_bypassed += microflow_bypassed;
-        self.jit_compiled += jit_compiled;
-        self.jit_templates += jit_templates;
-        self.jit_modules = self.jit_modules.max(*jit_modules);
-        self.template_hits += template_hits;
-        self.full_parses += full_parses;
-        self.template_guesses += template_guesses;
-        self.jit_deferred += jit_deferred;
-        self.jit_not_compiled += jit_not_compiled;
-        self.jit_mismatch += jit_mismatch;
-        self.memo_hits += memo_hits;
-        self.deferred += deferred;
-    }
-
-    /// Counts what [`Jit::consider`] did with a hot program.
-    #[inline]
-    fn count_jit(&mut self, ev: JitEvent) {
-        match ev {
-            JitEvent::None => {}
-            JitEvent::Deferred => self.jit_deferred += 1,
-            JitEvent::Compiled => self.jit_compiled += 1,
-            JitEvent::NotCompiled => self.jit_not_compiled += 1,
-            JitEvent::Mismatch => self.jit_mismatch += 1,
-        }
-    }
-}
-
-/// A cycle counter for profiling (the binary passes `koi_ports::tsc`, which reads the CPU's
-/// time-stamp counter; this crate has no `unsafe` to read it itself).
-pub type CycleCounter = fn() -> u64;
-
-/// Construction parameters of a [`Datapath`].
-#[derive(Clone, Debug)]
-pub struct DatapathConfig {
-    /// Megaflow limit (least recently hit ones are evicted beyond it).
-    pub max_megaflows: usize,
-    /// Whether the microflow (exact-match) tier is used.
-    pub microflow: bool,
-    /// Microflow entries (a power of two).
-    pub microflow_entries: usize,
-    /// Signature-cache entries (rounded up to a power of two; 0: no signature cache): 8
-    /// bytes each, a hint from a key's hash to its megaflow ([`koi_cache::signature`]).
-    pub signature_entries: usize,
-    /// Slow-path runs allowed per second of the clock given to `process` (a token bucket of
-    /// `upcall_burst` tokens); a packet that misses when the bucket is empty is dropped and
-    /// counted in [`DatapathStats::upcalls_limited`]. 0: unlimited (tests, `koi test`).
-    pub upcall_rate: u64,
-    /// Token bucket depth of the slow-path limit.
-    pub upcall_burst: u64,
-    /// Measure cycles per stage with this counter ([`DatapathStats::cycles`]); costs a
-    /// counter read per stage. `None`: no profiling.
-    pub profile: Option<CycleCounter>,
-    /// Hash seed of the caches; `None` draws a random one.
-    pub seed: Option<u64>,
-    /// Compile an action program to native code once it has run this many times on cache
-    /// hits; `None`: never.
-    pub jit_after: Option<u32>,
-    /// Programs with native code at a time (each holds at least a page of code).
-    pub jit_limit: usize,
-    /// Compiles to native code allowed per second of the clock given to `process` (a token
-    /// bucket of `jit_burst` tokens); a hot program over the limit stays interpreted until a
-    /// token is free ([`DatapathStats::jit_deferred`]). 0: unlimited.
-    pub jit_rate: u64,
-    pub jit_burst: u64,
-    /// Reuse the programs of slow-path runs with the same trace ([`crate::memo`]; it keeps
-    /// at most 1,024 runs, each with its record of a few kilobytes).
-    pub trace_memo: bool,
-    /// Prefetch the microflow set of each key of a batch ([`Datapath::process_batch`]; called
-    /// through a pointer: [`Datapath::process_batch_prefetching`] takes one it can inline).
-    pub prefetch: Option<Prefetch>,
-}
-
-/// Signature-cache entries by default: 2 MiB, room for a few hundred thousand flows
-/// (L2L3-ACL at 100,000 flows: 31 subtables, ~800 cycles per packet without it, ~350 with it).
-pub const SIGNATURE_ENTRIES: usize = 262_144;
-
-/// Hits before a program is compiled to native code by default: compiling takes some tens of
-/// microseconds, a few thousand packets' worth, so only programs that keep being hit are.
-pub const JIT_AFTER: u32 = 256;
-
-impl Default for DatapathConfig {
-    fn default() -> Self {
-        DatapathConfig {
-            max_megaflows: 65_536,
-            microflow: true,
-            microflow_entries: 8192,
-            signature_entries: SIGNATURE_ENTRIES,
-            upcall_rate: 0,
-            upcall_burst: 1000,
-            profile: None,
-            seed: None,
-            jit_after: Some(JIT_AFTER),
-            jit_limit: 1024,
-            // At most ~10% of a core compiling (a compile takes about half a millisecond).
-            jit_rate: 200,
-            jit_burst: 64,
-            trace_memo: true,
-            prefetch: None,
-        }
-    }
-}
-
-/// Most packets [`Datapath::process_batch`] computes the keys of before looking them up.
-pub const BATCH: usize = 32;
-
-/// A cache-line prefetch (the binary passes `koi_ports::prefetch`; this crate has no
-/// `unsafe` to issue one itself). It must not fault, whatever the address.
-pub type Prefetch = fn(*const u8);
-
-/// Cycles spent per stage (only with [`DatapathConfig::profile`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct StageCycles {
-    /// Fast parse and key extraction.
-    pub parse: u64,
-    /// Microflow lookups (hits and misses).
-    pub microflow: u64,
-    /// Megaflow classifier lookups (after a microflow miss).
-    pub megaflow: u64,
-    /// Action programs and replays of hits.
-    pub actions: u64,
-    /// Slow-path runs (interpreter, mask, install).
-    pub slow_path: u64,
-}
-
 /// How one packet went through the datapath.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PathTaken {
@@ -555,36 +316,6 @@ impl Summary {
             aborted: None,
         }
     }
-}
-
-/// Sizes of the caches.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CacheInfo {
-    pub megaflows: usize,
-    pub max_megaflows: usize,
-    /// Megaflows with a compiled action program.
-    pub compiled: usize,
-    /// Megaflows whose program has native code ([`DatapathConfig::jit_after`]).
-    pub native: usize,
-    /// Guarded megaflows (decisions on state), and their programs (one per way seen).
-    pub guarded: usize,
-    pub guarded_programs: usize,
-    pub subtables: usize,
-    /// Occupied microflow entries (0 without the tier).
-    pub microflows: usize,
-    pub microflow_capacity: usize,
-    /// Signature-cache entries (0 without one).
-    pub signature_capacity: usize,
-    /// Whether the microflow tier is bypassed now for its low hit rate.
-    pub microflow_bypassed: bool,
-    /// Bytes used by the cache tiers (keys, masks, tables; not the action programs).
-    pub memory_bytes: usize,
-    /// Megaflows not hit since their insert (the first to be evicted).
-    pub on_probation: usize,
-    /// Megaflows evicted at the limit, and how many of them were on probation (new flows
-    /// never hit again); the others were established ones, the least hit of a sample.
-    pub evictions: u64,
-    pub probation_evictions: u64,
 }
 
 /// The interpreter behind a megaflow cache.
@@ -728,120 +459,6 @@ impl<'p> Datapath<'p> {
             rec: Recorder::default(),
             cache_base: (0, 0),
         })
-    }
-
-    /// Whether the program has a specialised parser (without one, every packet takes the
-    /// interpreter's parser and hits are replayed).
-    pub fn has_fast_parser(&self) -> bool {
-        self.fast.is_some()
-    }
-
-    /// The installed megaflows, like `ovs-appctl dpctl/dump-flows`: for each, its hits, the
-    /// key fields its mask covers (`name=value/mask` in hex) and its compiled program, marked
-    /// `(native)` once it runs as native code (or `replay` with the number of recorded
-    /// steps). At most `limit` megaflows.
-    pub fn dump_flows(&self, limit: usize) -> Vec<String> {
-        let c = self.cache.classifier();
-        c.iter()
-            .take(limit)
-            .map(|(id, flow)| {
-                let mut s = format!("hits={} ", c.hits(id).unwrap_or(0));
-                if let Some(mask) = c.mask(id) {
-                    s.push_str(&self.layout.describe(mask, &flow.key));
-                }
-                match &flow.program {
-                    Some(_) => {
-                        for (i, p) in flow.programs().enumerate() {
-                            if let Some(arm) = i.checked_sub(1).and_then(|a| flow.arms.get(a)) {
-                                s.push_str(&format!("  else (arm {i}"));
-                                if !arm.extra.is_empty() {
-                                    // The key bits the arm matches beyond the megaflow's mask.
-                                    let (mut m, mut k) =
-                                        (vec![0; flow.key.len()], flow.key.clone());
-                                    for &(w, bits, v) in &arm.extra {
-                                        if let (Some(x), Some(y)) = (m.get_mut(w), k.get_mut(w)) {
-                                            *x = bits;
-                                            *y = (*y & !bits) | v;
-                                        }
-                                    }
-                                    s.push_str(", where ");
-                                    s.push_str(&self.layout.describe(&m, &k));
-                                }
-                                s.push(')');
-                            }
-                            s.push_str(if p.is_native() {
-                                " actions (native):\n"
-                            } else {
-                                " actions:\n"
-                            });
-                            for l in p.to_string().lines() {
-                                s.push_str("    ");
-                                s.push_str(l);
-                                s.push('\n');
-                            }
-                        }
-                    }
-                    None => s.push_str(&format!(" replay of {} steps\n", flow.recording.len())),
-                }
-                s
-            })
-            .collect()
-    }
-
-    /// Why installed megaflows got no compiled program, with counts.
-    pub fn not_compiled_reasons(&self) -> &BTreeMap<&'static str, u64> {
-        &self.reasons
-    }
-
-    /// The configuration.
-    pub fn config(&self) -> &DatapathConfig {
-        &self.config
-    }
-
-    /// Sizes of the caches (O(microflow entries): for reports, not per packet).
-    pub fn cache_info(&self) -> CacheInfo {
-        let c = self.cache.classifier();
-        CacheInfo {
-            megaflows: c.len(),
-            max_megaflows: c.limit(),
-            compiled: c.iter().filter(|(_, m)| m.is_compiled()).count(),
-            native: c
-                .iter()
-                .filter(|(_, m)| m.program.as_ref().is_some_and(|p| p.is_native()))
-                .count(),
-            guarded: c.iter().filter(|(_, m)| m.guarded).count(),
-            guarded_programs: c
-                .iter()
-                .filter(|(_, m)| m.guarded)
-                .map(|(_, m)| m.programs().count())
-                .sum(),
-            subtables: c.subtable_count(),
-            microflows: self.cache.microflow().map_or(0, |m| m.occupied()),
-            microflow_capacity: self.cache.microflow().map_or(0, |m| m.capacity()),
-            signature_capacity: self.cache.signatures().map_or(0, |s| s.capacity()),
-            microflow_bypassed: self.cache.microflow_bypassed(),
-            memory_bytes: self.cache.memory_bytes(),
-            on_probation: c.on_probation(),
-            evictions: c.stats().evictions,
-            probation_evictions: c.stats().probation_evictions,
-        }
-    }
-
-    /// Zeroes the counters (for benchmarks after a warm-up).
-    pub fn reset_stats(&mut self) {
-        self.stats = DatapathStats::default();
-        self.cache_base = self.cache_counts();
-        self.templates.hits = 0;
-        self.templates.parses = 0;
-    }
-
-    /// The flow cache's own counters behind [`DatapathStats::signature_hits`] and
-    /// [`DatapathStats::microflow_bypassed`].
-    fn cache_counts(&self) -> (u64, u64) {
-        (
-            self.cache.signatures().map_or(0, |s| s.stats().hits),
-            self.cache.bypassed_lookups(),
-        )
     }
 
     /// Processes one packet received on `port`, handing each output packet to `sink` (port,
@@ -1392,72 +1009,6 @@ impl<'p> Datapath<'p> {
             _ => self.stats.cycles.slow_path += t1.wrapping_sub(t0),
         }
         Ok((outcome, path))
-    }
-
-    /// The flow-key layout.
-    pub fn layout(&self) -> &FlowKeyLayout {
-        &self.layout
-    }
-
-    /// The counters.
-    pub fn stats(&self) -> DatapathStats {
-        let mut s = self.stats;
-        s.jit_mismatch += self.templates.native_mismatch;
-        s.jit_templates = self.templates.native;
-        s.jit_modules = self.jit.live() as u64;
-        s.template_hits = self.templates.hits;
-        s.template_guesses = self.templates.guessed;
-        s.full_parses = self.templates.parses;
-        let (hits, bypassed) = self.cache_counts();
-        s.signature_hits = hits.wrapping_sub(self.cache_base.0);
-        s.microflow_bypassed = bypassed.wrapping_sub(self.cache_base.1);
-        s
-    }
-
-    /// Megaflows installed now.
-    pub fn megaflows(&self) -> usize {
-        self.cache.classifier().len()
-    }
-
-    /// A write to table `t` (entry added, modified or removed, default action changed):
-    /// removes the megaflows that applied it. Call before the next packet.
-    pub fn on_table_write(&mut self, t: TableId) {
-        self.invalidate_tagged(t.index());
-    }
-
-    /// A change to entry `index` of table `t` (its action, parameters or direct meter, or its
-    /// removal): removes the megaflows that hit that entry. Packets that hit another entry or
-    /// missed are decided as before. Call before the next packet.
-    pub fn on_entry_write(&mut self, t: TableId, index: u32) {
-        self.invalidate_tagged(entry_tag(t, Some(index)));
-    }
-
-    /// A change to what misses table `t` (its default action, or an entry added to a table
-    /// whose keys are all exact, which only a packet that missed can now hit): removes the
-    /// megaflows that missed the table. Call before the next packet.
-    pub fn on_table_misses(&mut self, t: TableId) {
-        self.invalidate_tagged(entry_tag(t, None));
-    }
-
-    /// Removes the megaflows tagged `tag` and empties the trace memo.
-    fn invalidate_tagged(&mut self, tag: u32) {
-        self.memo.clear();
-        let n = self.cache.classifier_mut().remove_tagged(tag);
-        self.stats.invalidated += n as u64;
-    }
-
-    /// Removes every megaflow, like `ovs-appctl dpctl/del-flows`, with no control-plane
-    /// change: the trace memo is kept.
-    pub fn flush(&mut self) {
-        let n = self.cache.classifier_mut().clear();
-        self.stats.invalidated += n as u64;
-    }
-
-    /// Removes every megaflow (for control-plane changes not tied to one table).
-    pub fn invalidate_all(&mut self) {
-        self.memo.clear();
-        let n = self.cache.classifier_mut().clear();
-        self.stats.invalidated += n as u64;
     }
 }
 
