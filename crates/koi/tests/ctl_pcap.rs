@@ -434,6 +434,38 @@ fn read_all(c: &mut UnixStream) -> String {
     s
 }
 
+/// `n` clients made by `connect`, each holding a place at the control socket: every `pause_ms`
+/// (at most `rounds` times), a client the socket refused (it was answered or hung up on)
+/// connects again, until none was.
+fn seated(
+    n: usize,
+    connect: impl Fn() -> UnixStream,
+    rounds: usize,
+    pause_ms: u64,
+) -> Vec<UnixStream> {
+    let mut clients: Vec<UnixStream> = (0..n).map(|_| connect()).collect();
+    let refused = |c: &UnixStream| {
+        c.set_nonblocking(true).expect("nonblocking");
+        let r = std::io::Read::read(&mut &*c, &mut [0u8; 64]);
+        c.set_nonblocking(false).expect("blocking");
+        !matches!(r, Err(ref e) if e.kind() == std::io::ErrorKind::WouldBlock)
+    };
+    for _ in 0..rounds {
+        std::thread::sleep(Duration::from_millis(pause_ms));
+        let mut again = 0;
+        for c in clients.iter_mut() {
+            if refused(c) {
+                *c = connect();
+                again += 1;
+            }
+        }
+        if again == 0 {
+            break;
+        }
+    }
+    clients
+}
+
 #[test]
 fn ctl_silent_clients_cannot_lock_others_out() {
     let sw = Switch::l2("silent", &[]);
@@ -442,27 +474,7 @@ fn ctl_silent_clients_cannot_lock_others_out() {
     // gets none. (The harness's own last `koi ctl` may still hold a place until the server's
     // next poll, 100 ms: a client it refused tries again until all 16 are seated.)
     std::thread::sleep(Duration::from_millis(300));
-    let mut silent: Vec<UnixStream> = (0..16)
-        .map(|_| UnixStream::connect(s).expect("connect"))
-        .collect();
-    let refused = |c: &UnixStream| {
-        c.set_nonblocking(true).expect("nonblocking");
-        let r = std::io::Read::read(&mut &*c, &mut [0u8; 64]);
-        !matches!(r, Err(ref e) if e.kind() == std::io::ErrorKind::WouldBlock)
-    };
-    for _ in 0..5 {
-        std::thread::sleep(Duration::from_millis(150));
-        let mut again = 0;
-        for c in silent.iter_mut() {
-            if refused(c) {
-                *c = UnixStream::connect(s).expect("connect");
-                again += 1;
-            }
-        }
-        if again == 0 {
-            break;
-        }
-    }
+    let silent = seated(16, || UnixStream::connect(s).expect("connect"), 5, 150);
     let mut extra = UnixStream::connect(s).expect("connect");
     assert_eq!(
         read_all(&mut extra),
@@ -497,26 +509,7 @@ fn ctl_busy_clients_get_a_reason_and_slow_requests_are_cut() {
         c.write_all(b"table_num_").expect("write");
         c
     };
-    let mut slow: Vec<UnixStream> = (0..16).map(|_| start()).collect();
-    let refused = |c: &UnixStream| {
-        c.set_nonblocking(true).expect("nonblocking");
-        let r = std::io::Read::read(&mut &*c, &mut [0u8; 64]);
-        c.set_nonblocking(false).expect("blocking");
-        !matches!(r, Err(ref e) if e.kind() == std::io::ErrorKind::WouldBlock)
-    };
-    for _ in 0..50 {
-        std::thread::sleep(Duration::from_millis(200));
-        let mut again = 0;
-        for c in slow.iter_mut() {
-            if refused(c) {
-                *c = start();
-                again += 1;
-            }
-        }
-        if again == 0 {
-            break;
-        }
-    }
+    let mut slow = seated(16, start, 50, 200);
     std::thread::sleep(Duration::from_millis(1100));
     let o = ctl(s, &["table_num_entries", "fwd"]);
     let err = String::from_utf8_lossy(&o.stderr);
