@@ -90,10 +90,7 @@ fn switch(ports: Vec<(u64, PortSpec, usize)>, program: Option<Arc<Program>>) -> 
 fn serve(sw: &Arc<Switch>) -> Server {
     Server::start(
         Arc::clone(sw),
-        ServerConfig {
-            addr: "127.0.0.1:0".parse().unwrap(),
-            tls: None,
-        },
+        ServerConfig::new("127.0.0.1:0".parse().unwrap()),
     )
     .expect("server")
 }

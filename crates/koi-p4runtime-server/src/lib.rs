@@ -20,6 +20,7 @@
 
 pub mod arbitration;
 pub mod config;
+pub mod connections;
 pub mod device;
 pub mod digests;
 pub mod rw;
@@ -72,6 +73,20 @@ pub struct Tls {
 pub struct ServerConfig {
     pub addr: SocketAddr,
     pub tls: Option<Tls>,
+    /// Connections served at once (see [`connections`]; [`connections::MAX_CONNECTIONS`] by
+    /// default).
+    pub max_connections: usize,
+}
+
+impl ServerConfig {
+    /// Plain TCP on `addr`, the default connection limit.
+    pub fn new(addr: SocketAddr) -> ServerConfig {
+        ServerConfig {
+            addr,
+            tls: None,
+            max_connections: connections::MAX_CONNECTIONS,
+        }
+    }
 }
 
 /// The devices of the switch by id, made when first asked for (pipelines may be added).
@@ -213,6 +228,15 @@ impl Server {
         let svc = P4RuntimeServer::new(service::Service::new(Arc::clone(&devices)))
             .max_decoding_message_size(MAX_MESSAGE)
             .max_encoding_message_size(MAX_MESSAGE);
+        let conns = connections::Registry::new(cfg.max_connections);
+        let admit = Arc::clone(&conns);
+        let svc = tonic::service::interceptor::InterceptedService::new(
+            svc,
+            move |req: tonic::Request<()>| {
+                admit.admit(connections::conn_info(req.extensions()))?;
+                Ok(req)
+            },
+        );
         let router = builder.add_service(svc);
         let mut stop = stop_rx;
         let thread = std::thread::Builder::new()
@@ -223,6 +247,13 @@ impl Server {
                     let incoming = tonic::transport::server::TcpIncoming::from(listener)
                         .with_nodelay(Some(true))
                         .with_keepalive(Some(KEEPALIVE));
+                    // Every connection registered, and closed at once when it cannot be
+                    // served (connections.rs).
+                    let incoming =
+                        tokio_stream::StreamExt::filter_map(incoming, move |r| match r {
+                            Ok(s) => conns.accept(s).map(Ok),
+                            Err(e) => Some(Err(e)),
+                        });
                     let mut stopped = stop.clone();
                     let shutdown = async move {
                         let _ = stop.changed().await;

@@ -317,3 +317,86 @@ async fn stalled_and_flooding_clients_do_not_stop_another_clients_write_and_read
     trickle.abort();
     drop(silent);
 }
+
+/// The server's connection limit (here 8): silent TCP connections (a flood that never speaks
+/// gRPC) give their seats to newcomers, oldest first, so a controller can always connect and
+/// the primary keeps being served; when every seat holds a client that has made calls, a
+/// newcomer's call is refused with RESOURCE_EXHAUSTED and the reason, and once a client
+/// leaves, a newcomer is served again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_connections_cannot_lock_controllers_out() {
+    use tokio::io::AsyncReadExt;
+    const MAX: usize = 8;
+    let rig = Rig::serve_with(
+        Rig::switch(vec![], None),
+        koi_p4runtime_server::ServerConfig {
+            max_connections: MAX,
+            ..koi_p4runtime_server::ServerConfig::new("127.0.0.1:0".parse().unwrap())
+        },
+    );
+    let addr = rig.server.as_ref().unwrap().local_addr();
+    let mut c = rig.client().await;
+    let _primary = primary(&mut c, 1).await;
+    let caps = |mut c: koi_proto::p4runtime::p4_runtime_client::P4RuntimeClient<_>| async move {
+        let r = c
+            .capabilities(CapabilitiesRequest { device_id: DEVICE })
+            .await;
+        (c, r)
+    };
+
+    let mut silent = Vec::new();
+    for _ in 0..50 {
+        silent.push(tokio::net::TcpStream::connect(addr).await.unwrap());
+    }
+    // A controller connecting now is served, and so is the primary.
+    let (newcomer, r) = caps(rig.client().await).await;
+    r.expect("a newcomer is served despite 50 silent connections");
+    let (c, r) = caps(c).await;
+    r.expect("the primary is served");
+    let mut held = vec![newcomer];
+    for _ in 0..MAX - 2 {
+        let (k, r) = caps(rig.client().await).await;
+        r.expect("a seat of a silent connection");
+        held.push(k);
+    }
+    // Every silent connection has been closed by the server (each read sees the end).
+    for (i, s) in silent.iter_mut().enumerate() {
+        let mut b = [0u8; 64];
+        let n = tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                match s.read(&mut b).await {
+                    Ok(0) | Err(_) => return 0,
+                    Ok(n) => {
+                        // The server's HTTP/2 preface and settings, then the end.
+                        let _ = n;
+                    }
+                }
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("silent connection {i} is still open"));
+        assert_eq!(n, 0);
+    }
+    // All seats hold clients that made calls: the next one is refused, saying why.
+    let (_, r) = caps(rig.client().await).await;
+    let e = r.expect_err("beyond the limit");
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    assert!(
+        e.message().contains("too many P4Runtime connections (8"),
+        "{e:?}"
+    );
+    // One client leaves: within a bound, a newcomer is served again.
+    drop(held.pop());
+    let mut served = false;
+    for _ in 0..100 {
+        let (_, r) = caps(rig.client().await).await;
+        if r.is_ok() {
+            served = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(served, "a seat freed by a client that left is taken again");
+    let (_, r) = caps(c).await;
+    r.expect("the primary is still served");
+}

@@ -3,6 +3,7 @@
 //! client and (with mutual TLS) a client without a certificate signed by the client CA are
 //! not. The certificates are made for the test (rcgen).
 
+use koi_p4runtime_server::connections::MAX_CONNECTIONS;
 use koi_p4runtime_server::{Server, ServerConfig, Tls};
 use koi_proto::p4runtime::CapabilitiesRequest;
 use koi_proto::p4runtime::p4_runtime_client::P4RuntimeClient;
@@ -90,6 +91,7 @@ async fn tls_and_mutual_tls() {
         ServerConfig {
             addr: "127.0.0.1:0".parse().unwrap(),
             tls: Some(tls.clone()),
+            max_connections: MAX_CONNECTIONS,
         },
     )
     .expect("server starts with TLS");
@@ -115,6 +117,7 @@ async fn tls_and_mutual_tls() {
                 client_ca: Some(write(dir.path(), "client-ca.pem", &client_ca)),
                 ..tls.clone()
             }),
+            max_connections: MAX_CONNECTIONS,
         },
     )
     .expect("server starts with mutual TLS");
@@ -138,6 +141,7 @@ async fn tls_and_mutual_tls() {
                 key: dir.path().join("missing.key"),
                 ..tls
             }),
+            max_connections: MAX_CONNECTIONS,
         },
     )
     .err()

@@ -50,7 +50,15 @@ impl Rig {
         ports: Vec<(u64, koi_ports::PortSpec, usize)>,
         program: Option<Program>,
     ) -> Rig {
-        let switch = Switch::start(SwitchConfig {
+        Rig::serve(Rig::switch(ports, program))
+    }
+
+    /// The switch a rig serves: device [`DEVICE`] with `program` over `ports`.
+    pub fn switch(
+        ports: Vec<(u64, koi_ports::PortSpec, usize)>,
+        program: Option<Program>,
+    ) -> Arc<Switch> {
+        Switch::start(SwitchConfig {
             pipelines: vec![PipelineSetup {
                 config: PipelineConfig {
                     name: "default".into(),
@@ -65,21 +73,18 @@ impl Rig {
             threads: 1,
             cache: Some(Default::default()),
         })
-        .expect("switch starts");
-        Rig::serve(switch)
+        .expect("switch starts")
     }
 
     /// A P4Runtime server on an ephemeral localhost port for a switch started by the test;
     /// dropping the rig stops both.
     pub fn serve(switch: Arc<Switch>) -> Rig {
-        let server = Server::start(
-            Arc::clone(&switch),
-            ServerConfig {
-                addr: "127.0.0.1:0".parse().unwrap(),
-                tls: None,
-            },
-        )
-        .expect("server starts");
+        Rig::serve_with(switch, ServerConfig::new("127.0.0.1:0".parse().unwrap()))
+    }
+
+    /// As [`Rig::serve`], with the server configured by `cfg`.
+    pub fn serve_with(switch: Arc<Switch>, cfg: ServerConfig) -> Rig {
+        let server = Server::start(Arc::clone(&switch), cfg).expect("server starts");
         Rig {
             switch,
             server: Some(server),

@@ -100,6 +100,12 @@ pub struct RunArgs {
     /// TLS).
     #[arg(long, value_name = "FILE", requires = "grpc_tls_cert")]
     pub grpc_tls_client_ca: Option<PathBuf>,
+    /// P4Runtime connections served at once. A newcomer beyond them takes the seat of the
+    /// oldest connection that has made no call; when every seat has made calls it is
+    /// refused (RESOURCE_EXHAUSTED, with the reason).
+    #[arg(long, value_name = "N", default_value_t = koi_p4runtime_server::connections::MAX_CONNECTIONS,
+          value_parser = clap::value_parser!(usize))]
+    pub grpc_max_connections: usize,
     /// Run a POF pipeline (docs/pof.md) instead of a P4 program: the first pipeline starts
     /// with an empty POF configuration (it drops everything) or `--pof-config`'s, and `koi
     /// ctl pof_*` commands change it while it forwards.
@@ -133,7 +139,11 @@ fn grpc_config(a: &RunArgs) -> Result<Option<koi_p4runtime_server::ServerConfig>
         }),
         _ => None,
     };
-    Ok(Some(koi_p4runtime_server::ServerConfig { addr, tls }))
+    Ok(Some(koi_p4runtime_server::ServerConfig {
+        addr,
+        tls,
+        max_connections: a.grpc_max_connections,
+    }))
 }
 
 /// Token bucket depth of the slow-path rate limit.
