@@ -14,6 +14,7 @@ const PROTOS: &[&str] = &[
     "p4/v1/p4data.proto",
     "p4/v1/p4runtime.proto",
     "p4/tmp/p4config.proto",
+    "koi/pof/v1/pof.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

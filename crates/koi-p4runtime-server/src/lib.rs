@@ -7,7 +7,8 @@
 //!        │ device id ─► Device (device.rs): arbitration, streams, codec Target, digests
 //!        ├─ Write / Read (rw.rs) ─► koi_p4runtime codec ─► Image::update / Image::read
 //!        ├─ Set/GetForwardingPipelineConfig (config.rs) ─► Program, Pipeline::load
-//!        └─ StreamChannel: arbitration (arbitration.rs), PacketOut ─► Switch::packet_out
+//!        ├─ StreamChannel: arbitration (arbitration.rs), PacketOut ─► Switch::packet_out
+//!        └─ koi.pof.v1.Pof (pof_channel.rs): POF configurations ─► koi_runtime::pof
 //!   poll threads ─► EventSink (queue) ─► device task: PacketIn, DigestList (digests.rs),
 //!                                         IdleTimeoutNotification (periodic scan)
 //! ```
@@ -23,6 +24,7 @@ pub mod config;
 pub mod connections;
 pub mod device;
 pub mod digests;
+pub mod pof_channel;
 pub mod rw;
 pub mod service;
 pub mod status;
@@ -237,7 +239,21 @@ impl Server {
                 Ok(req)
             },
         );
-        let router = builder.add_service(svc);
+        // The POF controller channel beside P4Runtime (pof_channel.rs), through the same
+        // connection limit.
+        let admit = Arc::clone(&conns);
+        let pof = tonic::service::interceptor::InterceptedService::new(
+            koi_proto::pof::pof_server::PofServer::new(pof_channel::PofService::new(Arc::clone(
+                &devices,
+            )))
+            .max_decoding_message_size(MAX_MESSAGE)
+            .max_encoding_message_size(MAX_MESSAGE),
+            move |req: tonic::Request<()>| {
+                admit.admit(connections::conn_info(req.extensions()))?;
+                Ok(req)
+            },
+        );
+        let router = builder.add_service(svc).add_service(pof);
         let mut stop = stop_rx;
         let thread = std::thread::Builder::new()
             .name("koi-p4rt-server".into())

@@ -11,8 +11,6 @@ use koi_ports::PortSpec;
 use koi_proto::p4runtime::set_forwarding_pipeline_config_request::Action;
 use koi_proto::p4runtime::{TableEntry, update, write_request::Atomicity};
 use koi_runtime::{PipelineConfig, PipelineSetup, Program, Switch, SwitchConfig};
-use pcap_file::pcap::{PcapPacket, PcapReader, PcapWriter};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -30,48 +28,6 @@ fn frame(dst: [u8; 6]) -> Vec<u8> {
     f[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
     f[12..14].copy_from_slice(&[0x88, 0xb5]);
     f
-}
-
-/// A named pipe the switch reads pcap frames from, opened for writing in a thread (opening
-/// a pipe waits for the other end).
-fn pipe(path: &Path) -> std::thread::JoinHandle<std::fs::File> {
-    let made = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(made, "mkfifo {}", path.display());
-    let p = path.to_path_buf();
-    std::thread::spawn(move || {
-        let mut f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
-        let header = PcapWriter::new(Vec::new()).unwrap().into_writer();
-        f.write_all(&header).unwrap();
-        f
-    })
-}
-
-fn send(f: &mut std::fs::File, frame: &[u8]) {
-    let mut w = PcapWriter::new(Vec::new()).unwrap();
-    for _ in 0..N {
-        w.write_packet(&PcapPacket::new(Duration::ZERO, 60, frame))
-            .unwrap();
-    }
-    // Without the file header the writer added.
-    let bytes = w.into_writer();
-    f.write_all(&bytes[24..]).unwrap();
-}
-
-fn records(path: &Path) -> usize {
-    let Ok(file) = std::fs::File::open(path) else {
-        return 0;
-    };
-    let Ok(mut r) = PcapReader::new(file) else {
-        return 0;
-    };
-    let mut n = 0;
-    while let Some(Ok(_)) = r.next_packet() {
-        n += 1;
-    }
-    n
 }
 
 fn route(info: &koi_proto::p4info::P4Info, mac: [u8; 6], port: u16) -> TableEntry {
@@ -159,8 +115,8 @@ async fn writes_reach_both_threads_before_their_next_packet() {
     let (fa, fb) = (frame(MAC_A), frame(MAC_B));
 
     // No entry: both frames miss the table (default: port 9, which does not exist).
-    send(&mut pa, &fa);
-    send(&mut pb, &fb);
+    send(&mut pa, &fa, N);
+    send(&mut pb, &fb, N);
     wait((0, 0, 0, 2 * N as u64), "no entries: dropped");
 
     // Inserts (all-exact table: they concern only what missed it).
@@ -170,16 +126,16 @@ async fn writes_reach_both_threads_before_their_next_packet() {
     c.write(write1(update::Type::Insert, route(&info, MAC_B, 4)))
         .await
         .unwrap();
-    send(&mut pa, &fa);
-    send(&mut pb, &fb);
+    send(&mut pa, &fa, N);
+    send(&mut pb, &fb, N);
     wait((N, N, 0, 2 * N as u64), "after the inserts: a -> 3, b -> 4");
 
     // A modify of a's entry: a's thread follows it; b's flow is untouched.
     c.write(write1(update::Type::Modify, route(&info, MAC_A, 5)))
         .await
         .unwrap();
-    send(&mut pa, &fa);
-    send(&mut pb, &fb);
+    send(&mut pa, &fa, N);
+    send(&mut pb, &fb, N);
     wait(
         (N, 2 * N, N, 2 * N as u64),
         "after modifying a: a -> 5, b -> 4",
@@ -189,8 +145,8 @@ async fn writes_reach_both_threads_before_their_next_packet() {
     c.write(write1(update::Type::Delete, route(&info, MAC_B, 4)))
         .await
         .unwrap();
-    send(&mut pb, &fb);
-    send(&mut pa, &fa);
+    send(&mut pb, &fb, N);
+    send(&mut pa, &fa, N);
     wait(
         (N, 2 * N, 2 * N, 3 * N as u64),
         "after deleting b: b dropped, a -> 5",
@@ -200,7 +156,7 @@ async fn writes_reach_both_threads_before_their_next_packet() {
     c.write(write1(update::Type::Insert, route(&info, MAC_B, 5)))
         .await
         .unwrap();
-    send(&mut pb, &fb);
+    send(&mut pb, &fb, N);
     wait((N, 2 * N, 3 * N, 3 * N as u64), "b back, to 5");
 
     drop((pa, pb));

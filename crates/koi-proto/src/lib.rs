@@ -166,6 +166,18 @@ pub mod p4 {
     }
 }
 
+/// Types generated from koi's own protos.
+#[allow(missing_docs, clippy::all)]
+pub mod koi {
+    /// Package `koi.pof`.
+    pub mod pof {
+        /// Package `koi.pof.v1`: the POF controller channel (docs/pof.md).
+        pub mod v1 {
+            include!(concat!(env!("OUT_DIR"), "/koi.pof.v1.rs"));
+        }
+    }
+}
+
 /// Types generated from `google/rpc/status.proto`.
 #[allow(missing_docs, clippy::all)]
 pub mod google {
@@ -176,6 +188,7 @@ pub mod google {
 }
 
 pub use google::rpc as google_rpc;
+pub use koi::pof::v1 as pof;
 pub use p4::config::v1 as p4info;
 pub use p4::v1 as p4runtime;
 

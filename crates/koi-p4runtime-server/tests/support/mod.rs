@@ -338,3 +338,57 @@ pub fn write(updates: Vec<Update>, election: u64, atomicity: Atomicity) -> Write
         ..Default::default()
     }
 }
+
+/// A named pipe a pcap port reads frames from, opened for writing in a thread (opening a
+/// pipe waits for the other end), its pcap file header written.
+pub fn pipe(path: &std::path::Path) -> std::thread::JoinHandle<std::fs::File> {
+    use std::io::Write;
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(made, "mkfifo {}", path.display());
+    let p = path.to_path_buf();
+    std::thread::spawn(move || {
+        let mut f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+        let header = pcap_file::pcap::PcapWriter::new(Vec::new())
+            .unwrap()
+            .into_writer();
+        f.write_all(&header).unwrap();
+        f
+    })
+}
+
+/// Writes `n` copies of `frame` into a pipe [`pipe`] opened.
+pub fn send(f: &mut std::fs::File, frame: &[u8], n: usize) {
+    use pcap_file::pcap::{PcapPacket, PcapWriter};
+    use std::io::Write;
+    let mut w = PcapWriter::new(Vec::new()).unwrap();
+    for _ in 0..n {
+        w.write_packet(&PcapPacket::new(Duration::ZERO, frame.len() as u32, frame))
+            .unwrap();
+    }
+    // Without the file header the writer added.
+    let bytes = w.into_writer();
+    f.write_all(&bytes[24..]).unwrap();
+}
+
+/// The frames in the pcap file a port writes (0 while it does not exist yet).
+pub fn frames(path: &std::path::Path) -> Vec<Vec<u8>> {
+    let Ok(file) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    let Ok(mut r) = pcap_file::pcap::PcapReader::new(file) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    while let Some(Ok(p)) = r.next_packet() {
+        out.push(p.data.to_vec());
+    }
+    out
+}
+
+/// The number of frames in a pcap file a port writes.
+pub fn records(path: &std::path::Path) -> usize {
+    frames(path).len()
+}
