@@ -32,9 +32,20 @@
 //!   `output` reaches goes nowhere, as in POF. `meta.pof_next` holds the next table's number
 //!   (0: none); the tables are applied in a topological order, each under
 //!   `if (meta.pof_next == N)`.
-//! - Each entry is its own action `e_TABLE_ID` holding its instructions in order; a table's
-//!   entries are its `entries`, ordered by priority (higher first) then id; the default
-//!   action `pof_miss` does nothing (the packet stays dropped).
+//! - Each instruction **shape** of a table (an entry's instruction list with the constants
+//!   left out: ports, values written or added, counter, meter and group numbers, inserted
+//!   bytes; see [`shape`]) is one action `a_TABLE_K` (K: the shape's rank among the table's
+//!   shapes) holding its instructions in order, the constants as its parameters. The tables
+//!   have no `entries`: [`Generated::writes`] installs each entry as a control-plane write
+//!   of its match, its priority (ternary) and its shape's action with its constants. The
+//!   default action `pof_miss` does nothing (the packet stays dropped).
+//! - So the program depends on the configuration's structure alone. What it depends on of
+//!   the entries (the cursors from their `goto` shifts, the segments and pieces from the
+//!   fields they use and where they insert and delete, the checksums they compute) is part
+//!   of their shapes, never of their values: two configurations that differ only in the
+//!   entries' matches, priorities and constants (and in which entries have a shape the
+//!   table has already) generate the same program, and one changes into the other by table
+//!   writes ([`Generated::same_structure`]).
 //! - `counter N` counts in the indexed counter `pof.pof_counter`, `meter N` executes
 //!   `pof.pof_meter` (a red packet is dropped after the last table); both exist in every
 //!   POF program, so their values carry over every change.
@@ -43,6 +54,7 @@
 //!   after every other change, as IPv4's header checksum needs.
 
 use crate::model::*;
+use crate::writes::TableWrite;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
 
@@ -89,11 +101,29 @@ pub struct Layout {
     pub segments: Vec<(u32, u32)>,
 }
 
-/// A compiled configuration: the generated P4 program and its layout.
+/// A compiled configuration: the generated P4 program, its layout, and the table writes that
+/// install the configuration's entries into a fresh state of the program.
 #[derive(Clone, Debug)]
 pub struct Generated {
+    /// The program: it depends only on the configuration's *structure* (protocols, metadata,
+    /// tables, the entries' instruction shapes), never on the entries' values.
     pub p4: String,
     pub layout: Layout,
+    /// One write per entry of a compiled table, each table's in priority order (higher
+    /// first, then the lower id).
+    pub writes: Vec<TableWrite>,
+    /// The entries of ternary tables whose priority another entry of the table shares, in
+    /// their order: their order is their tie-break, which only a fresh table keeps, so they
+    /// belong to the structure ([`Generated::same_structure`]).
+    pub ties: Vec<String>,
+}
+
+impl Generated {
+    /// Whether `other`'s entries can be installed as table writes into a running program of
+    /// `self` (the same program, the same tie-breaks), rather than by compiling `other`.
+    pub fn same_structure(&self, other: &Generated) -> bool {
+        self.p4 == other.p4 && self.ties == other.ties
+    }
 }
 
 /// A field use: an absolute bit range in the packet or in the metadata.
@@ -122,6 +152,10 @@ struct Gen<'c> {
     pieces: BTreeMap<u32, (usize, u32)>,
     segments: Vec<(u32, u32)>,
     meta_pieces: BTreeMap<u32, u32>,
+    /// Each compiled table's shapes: (table, [`shape`]) → the action's control-plane name.
+    shape_actions: HashMap<(String, String), String>,
+    /// Each compiled table's key widths, in key order.
+    key_widths: HashMap<String, Vec<u32>>,
 }
 
 /// Writes the P4 program of `c` (see the module doc).
@@ -137,9 +171,32 @@ pub fn generate(c: &Config) -> R<Generated> {
         pieces: BTreeMap::new(),
         segments: Vec::new(),
         meta_pieces: BTreeMap::new(),
+        shape_actions: HashMap::new(),
+        key_widths: HashMap::new(),
     };
     g.layout(&order)?;
     let p4 = g.program(&order)?;
+    let mut writes = Vec::with_capacity(c.entries.len());
+    let mut ties = Vec::new();
+    for t in &order {
+        let table = c.table(t).expect("checked");
+        let mut entries: Vec<&Entry> = c.entries_of(t).collect();
+        entries.sort_by_key(|e| (std::cmp::Reverse(e.priority), e.id));
+        let widths = &g.key_widths[*t];
+        for e in &entries {
+            let action = g.shape_actions[&(t.to_string(), shape(&e.instructions))].clone();
+            let args = e
+                .instructions
+                .iter()
+                .flat_map(|i| g.params(i))
+                .map(|(w, v)| koi_ir::Bits::from_u128(w, v))
+                .collect();
+            writes.push(TableWrite::new(table, e, widths, action, args));
+        }
+        if table.kind == MatchKind::Ternary {
+            ties.extend(crate::writes::ties(table, &entries));
+        }
+    }
     let layout = Layout {
         cursors: order
             .iter()
@@ -148,7 +205,49 @@ pub fn generate(c: &Config) -> R<Generated> {
         unreachable,
         segments: g.segments.clone(),
     };
-    Ok(Generated { p4, layout })
+    Ok(Generated {
+        p4,
+        layout,
+        writes,
+        ties,
+    })
+}
+
+/// An instruction list's **shape**: the instructions with the constants that become action
+/// parameters ([`Gen::params`]) left out. Entries of one table with the same shape run the
+/// same action with their own arguments.
+pub(crate) fn shape(instructions: &[Instruction]) -> String {
+    let mut s = String::new();
+    for i in instructions {
+        let _ = match i {
+            Instruction::Goto { table, shift } => write!(s, "goto {table} {shift};"),
+            Instruction::WriteMetadata { field, .. } => write!(s, "write_metadata {field};"),
+            Instruction::Meter(_) => write!(s, "meter;"),
+            Instruction::Apply(a) => match a {
+                Action::Output(_) => write!(s, "output;"),
+                Action::OutputField(f) => write!(s, "output_field {f};"),
+                Action::Drop => write!(s, "drop;"),
+                Action::PacketIn => write!(s, "packet_in;"),
+                Action::SetField(f, _) => write!(s, "set_field {f};"),
+                Action::SetFieldFromMetadata(f, m) => write!(s, "set_field_from_metadata {f} {m};"),
+                Action::ModifyField(f, _) => write!(s, "modify_field {f};"),
+                Action::AddField { offset, length, .. } => {
+                    write!(s, "add_field {offset} {length};")
+                }
+                Action::DeleteField { offset, length } => {
+                    write!(s, "delete_field {offset} {length};")
+                }
+                Action::CalculateChecksum {
+                    field,
+                    offset,
+                    length,
+                } => write!(s, "calculate_checksum {field} {offset} {length};"),
+                Action::Counter(_) => write!(s, "counter;"),
+                Action::Group(_) => write!(s, "group;"),
+            },
+        };
+    }
+    s
 }
 
 /// Compiles `c` to a verified pipeline (through [`generate`] and koi's frontend).
@@ -532,6 +631,36 @@ fn div_ceil8(b: u32) -> u32 {
 }
 
 impl<'c> Gen<'c> {
+    /// The constants of `i` that its action takes as parameters, in order: (width, value).
+    fn params(&self, i: &Instruction) -> Vec<(u32, u128)> {
+        let w = |f: &FieldRef| width(self.c, f, Loc::default()).expect("checked");
+        match i {
+            Instruction::WriteMetadata { field, value } => {
+                vec![(w(&FieldRef::Meta(field.clone())), *value)]
+            }
+            Instruction::Meter(m) => vec![(32, *m as u128)],
+            Instruction::Apply(a) => match a {
+                Action::Output(p) => vec![(9, *p as u128)],
+                Action::SetField(f, v) => vec![(w(f), *v)],
+                Action::ModifyField(f, d) => {
+                    let w = w(f);
+                    vec![(w, (*d as u128) & mask(w))]
+                }
+                Action::AddField { value, .. } => value
+                    .chunks(8)
+                    .map(|c| {
+                        let v = c.iter().fold(0u128, |a, b| a << 8 | *b as u128);
+                        (c.len() as u32 * 8, v)
+                    })
+                    .collect(),
+                Action::Counter(n) => vec![(32, *n as u128)],
+                Action::Group(g) => vec![(16, *g as u128)],
+                _ => Vec::new(),
+            },
+            Instruction::Goto { .. } => Vec::new(),
+        }
+    }
+
     fn range(&self, f: &FieldRef, cursor: u32) -> Range {
         let field = field_of(self.c, f, Loc::default()).expect("checked");
         match f {
@@ -709,10 +838,32 @@ impl<'c> Gen<'c> {
             let end = self.extent(table);
             let mut entries: Vec<&Entry> = c.entries_of(t).collect();
             entries.sort_by_key(|e| (std::cmp::Reverse(e.priority), e.id));
-            let mut names = Vec::new();
+            // One action per instruction shape (its constants are the action's parameters),
+            // numbered in the order of the shapes, so that the program depends on the shapes
+            // alone, never on the entries' values.
+            let mut shapes: BTreeMap<String, &Entry> = BTreeMap::new();
             for e in &entries {
-                let name = format!("e_{t}_{}", e.id);
-                let _ = writeln!(actions, "    action {name}() {{");
+                shapes.entry(shape(&e.instructions)).or_insert(e);
+            }
+            let mut names = Vec::new();
+            for (k, (key, e)) in shapes.iter().enumerate() {
+                let name = format!("a_{t}_{k}");
+                self.shape_actions
+                    .insert((t.to_string(), key.clone()), format!("pof.{name}"));
+                let mut decl = Vec::new();
+                let mut param = 0usize;
+                for i in &e.instructions {
+                    for (w, _) in self.params(i) {
+                        decl.push(format!("bit<{w}> p{param}"));
+                        param += 1;
+                    }
+                }
+                let _ = writeln!(actions, "    action {name}({}) {{", decl.join(", "));
+                let mut param = 0usize;
+                let mut next = || {
+                    param += 1;
+                    format!("p{}", param - 1)
+                };
                 for (n, i) in e.instructions.iter().enumerate() {
                     let tmp = format!("t{n}");
                     match i {
@@ -723,19 +874,20 @@ impl<'c> Gen<'c> {
                                 number[table.as_str()]
                             );
                         }
-                        Instruction::WriteMetadata { field, value } => {
+                        Instruction::WriteMetadata { field, .. } => {
                             let r = self.range(&FieldRef::Meta(field.clone()), cur);
-                            self.write(r, &format!("{}w{value}", r.len()), &tmp, &mut actions);
+                            self.write(r, &next(), &tmp, &mut actions);
                         }
-                        Instruction::Meter(m) => {
+                        Instruction::Meter(_) => {
                             let _ = writeln!(
                                 actions,
-                                "        pof_meter.execute_meter((bit<32>){m}, meta.pof_color);"
+                                "        pof_meter.execute_meter({}, meta.pof_color);",
+                                next()
                             );
                         }
                         Instruction::Apply(a) => match a {
-                            Action::Output(p) => {
-                                let _ = writeln!(actions, "        sm.egress_spec = {p};");
+                            Action::Output(_) => {
+                                let _ = writeln!(actions, "        sm.egress_spec = {};", next());
                             }
                             Action::OutputField(f) => {
                                 let r = self.range(f, cur);
@@ -761,20 +913,18 @@ impl<'c> Gen<'c> {
                                 );
                                 let _ = writeln!(actions, "        hdr.pof_packet_in.pad = 0;");
                             }
-                            Action::SetField(f, v) => {
+                            Action::SetField(f, _) => {
                                 let r = self.range(f, cur);
-                                self.write(r, &format!("{}w{v}", r.len()), &tmp, &mut actions);
+                                self.write(r, &next(), &tmp, &mut actions);
                             }
                             Action::SetFieldFromMetadata(f, m) => {
                                 let r = self.range(f, cur);
                                 let src = self.read(self.range(&FieldRef::Meta(m.clone()), cur));
                                 self.write(r, &src, &tmp, &mut actions);
                             }
-                            Action::ModifyField(f, d) => {
+                            Action::ModifyField(f, _) => {
                                 let r = self.range(f, cur);
-                                let w = r.len();
-                                let d = (*d as u128) & mask(w);
-                                let x = format!("{} + {w}w{d}", self.read(r));
+                                let x = format!("{} + {}", self.read(r), next());
                                 self.write(r, &x, &tmp, &mut actions);
                             }
                             Action::AddField { offset, value, .. } => {
@@ -783,14 +933,9 @@ impl<'c> Gen<'c> {
                                 let _ = writeln!(ins_headers, "header {h}_t {{");
                                 let _ = writeln!(actions, "        hdr.{h}.setValid();");
                                 for (j, chunk) in value.chunks(8).enumerate() {
-                                    let v = chunk.iter().fold(0u128, |a, b| a << 8 | *b as u128);
                                     let _ =
                                         writeln!(ins_headers, "    bit<{}> c{j};", chunk.len() * 8);
-                                    let _ = writeln!(
-                                        actions,
-                                        "        hdr.{h}.c{j} = {}w{v};",
-                                        chunk.len() * 8
-                                    );
+                                    let _ = writeln!(actions, "        hdr.{h}.c{j} = {};", next());
                                 }
                                 let _ = writeln!(ins_headers, "}}");
                                 inserts.entry((cur + offset) / 8).or_default().push(h);
@@ -842,12 +987,11 @@ impl<'c> Gen<'c> {
                                 };
                                 let _ = writeln!(actions, "        meta.pof_csum{flag} = 1;");
                             }
-                            Action::Counter(n) => {
-                                let _ =
-                                    writeln!(actions, "        pof_counter.count((bit<32>){n});");
+                            Action::Counter(_) => {
+                                let _ = writeln!(actions, "        pof_counter.count({});", next());
                             }
-                            Action::Group(g) => {
-                                let _ = writeln!(actions, "        sm.mcast_grp = {g};");
+                            Action::Group(_) => {
+                                let _ = writeln!(actions, "        sm.mcast_grp = {};", next());
                             }
                         },
                     }
@@ -879,24 +1023,10 @@ impl<'c> Gen<'c> {
                 "        default_action = pof_miss();\n        size = {};",
                 table.size
             );
-            if !entries.is_empty() {
-                let _ = writeln!(tables, "        entries = {{");
-                for (e, n) in entries.iter().zip(&names) {
-                    let ms: Vec<String> = e
-                        .matches
-                        .iter()
-                        .zip(&keys)
-                        .map(|(m, (_, _, w))| p4_match(m, *w))
-                        .collect();
-                    let m = if ms.len() == 1 {
-                        ms[0].clone()
-                    } else {
-                        format!("({})", ms.join(", "))
-                    };
-                    let _ = writeln!(tables, "            {m} : {n}();");
-                }
-                let _ = writeln!(tables, "        }}");
-            }
+            self.key_widths.insert(
+                t.to_string(),
+                keys.iter().map(|(_, _, w)| *w).collect::<Vec<u32>>(),
+            );
             let _ = writeln!(tables, "    }}");
             let _ = writeln!(apply, "        if (meta.pof_next == {}) {{", number[t]);
             let _ = writeln!(apply, "            meta.pof_next = 0;");
@@ -1031,17 +1161,5 @@ impl<'c> Gen<'c> {
             "V1Switch(pof_parser(), pof_verify(), pof(), pof_egress(), pof_checksum(), pof_deparser()) main;"
         );
         Ok(p)
-    }
-}
-
-fn p4_match(m: &MatchValue, w: u32) -> String {
-    match m {
-        MatchValue::Exact(v) => format!("{w}w{v:#x}"),
-        MatchValue::Prefix(v, l) => {
-            let mk = if *l == 0 { 0 } else { mask(w) & !mask(w - l) };
-            format!("{w}w{:#x} &&& {w}w{mk:#x}", v & mk)
-        }
-        MatchValue::Masked(v, mk) => format!("{w}w{:#x} &&& {w}w{mk:#x}", v & mk),
-        MatchValue::Any => "_".into(),
     }
 }

@@ -19,8 +19,10 @@ impl Sw {
         let c: Config = parse(src).unwrap_or_else(|e| panic!("{}", e.render("test.pof")));
         let (g, pipeline) = compile(&c).unwrap_or_else(|e| panic!("{}", e.render("test.pof")));
         assert!(!g.p4.is_empty());
-        let interp_state = State::new(&pipeline).unwrap();
-        let cached_state = State::new(&pipeline).unwrap();
+        let mut interp_state = State::new(&pipeline).unwrap();
+        crate::install(&mut interp_state, &g.writes).unwrap();
+        let mut cached_state = State::new(&pipeline).unwrap();
+        crate::install(&mut cached_state, &g.writes).unwrap();
         Sw {
             pipeline,
             interp_state,
@@ -288,4 +290,104 @@ entry eth 2 priority 1 match * {
         "meters 2\nprotocol p { field a 0 8 }\ntable t exact { key p.a }\nentry t 1 match 1 { meter 2 }\n",
     );
     assert!(e.contains("beyond the meters"), "{e}");
+}
+
+fn generated(src: &str) -> crate::Generated {
+    crate::generate(&parse(src).unwrap()).unwrap_or_else(|e| panic!("{}", e.render("t.pof")))
+}
+
+const ROUTES: &str = "
+protocol ethernet { field dst 0 48 field src 48 48 field type 96 16 }
+protocol ipv4 { field ttl 64 8 field checksum 80 16 field dst 128 32 }
+table eth exact size 4 { key ethernet.type }
+table route lpm size 8 { key ipv4.dst }
+entry eth 1 match 0x0800 { goto route shift 112 }
+entry route 1 match 10.0.1.0/24 { set_field ethernet.dst@0 02:00:00:00:00:01 modify_field ipv4.ttl -1 counter 1 output 1 }
+";
+
+#[test]
+fn entries_that_differ_only_in_values_share_the_program_and_differ_in_their_writes() {
+    let base = generated(ROUTES);
+    // Another match, other constants, and a second entry of the same shape.
+    let other = generated(&format!(
+        "{}{}",
+        ROUTES.replace(
+            "10.0.1.0/24 { set_field ethernet.dst@0 02:00:00:00:00:01 modify_field ipv4.ttl -1 counter 1 output 1",
+            "10.0.9.0/24 { set_field ethernet.dst@0 02:00:00:00:00:07 modify_field ipv4.ttl -3 counter 5 output 4"
+        ),
+        "entry route 2 match 10.0.2.0/23 { set_field ethernet.dst@0 2 modify_field ipv4.ttl 1 counter 2 output 2 }\n"
+    ));
+    assert!(base.same_structure(&other));
+    assert_eq!(base.p4, other.p4);
+    assert!(!base.p4.contains("entries"), "no entries in the program");
+    assert_eq!(base.writes.len(), 2);
+    assert_eq!(other.writes.len(), 3);
+    let w = &other.writes[1];
+    assert_eq!(
+        (w.pof_table.as_str(), w.id, w.table.as_str()),
+        ("route", 1, "pof.t_route")
+    );
+    assert_eq!(w.action, other.writes[2].action, "one action for the shape");
+    assert_eq!(
+        w.keys,
+        vec![koi_ir::Pattern::Prefix {
+            value: koi_ir::Bits::from_u128(32, 0x0a00_0900),
+            len: 24
+        }]
+    );
+    assert_eq!(w.priority, None);
+    let args: Vec<u128> = w.args.iter().map(|b| b.to_u128().unwrap()).collect();
+    assert_eq!(
+        args,
+        vec![0x0200_0000_0007, 0xfd, 5, 4],
+        "dst, -3 mod 2^8, counter, port"
+    );
+    let w2 = &other.writes[2];
+    assert_eq!(
+        w2.keys,
+        vec![koi_ir::Pattern::Prefix {
+            value: koi_ir::Bits::from_u128(32, 0x0a00_0200),
+            len: 23
+        }]
+    );
+}
+
+#[test]
+fn a_new_shape_a_new_field_or_a_new_shift_changes_the_program() {
+    let base = generated(ROUTES);
+    for (what, extra) in [
+        ("a new shape", "entry route 2 match 10.0.2.0/24 { drop }"),
+        (
+            "a field no entry used",
+            "entry route 2 match 10.0.2.0/24 { set_field ethernet.src@0 1 modify_field ipv4.ttl -1 counter 1 output 1 }",
+        ),
+        (
+            "a checksum",
+            "entry route 2 match 10.0.2.0/24 { set_field ethernet.dst@0 1 modify_field ipv4.ttl -1 counter 1 output 1 calculate_checksum ipv4.checksum 0 160 }",
+        ),
+    ] {
+        let g = generated(&format!("{ROUTES}{extra}\n"));
+        assert!(!base.same_structure(&g), "{what}");
+    }
+    let shifted = generated(&ROUTES.replace("shift 112", "shift 120"));
+    assert!(!base.same_structure(&shifted), "another cursor");
+}
+
+#[test]
+fn tied_ternary_priorities_are_structure() {
+    let src = "
+protocol ethernet { field dst 0 48 field type 96 16 }
+table acl ternary size 8 { key ethernet.type }
+entry acl 1 priority 3 match 0x0800&&&0xff00 { output 1 }
+entry acl 2 priority 5 match 0x0800 { output 2 }
+";
+    let base = generated(src);
+    // Another priority of its own: values only.
+    let other = generated(&src.replace("priority 5", "priority 7"));
+    assert!(base.same_structure(&other));
+    assert_eq!(other.writes[0].priority, Some(7));
+    // Two entries of one priority: their order (the lower id first) is the tie-break.
+    let tied = generated(&src.replace("priority 5", "priority 3"));
+    assert!(!base.same_structure(&tied));
+    assert_eq!(tied.ties.len(), 2);
 }
