@@ -57,6 +57,9 @@ use crate::model::*;
 use crate::writes::TableWrite;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
+use std::sync::Arc;
+
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// Why a configuration does not compile.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -152,10 +155,60 @@ struct Gen<'c> {
     pieces: BTreeMap<u32, (usize, u32)>,
     segments: Vec<(u32, u32)>,
     meta_pieces: BTreeMap<u32, u32>,
-    /// Each compiled table's shapes: (table, [`shape`]) → the action's control-plane name.
-    shape_actions: HashMap<(String, String), String>,
+    /// Each compiled table's entries and instruction shapes.
+    shapes: HashMap<&'c str, Shapes<'c>>,
     /// Each compiled table's key widths, in key order.
     key_widths: HashMap<String, Vec<u32>>,
+}
+
+/// A table's entries in priority order (higher first, then the lower id), each with the
+/// rank of its shape, and one entry of each shape, in the order of the shapes.
+struct Shapes<'c> {
+    entries: Vec<(&'c Entry, usize)>,
+    reps: Vec<&'c Entry>,
+}
+
+impl<'c> Shapes<'c> {
+    fn of(c: &'c Config, t: &'c str) -> Shapes<'c> {
+        let mut entries: Vec<&Entry> = c.entries_of(t).collect();
+        entries.sort_by_key(|e| (std::cmp::Reverse(e.priority), e.id));
+        // The distinct shapes in the order first seen, and each entry's among them (an
+        // entry's shape is mostly the one before's).
+        let mut seen: FastMap<Vec<Op<'c>>, usize> = FastMap::default();
+        let mut firsts: Vec<&Entry> = Vec::new();
+        let mut of_entry = Vec::with_capacity(entries.len());
+        let mut last: Option<(Vec<Op<'c>>, usize)> = None;
+        for e in &entries {
+            let k = shape(&e.instructions);
+            let i = match &last {
+                Some((l, i)) if *l == k => *i,
+                _ => {
+                    let i = *seen.entry(k.clone()).or_insert_with(|| {
+                        firsts.push(e);
+                        firsts.len() - 1
+                    });
+                    last = Some((k, i));
+                    i
+                }
+            };
+            of_entry.push(i);
+        }
+        // Ranked in the order of the shapes, so that the ranks depend on the shapes alone.
+        let mut by_shape: Vec<(&Vec<Op>, usize)> = seen.iter().map(|(k, &i)| (k, i)).collect();
+        by_shape.sort();
+        let mut rank = vec![0; by_shape.len()];
+        for (r, (_, i)) in by_shape.iter().enumerate() {
+            rank[*i] = r;
+        }
+        Shapes {
+            entries: entries
+                .iter()
+                .zip(&of_entry)
+                .map(|(e, i)| (*e, rank[*i]))
+                .collect(),
+            reps: by_shape.iter().map(|(_, i)| firsts[*i]).collect(),
+        }
+    }
 }
 
 /// Writes the P4 program of `c` (see the module doc).
@@ -171,27 +224,62 @@ pub fn generate(c: &Config) -> R<Generated> {
         pieces: BTreeMap::new(),
         segments: Vec::new(),
         meta_pieces: BTreeMap::new(),
-        shape_actions: HashMap::new(),
+        shapes: order.iter().map(|t| (*t, Shapes::of(c, t))).collect(),
         key_widths: HashMap::new(),
     };
     g.layout(&order)?;
     let p4 = g.program(&order)?;
     let mut writes = Vec::with_capacity(c.entries.len());
     let mut ties = Vec::new();
+    let mut params = Vec::new();
     for t in &order {
         let table = c.table(t).expect("checked");
-        let mut entries: Vec<&Entry> = c.entries_of(t).collect();
-        entries.sort_by_key(|e| (std::cmp::Reverse(e.priority), e.id));
+        let shapes = &g.shapes[t];
+        let entries: Vec<&Entry> = shapes.entries.iter().map(|(e, _)| *e).collect();
         let widths = &g.key_widths[*t];
-        for e in &entries {
-            let action = g.shape_actions[&(t.to_string(), shape(&e.instructions))].clone();
-            let args = e
-                .instructions
+        let p4_table: Arc<str> = table_name(t).into();
+        let pof_table: Arc<str> = table.name.as_str().into();
+        let actions: Vec<Arc<str>> = (0..shapes.reps.len())
+            .map(|k| format!("pof.a_{t}_{k}").into())
+            .collect();
+        let first = writes.len();
+        for (e, k) in &shapes.entries {
+            params.clear();
+            for i in &e.instructions {
+                g.params(i, &mut params);
+            }
+            let args = params
                 .iter()
-                .flat_map(|i| g.params(i))
-                .map(|(w, v)| koi_ir::Bits::from_u128(w, v))
+                .map(|&(w, v)| koi_ir::Bits::from_u128(w, v))
                 .collect();
-            writes.push(TableWrite::new(table, e, widths, action, args));
+            writes.push(TableWrite::new(
+                table,
+                &pof_table,
+                &p4_table,
+                e,
+                widths,
+                actions[*k].clone(),
+                args,
+            ));
+        }
+        // Two entries matching the same packets (with the same priority) cannot both be in
+        // the table.
+        let mut seen: FastMap<(&[koi_ir::Pattern], Option<u32>), u32> = FastMap::default();
+        for (w, e) in writes[first..].iter().zip(&entries) {
+            if let Some(other) = seen.insert((&w.keys, w.priority), e.id) {
+                return err(
+                    e.at,
+                    format!(
+                        "entry {} of table {t} matches what entry {other} matches{}",
+                        e.id,
+                        if w.priority.is_some() {
+                            ", at the same priority"
+                        } else {
+                            ""
+                        }
+                    ),
+                );
+            }
         }
         if table.kind == MatchKind::Ternary {
             ties.extend(crate::writes::ties(table, &entries));
@@ -213,41 +301,56 @@ pub fn generate(c: &Config) -> R<Generated> {
     })
 }
 
+/// One instruction of a [`shape`].
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Op<'c> {
+    Goto(&'c str, u32),
+    WriteMetadata(&'c str),
+    Meter,
+    Output,
+    OutputField(&'c FieldRef),
+    Drop,
+    PacketIn,
+    SetField(&'c FieldRef),
+    SetFieldFromMetadata(&'c FieldRef, &'c str),
+    ModifyField(&'c FieldRef),
+    AddField(u32, u32),
+    DeleteField(u32, u32),
+    CalculateChecksum(&'c FieldRef, u32, u32),
+    Counter,
+    Group,
+}
+
 /// An instruction list's **shape**: the instructions with the constants that become action
 /// parameters ([`Gen::params`]) left out. Entries of one table with the same shape run the
 /// same action with their own arguments.
-pub(crate) fn shape(instructions: &[Instruction]) -> String {
-    let mut s = String::new();
-    for i in instructions {
-        let _ = match i {
-            Instruction::Goto { table, shift } => write!(s, "goto {table} {shift};"),
-            Instruction::WriteMetadata { field, .. } => write!(s, "write_metadata {field};"),
-            Instruction::Meter(_) => write!(s, "meter;"),
+pub(crate) fn shape(instructions: &[Instruction]) -> Vec<Op<'_>> {
+    instructions
+        .iter()
+        .map(|i| match i {
+            Instruction::Goto { table, shift } => Op::Goto(table, *shift),
+            Instruction::WriteMetadata { field, .. } => Op::WriteMetadata(field),
+            Instruction::Meter(_) => Op::Meter,
             Instruction::Apply(a) => match a {
-                Action::Output(_) => write!(s, "output;"),
-                Action::OutputField(f) => write!(s, "output_field {f};"),
-                Action::Drop => write!(s, "drop;"),
-                Action::PacketIn => write!(s, "packet_in;"),
-                Action::SetField(f, _) => write!(s, "set_field {f};"),
-                Action::SetFieldFromMetadata(f, m) => write!(s, "set_field_from_metadata {f} {m};"),
-                Action::ModifyField(f, _) => write!(s, "modify_field {f};"),
-                Action::AddField { offset, length, .. } => {
-                    write!(s, "add_field {offset} {length};")
-                }
-                Action::DeleteField { offset, length } => {
-                    write!(s, "delete_field {offset} {length};")
-                }
+                Action::Output(_) => Op::Output,
+                Action::OutputField(f) => Op::OutputField(f),
+                Action::Drop => Op::Drop,
+                Action::PacketIn => Op::PacketIn,
+                Action::SetField(f, _) => Op::SetField(f),
+                Action::SetFieldFromMetadata(f, m) => Op::SetFieldFromMetadata(f, m),
+                Action::ModifyField(f, _) => Op::ModifyField(f),
+                Action::AddField { offset, length, .. } => Op::AddField(*offset, *length),
+                Action::DeleteField { offset, length } => Op::DeleteField(*offset, *length),
                 Action::CalculateChecksum {
                     field,
                     offset,
                     length,
-                } => write!(s, "calculate_checksum {field} {offset} {length};"),
-                Action::Counter(_) => write!(s, "counter;"),
-                Action::Group(_) => write!(s, "group;"),
+                } => Op::CalculateChecksum(field, *offset, *length),
+                Action::Counter(_) => Op::Counter,
+                Action::Group(_) => Op::Group,
             },
-        };
-    }
-    s
+        })
+        .collect()
 }
 
 /// Compiles `c` to a verified pipeline (through [`generate`] and koi's frontend).
@@ -396,8 +499,17 @@ fn mask(w: u32) -> u128 {
     }
 }
 
+/// `entry ID of table T`, formatted only for an error.
+struct What<'a>(u32, &'a str);
+
+impl std::fmt::Display for What<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "entry {} of table {}", self.0, self.1)
+    }
+}
+
 fn check_entry(c: &Config, t: &Table, e: &Entry) -> R<()> {
-    let what = format!("entry {} of table {}", e.id, t.name);
+    let what = What(e.id, &t.name);
     if e.matches.len() != t.keys.len() {
         return err(
             e.at,
@@ -461,7 +573,7 @@ fn check_entry(c: &Config, t: &Table, e: &Entry) -> R<()> {
     Ok(())
 }
 
-fn check_action(c: &Config, e: &Entry, what: &str, a: &Action) -> R<()> {
+fn check_action(c: &Config, e: &Entry, what: &What, a: &Action) -> R<()> {
     match a {
         Action::Output(p) if *p >= 511 => err(
             e.at,
@@ -631,33 +743,32 @@ fn div_ceil8(b: u32) -> u32 {
 }
 
 impl<'c> Gen<'c> {
-    /// The constants of `i` that its action takes as parameters, in order: (width, value).
-    fn params(&self, i: &Instruction) -> Vec<(u32, u128)> {
+    /// Appends to `out` the constants of `i` that its action takes as parameters, in order:
+    /// (width, value).
+    fn params(&self, i: &Instruction, out: &mut Vec<(u32, u128)>) {
         let w = |f: &FieldRef| width(self.c, f, Loc::default()).expect("checked");
         match i {
             Instruction::WriteMetadata { field, value } => {
-                vec![(w(&FieldRef::Meta(field.clone())), *value)]
+                let f = self.c.metadata.iter().find(|m| &m.name == field);
+                out.push((f.expect("checked").length, *value));
             }
-            Instruction::Meter(m) => vec![(32, *m as u128)],
+            Instruction::Meter(m) => out.push((32, *m as u128)),
             Instruction::Apply(a) => match a {
-                Action::Output(p) => vec![(9, *p as u128)],
-                Action::SetField(f, v) => vec![(w(f), *v)],
+                Action::Output(p) => out.push((9, *p as u128)),
+                Action::SetField(f, v) => out.push((w(f), *v)),
                 Action::ModifyField(f, d) => {
                     let w = w(f);
-                    vec![(w, (*d as u128) & mask(w))]
+                    out.push((w, (*d as u128) & mask(w)));
                 }
-                Action::AddField { value, .. } => value
-                    .chunks(8)
-                    .map(|c| {
-                        let v = c.iter().fold(0u128, |a, b| a << 8 | *b as u128);
-                        (c.len() as u32 * 8, v)
-                    })
-                    .collect(),
-                Action::Counter(n) => vec![(32, *n as u128)],
-                Action::Group(g) => vec![(16, *g as u128)],
-                _ => Vec::new(),
+                Action::AddField { value, .. } => out.extend(value.chunks(8).map(|c| {
+                    let v = c.iter().fold(0u128, |a, b| a << 8 | *b as u128);
+                    (c.len() as u32 * 8, v)
+                })),
+                Action::Counter(n) => out.push((32, *n as u128)),
+                Action::Group(g) => out.push((16, *g as u128)),
+                _ => {}
             },
-            Instruction::Goto { .. } => Vec::new(),
+            Instruction::Goto { .. } => {}
         }
     }
 
@@ -680,7 +791,8 @@ impl<'c> Gen<'c> {
         for k in &t.keys {
             ranges.push(self.range(k, cur));
         }
-        for e in self.c.entries_of(&t.name) {
+        // The fields and offsets an entry uses are in its shape: one entry of each will do.
+        for e in &self.shapes[t.name.as_str()].reps {
             for i in &e.instructions {
                 for f in i.fields() {
                     ranges.push(self.range(f, cur));
@@ -836,28 +948,22 @@ impl<'c> Gen<'c> {
             let table = c.table(t).expect("checked");
             let cur = self.cursors[t];
             let end = self.extent(table);
-            let mut entries: Vec<&Entry> = c.entries_of(t).collect();
-            entries.sort_by_key(|e| (std::cmp::Reverse(e.priority), e.id));
             // One action per instruction shape (its constants are the action's parameters),
             // numbered in the order of the shapes, so that the program depends on the shapes
             // alone, never on the entries' values.
-            let mut shapes: BTreeMap<String, &Entry> = BTreeMap::new();
-            for e in &entries {
-                shapes.entry(shape(&e.instructions)).or_insert(e);
-            }
+            let reps = self.shapes[t].reps.clone();
             let mut names = Vec::new();
-            for (k, (key, e)) in shapes.iter().enumerate() {
+            for (k, e) in reps.iter().enumerate() {
                 let name = format!("a_{t}_{k}");
-                self.shape_actions
-                    .insert((t.to_string(), key.clone()), format!("pof.{name}"));
-                let mut decl = Vec::new();
-                let mut param = 0usize;
+                let mut params = Vec::new();
                 for i in &e.instructions {
-                    for (w, _) in self.params(i) {
-                        decl.push(format!("bit<{w}> p{param}"));
-                        param += 1;
-                    }
+                    self.params(i, &mut params);
                 }
+                let decl: Vec<String> = params
+                    .iter()
+                    .enumerate()
+                    .map(|(j, (w, _))| format!("bit<{w}> p{j}"))
+                    .collect();
                 let _ = writeln!(actions, "    action {name}({}) {{", decl.join(", "));
                 let mut param = 0usize;
                 let mut next = || {

@@ -232,6 +232,17 @@ fn configurations_koi_cannot_compile_are_refused_with_the_reason() {
         "{base}entry t 1 match 1 {{ drop }}\nentry t 1 match 2 {{ drop }}\n"
     ));
     assert!(e.contains("defined twice"), "{e}");
+    let e = refused(&format!(
+        "{base}entry t 1 match 1 {{ drop }}\nentry t 2 match 1 {{ output 1 }}\n"
+    ));
+    assert!(
+        e.contains("entry 2 of table t matches what entry 1 matches"),
+        "{e}"
+    );
+    let e = refused(
+        "protocol p { field a 0 8 }\ntable t lpm { key p.a }\nentry t 1 match 8 { drop }\nentry t 2 match 8/8 { drop }\n",
+    );
+    assert!(e.contains("matches what entry 1 matches"), "{e}");
 }
 
 #[test]
@@ -324,7 +335,7 @@ fn entries_that_differ_only_in_values_share_the_program_and_differ_in_their_writ
     assert_eq!(other.writes.len(), 3);
     let w = &other.writes[1];
     assert_eq!(
-        (w.pof_table.as_str(), w.id, w.table.as_str()),
+        (&*w.pof_table, w.id, &*w.table),
         ("route", 1, "pof.t_route")
     );
     assert_eq!(w.action, other.writes[2].action, "one action for the shape");
@@ -390,4 +401,26 @@ entry acl 2 priority 5 match 0x0800 { output 2 }
     let tied = generated(&src.replace("priority 5", "priority 3"));
     assert!(!base.same_structure(&tied));
     assert_eq!(tied.ties.len(), 2);
+}
+
+#[test]
+fn ternary_entries_of_one_priority_go_to_the_lower_id() {
+    // Written out of id order: the write order (priority, then id) is the tie-break.
+    let src = "
+protocol ethernet { field dst 0 48 field type 96 16 }
+table acl ternary size 8 { key ethernet.type }
+entry acl 9 match 0x0800&&&0xff00 { output 3 }
+entry acl 2 match 0x0800 { output 2 }
+entry acl 5 priority 1 match 0x0806 { output 5 }
+";
+    let mut sw = Sw::new(src);
+    let pkt = ipv4([10, 0, 2, 7], 64);
+    let out = sw.send(&pkt, 1);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].port, 2, "entry 2 beats entry 9 at priority 0");
+    let mut other = pkt.clone();
+    other[13] = 0x99;
+    assert_eq!(sw.send(&other, 1)[0].port, 3, "entry 9 alone matches");
+    other[13] = 0x06;
+    assert_eq!(sw.send(&other, 1)[0].port, 5, "priority 1 beats both");
 }

@@ -8,21 +8,22 @@
 use crate::model::{Entry, MatchKind, MatchValue, Table};
 use koi_ir::{Bits, Pattern};
 use koi_state::{ActionSpec, EntrySpec, State};
+use std::sync::Arc;
 
 /// One entry's write into its table.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableWrite {
     /// The POF table and entry id it installs.
-    pub pof_table: String,
+    pub pof_table: Arc<str>,
     pub id: u32,
     /// The P4 table's control-plane name ([`crate::table_name`]).
-    pub table: String,
+    pub table: Arc<str>,
     /// One pattern per key.
     pub keys: Vec<Pattern>,
     /// The entry's priority (ternary tables only: higher wins).
     pub priority: Option<u32>,
     /// The control-plane name of its shape's action, and the entry's constants.
-    pub action: String,
+    pub action: Arc<str>,
     pub args: Vec<Bits>,
 }
 
@@ -77,15 +78,17 @@ fn pattern(kind: MatchKind, m: &MatchValue, w: u32) -> Pattern {
 impl TableWrite {
     pub(crate) fn new(
         t: &Table,
+        pof_table: &Arc<str>,
+        p4_table: &Arc<str>,
         e: &Entry,
         widths: &[u32],
-        action: String,
+        action: Arc<str>,
         args: Vec<Bits>,
     ) -> TableWrite {
         TableWrite {
-            pof_table: t.name.clone(),
+            pof_table: pof_table.clone(),
             id: e.id,
-            table: crate::table_name(&t.name),
+            table: p4_table.clone(),
             keys: e
                 .matches
                 .iter()

@@ -299,18 +299,19 @@ enum Undo {
 /// is refused, those done are undone (handles and all) and nothing changed. Returns how many
 /// writes it made.
 fn write(img: &Image, old: &[TableWrite], new: &[TableWrite]) -> Result<usize, String> {
-    let by_id = |ws: &[TableWrite]| -> HashMap<(String, u32), usize> {
+    type Ids<'a> = HashMap<(&'a str, u32), usize, foldhash::fast::RandomState>;
+    fn by_id(ws: &[TableWrite]) -> Ids<'_> {
         ws.iter()
             .enumerate()
-            .map(|(i, w)| ((w.pof_table.clone(), w.id), i))
+            .map(|(i, w)| ((&*w.pof_table, w.id), i))
             .collect()
-    };
+    }
     let (old_ids, new_ids) = (by_id(old), by_id(new));
     let same_match = |a: &TableWrite, b: &TableWrite| a.keys == b.keys && a.priority == b.priority;
     let mut deletes = Vec::new();
     let mut modifies = Vec::new();
     for w in old {
-        match new_ids.get(&(w.pof_table.clone(), w.id)).map(|&i| &new[i]) {
+        match new_ids.get(&(&*w.pof_table, w.id)).map(|&i| &new[i]) {
             Some(n) if same_match(w, n) => {
                 if n.action != w.action || n.args != w.args {
                     modifies.push(n);
@@ -321,7 +322,7 @@ fn write(img: &Image, old: &[TableWrite], new: &[TableWrite]) -> Result<usize, S
     }
     let adds: Vec<&TableWrite> = new
         .iter()
-        .filter(|n| match old_ids.get(&(n.pof_table.clone(), n.id)) {
+        .filter(|n| match old_ids.get(&(&*n.pof_table, n.id)) {
             Some(&i) => !same_match(&old[i], n),
             None => true,
         })

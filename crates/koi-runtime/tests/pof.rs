@@ -225,8 +225,7 @@ fn entry_changes_of_known_shapes_are_written_and_a_new_shape_recompiles() {
     assert!(dump.contains("LPM-0a:00:04:00/24"), "{dump}");
     assert_eq!(pl.generation(), generation);
 
-    // A refused write undoes the command's other writes: entry 4 is fine, entry 5 matches
-    // what entry 1 matches.
+    // Two entries matching the same: refused before any write.
     let before = sw.command(None, "pof_show").unwrap();
     let dump_before = sw.command(None, "table_dump pof.t_ipv4_fwd").unwrap();
     let e = sw
@@ -237,9 +236,11 @@ fn entry_changes_of_known_shapes_are_written_and_a_new_shape_recompiles() {
             ),
         )
         .unwrap_err();
-    assert!(e.contains("entry 5 of table ipv4_fwd"), "{e}");
+    assert!(
+        e.contains("entry 5 of table ipv4_fwd matches what entry 1 matches"),
+        "{e}"
+    );
     assert_eq!(goes_to(&sw, [10, 0, 6, 1]), Vec::<u64>::new());
-    assert_eq!(goes_to(&sw, [10, 0, 1, 1]), vec![1]);
     assert_eq!(sw.command(None, "pof_show").unwrap(), before);
     assert_eq!(
         sw.command(None, "table_dump pof.t_ipv4_fwd").unwrap(),
@@ -289,6 +290,38 @@ fn entry_changes_of_known_shapes_are_written_and_a_new_shape_recompiles() {
         .unwrap();
     assert!(out.contains("not recompiled"), "{out}");
     assert_eq!(pl.generation(), generation + 1);
+    sw.stop();
+    sw.join();
+}
+
+#[test]
+fn a_write_the_table_refuses_undoes_the_commands_other_writes() {
+    let sw = pof_switch();
+    sw.command(None, &format!("pof_load {}", example().display()))
+        .unwrap();
+    // Entry 2's table entry deleted behind the configuration's back (handle 1: the second
+    // written).
+    sw.command(None, "table_delete pof.t_ipv4_fwd 1").unwrap();
+    let dump = sw.command(None, "table_dump pof.t_ipv4_fwd").unwrap();
+    assert!(
+        dump.contains("0a:00:01:00/24") && !dump.contains("0a:00:02:00/24"),
+        "{dump}"
+    );
+    let before = sw.command(None, "pof_show").unwrap();
+    // Entry 1's match changes (deleted, then added), then entry 2's delete finds nothing.
+    let e = sw
+        .command(
+            None,
+            &format!(
+                "pof_entry_modify entry ipv4_fwd 1 match 10.0.5.0/24 {{ {FWD2} output 1 }} entry ipv4_fwd 2 match 10.0.6.0/24 {{ {FWD2} output 2 }}"
+            ),
+        )
+        .unwrap_err();
+    assert!(e.contains("entry 2 of table ipv4_fwd"), "{e}");
+    assert_eq!(sw.command(None, "table_dump pof.t_ipv4_fwd").unwrap(), dump);
+    assert_eq!(sw.command(None, "pof_show").unwrap(), before);
+    assert_eq!(goes_to(&sw, [10, 0, 1, 7]), vec![1], "entry 1 is back");
+    assert_eq!(goes_to(&sw, [10, 0, 5, 7]), Vec::<u64>::new());
     sw.stop();
     sw.join();
 }
