@@ -14,13 +14,17 @@
 //!
 //! With the cursors known, every field a table or its entries use is an absolute bit range
 //! of the received packet. The packet's front is cut into **segments** (P4 headers extracted
-//! one after the other) at the byte end of what each table uses (its keys and its entries'
-//! fields) and at every `add_field` / `delete_field` point; each segment is cut into
+//! one after the other) at the byte end of what each table uses (its keys, its entries' and
+//! its miss's fields) and at every `add_field` / `delete_field` point; each segment is cut into
 //! **pieces** (P4 fields) at every used range's bit boundaries. A POF field is then the concatenation of its pieces (`a ++ b`), a write
 //! assigns each piece its slice, and the megaflow of a packet masks only the pieces read.
 //! A packet shorter than a segment stops the parser there (BMv2's `PacketTooShort`: later
-//! segments stay invalid and the rest is payload); a table whose fields (keys and every
-//! entry's) reach an invalid segment is not applied, which is a miss.
+//! segments stay invalid and the rest is payload); a table whose fields (keys, every
+//! entry's and its miss's) reach an invalid segment is not applied (nor is its miss run).
+//!
+//! A table's **miss** instructions (POF's table-miss entry) are one more instruction list
+//! of the table: its gotos are edges of the table graph, its fields uses of the table, its
+//! shape one of the table's shapes.
 //!
 //! Offsets always refer to the packet as received: `add_field` and `delete_field` change what
 //! is sent (an inserted header, a segment not emitted), not the offsets later instructions
@@ -37,8 +41,10 @@
 //!   bytes; see [`shape`]) is one action `a_TABLE_K` (K: the shape's rank among the table's
 //!   shapes) holding its instructions in order, the constants as its parameters. The tables
 //!   have no `entries`: [`Generated::writes`] installs each entry as a control-plane write
-//!   of its match, its priority (ternary) and its shape's action with its constants. The
-//!   default action `pof_miss` does nothing (the packet stays dropped).
+//!   of its match, its priority (ternary) and its shape's action with its constants, and the
+//!   miss instructions as the table's default action (its shape's action with its
+//!   constants). The program's default action `pof_miss` does nothing (the packet stays
+//!   dropped).
 //! - So the program depends on the configuration's structure alone. What it depends on of
 //!   the entries (the cursors from their `goto` shifts, the segments and pieces from the
 //!   fields they use and where they insert and delete, the checksums they compute) is part
@@ -165,7 +171,10 @@ struct Gen<'c> {
 /// rank of its shape, and one entry of each shape, in the order of the shapes.
 struct Shapes<'c> {
     entries: Vec<(&'c Entry, usize)>,
-    reps: Vec<&'c Entry>,
+    /// The rank of the miss's shape, when the table has a miss.
+    miss: Option<usize>,
+    /// One instruction list of each shape, with its owner.
+    reps: Vec<(Loc, What<'c>, &'c [Instruction])>,
 }
 
 impl<'c> Shapes<'c> {
@@ -175,16 +184,23 @@ impl<'c> Shapes<'c> {
         // The distinct shapes in the order first seen, and each entry's among them (an
         // entry's shape is mostly the one before's).
         let mut seen: FastMap<Vec<Op<'c>>, usize> = FastMap::default();
-        let mut firsts: Vec<&Entry> = Vec::new();
-        let mut of_entry = Vec::with_capacity(entries.len());
+        let mut firsts: Vec<(Loc, What<'c>, &'c [Instruction])> = Vec::new();
+        let mut of_entry = Vec::with_capacity(entries.len() + 1);
         let mut last: Option<(Vec<Op<'c>>, usize)> = None;
-        for e in &entries {
-            let k = shape(&e.instructions);
+        let miss = c
+            .miss_of(t)
+            .map(|m| (m.at, What::Miss(t), &m.instructions[..]));
+        let all = entries
+            .iter()
+            .map(|e| (e.at, What::Entry(e.id, t), &e.instructions[..]))
+            .chain(miss);
+        for list in all {
+            let k = shape(list.2);
             let i = match &last {
                 Some((l, i)) if *l == k => *i,
                 _ => {
                     let i = *seen.entry(k.clone()).or_insert_with(|| {
-                        firsts.push(e);
+                        firsts.push(list);
                         firsts.len() - 1
                     });
                     last = Some((k, i));
@@ -206,6 +222,7 @@ impl<'c> Shapes<'c> {
                 .zip(&of_entry)
                 .map(|(e, i)| (*e, rank[*i]))
                 .collect(),
+            miss: c.miss_of(t).map(|_| rank[of_entry[entries.len()]]),
             reps: by_shape.iter().map(|(_, i)| firsts[*i]).collect(),
         }
     }
@@ -280,6 +297,22 @@ pub fn generate(c: &Config) -> R<Generated> {
                     ),
                 );
             }
+        }
+        if let (Some(m), Some(k)) = (c.miss_of(t), shapes.miss) {
+            params.clear();
+            for i in &m.instructions {
+                g.params(i, &mut params);
+            }
+            let args = params
+                .iter()
+                .map(|&(w, v)| koi_ir::Bits::from_u128(w, v))
+                .collect();
+            writes.push(TableWrite::miss(
+                &pof_table,
+                &p4_table,
+                actions[k].clone(),
+                args,
+            ));
         }
         if table.kind == MatchKind::Ternary {
             ties.extend(crate::writes::ties(table, &entries));
@@ -452,6 +485,16 @@ fn check_names(c: &Config) -> R<()> {
         }
         check_entry(c, t, e)?;
     }
+    let mut missed = BTreeSet::new();
+    for m in &c.misses {
+        if c.table(&m.table).is_none() {
+            return err(m.at, format!("miss: no table {}", m.table));
+        }
+        if !missed.insert(&m.table) {
+            return err(m.at, format!("table {} has two misses", m.table));
+        }
+        check_instructions(c, m.at, &What::Miss(&m.table), &m.instructions)?;
+    }
     for t in &c.tables {
         let n = c.entries_of(&t.name).count();
         if n > t.size as usize {
@@ -499,17 +542,38 @@ fn mask(w: u32) -> u128 {
     }
 }
 
-/// `entry ID of table T`, formatted only for an error.
-struct What<'a>(u32, &'a str);
+/// An instruction list's owner, for messages (formatted only for an error): `entry ID of
+/// table T` or `the miss of table T`.
+#[derive(Clone, Copy, Debug)]
+enum What<'a> {
+    Entry(u32, &'a str),
+    Miss(&'a str),
+}
 
 impl std::fmt::Display for What<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "entry {} of table {}", self.0, self.1)
+        match self {
+            What::Entry(id, t) => write!(f, "entry {id} of table {t}"),
+            What::Miss(t) => write!(f, "the miss of table {t}"),
+        }
     }
 }
 
+/// The instruction lists of table `t`: its entries', then its miss's.
+fn lists<'c>(
+    c: &'c Config,
+    t: &'c str,
+) -> impl Iterator<Item = (Loc, What<'c>, &'c [Instruction])> + 'c {
+    c.entries_of(t)
+        .map(move |e| (e.at, What::Entry(e.id, t), &e.instructions[..]))
+        .chain(
+            c.miss_of(t)
+                .map(move |m| (m.at, What::Miss(t), &m.instructions[..])),
+        )
+}
+
 fn check_entry(c: &Config, t: &Table, e: &Entry) -> R<()> {
-    let what = What(e.id, &t.name);
+    let what = What::Entry(e.id, &t.name);
     if e.matches.len() != t.keys.len() {
         return err(
             e.at,
@@ -546,69 +610,70 @@ fn check_entry(c: &Config, t: &Table, e: &Entry) -> R<()> {
             );
         }
     }
-    for i in &e.instructions {
+    check_instructions(c, e.at, &what, &e.instructions)
+}
+
+fn check_instructions(c: &Config, at: Loc, what: &What, instructions: &[Instruction]) -> R<()> {
+    for i in instructions {
         match i {
             Instruction::Goto { table, .. } if c.table(table).is_none() => {
-                return err(e.at, format!("{what}: goto: no table {table}"));
+                return err(at, format!("{what}: goto: no table {table}"));
             }
             Instruction::WriteMetadata { field, value } => {
-                let w = width(c, &FieldRef::Meta(field.clone()), e.at)?;
+                let w = width(c, &FieldRef::Meta(field.clone()), at)?;
                 if *value > mask(w) {
-                    return err(
-                        e.at,
-                        format!("{what}: {value:#x} does not fit meta.{field}"),
-                    );
+                    return err(at, format!("{what}: {value:#x} does not fit meta.{field}"));
                 }
             }
             Instruction::Meter(m) if *m >= c.meters.unwrap_or(DEFAULT_METERS) => {
                 return err(
-                    e.at,
+                    at,
                     format!("{what}: meter {m} is beyond the meters (set `meters N`)"),
                 );
             }
-            Instruction::Apply(a) => check_action(c, e, &what, a)?,
+            Instruction::Apply(a) => check_action(c, at, what, a)?,
             _ => {}
         }
     }
     Ok(())
 }
 
-fn check_action(c: &Config, e: &Entry, what: &What, a: &Action) -> R<()> {
+fn check_action(c: &Config, at: Loc, what: &What, a: &Action) -> R<()> {
     match a {
         Action::Output(p) if *p >= 511 => err(
-            e.at,
+            at,
             format!("{what}: port {p} is beyond v1model's 9-bit ports (511 drops)"),
         ),
-        Action::OutputField(f) => width(c, f, e.at).map(|_| ()),
+        Action::OutputField(f) => width(c, f, at).map(|_| ()),
         Action::PacketIn if c.cpu_port.is_none() => {
-            err(e.at, format!("{what}: packet_in needs `cpu_port N`"))
+            err(at, format!("{what}: packet_in needs `cpu_port N`"))
         }
         Action::SetField(f, v) => {
-            let w = width(c, f, e.at)?;
+            let w = width(c, f, at)?;
             if *v > mask(w) {
-                return err(e.at, format!("{what}: {v:#x} does not fit {f} ({w} bits)"));
+                return err(at, format!("{what}: {v:#x} does not fit {f} ({w} bits)"));
             }
             Ok(())
         }
         Action::SetFieldFromMetadata(f, m) => {
-            let w = width(c, f, e.at)?;
-            let mw = width(c, &FieldRef::Meta(m.clone()), e.at)?;
+            let w = width(c, f, at)?;
+            let mw = width(c, &FieldRef::Meta(m.clone()), at)?;
             if w != mw {
-                return err(e.at, format!("{what}: {f} has {w} bits, meta.{m} {mw}"));
+                return err(at, format!("{what}: {f} has {w} bits, meta.{m} {mw}"));
             }
             Ok(())
         }
-        Action::ModifyField(f, _) => width(c, f, e.at).map(|_| ()),
+        Action::ModifyField(f, _) => width(c, f, at).map(|_| ()),
         Action::AddField { offset, .. } | Action::DeleteField { offset, .. } if offset % 8 != 0 => {
             err(
-                e.at,
+                at,
                 format!(
                     "{what}: add_field and delete_field work on whole bytes: offset {offset} is not a multiple of 8"
                 ),
             )
         }
         Action::DeleteField { length, .. } if length % 8 != 0 || *length == 0 => err(
-            e.at,
+            at,
             format!(
                 "{what}: delete_field works on whole bytes: length {length} is not a positive multiple of 8"
             ),
@@ -618,15 +683,15 @@ fn check_action(c: &Config, e: &Entry, what: &What, a: &Action) -> R<()> {
             offset,
             length,
         } => {
-            if matches!(field, FieldRef::Meta(_)) || width(c, field, e.at)? != 16 {
+            if matches!(field, FieldRef::Meta(_)) || width(c, field, at)? != 16 {
                 return err(
-                    e.at,
+                    at,
                     format!("{what}: the checksum field must be a 16-bit packet field"),
                 );
             }
             if offset % 8 != 0 || length % 16 != 0 || *length == 0 {
                 return err(
-                    e.at,
+                    at,
                     format!(
                         "{what}: the checksum covers whole 16-bit words: offset {offset} must be a multiple of 8 and length {length} of 16"
                     ),
@@ -635,11 +700,11 @@ fn check_action(c: &Config, e: &Entry, what: &What, a: &Action) -> R<()> {
             Ok(())
         }
         Action::Counter(n) if *n >= c.counters.unwrap_or(DEFAULT_COUNTERS) => err(
-            e.at,
+            at,
             format!("{what}: counter {n} is beyond the counters (set `counters N`)"),
         ),
         Action::Group(g) if *g == 0 || *g > 0xffff => err(
-            e.at,
+            at,
             format!("{what}: group {g} is not a multicast group (1 to 65535)"),
         ),
         _ => Ok(()),
@@ -649,18 +714,18 @@ fn check_action(c: &Config, e: &Entry, what: &What, a: &Action) -> R<()> {
 type GraphResult<'c> = (Vec<&'c str>, HashMap<&'c str, u32>, Vec<String>);
 
 /// The compiled tables in application order, their cursors, and the unreachable ones.
-fn graph(c: &Config) -> R<GraphResult<'_>> {
+fn graph<'c>(c: &'c Config) -> R<GraphResult<'c>> {
     let mut cursors: HashMap<&str, u32> = HashMap::new();
     let Some(first) = c.first_table() else {
         return Ok((Vec::new(), cursors, Vec::new()));
     };
     let first = c.table(first).map(|t| t.name.as_str()).unwrap_or(first);
-    let gotos = |t: &str| -> Vec<(&Entry, &str, u32)> {
+    let gotos = |t: &'c str| -> Vec<(Loc, What<'c>, &'c str, u32)> {
         let mut v = Vec::new();
-        for e in c.entries.iter().filter(|e| e.table == t) {
-            for i in &e.instructions {
+        for (at, what, is) in lists(c, t) {
+            for i in is {
                 if let Instruction::Goto { table, shift } = i {
-                    v.push((e, table.as_str(), *shift));
+                    v.push((at, what, table.as_str(), *shift));
                 }
             }
         }
@@ -670,19 +735,18 @@ fn graph(c: &Config) -> R<GraphResult<'_>> {
     let mut work = vec![first];
     while let Some(t) = work.pop() {
         let at = cursors[t];
-        for (e, to, shift) in gotos(t) {
+        for (loc, what, to, shift) in gotos(t) {
             let Some(to_t) = c.table(to) else { continue };
             let to = to_t.name.as_str();
             let Some(cur) = at.checked_add(shift) else {
-                return err(e.at, "the offset shift overflows");
+                return err(loc, "the offset shift overflows");
             };
             match cursors.get(to) {
                 Some(&old) if old != cur => {
                     return err(
-                        e.at,
+                        loc,
                         format!(
-                            "entry {} of table {t} goes to table {to} with the cursor at bit {cur}, another path reaches it at bit {old}: koi needs one cursor per table",
-                            e.id
+                            "{what} goes to table {to} with the cursor at bit {cur}, another path reaches it at bit {old}: koi needs one cursor per table"
                         ),
                     );
                 }
@@ -704,16 +768,15 @@ fn graph(c: &Config) -> R<GraphResult<'_>> {
         post: &mut Vec<&'c str>,
     ) -> R<()> {
         state.insert(t, 1);
-        for e in c.entries_of(t) {
-            for i in &e.instructions {
+        for (at, what, is) in lists(c, t) {
+            for i in is {
                 if let Instruction::Goto { table, .. } = i {
                     match state.get(table.as_str()) {
                         Some(1) => {
                             return err(
-                                e.at,
+                                at,
                                 format!(
-                                    "entry {} of table {t} goes back to table {table}: goto cycles are refused",
-                                    e.id
+                                    "{what} goes back to table {table}: goto cycles are refused"
                                 ),
                             );
                         }
@@ -792,8 +855,8 @@ impl<'c> Gen<'c> {
             ranges.push(self.range(k, cur));
         }
         // The fields and offsets an entry uses are in its shape: one entry of each will do.
-        for e in &self.shapes[t.name.as_str()].reps {
-            for i in &e.instructions {
+        for (_, _, is) in &self.shapes[t.name.as_str()].reps {
+            for i in *is {
                 for f in i.fields() {
                     ranges.push(self.range(f, cur));
                 }
@@ -953,10 +1016,10 @@ impl<'c> Gen<'c> {
             // alone, never on the entries' values.
             let reps = self.shapes[t].reps.clone();
             let mut names = Vec::new();
-            for (k, e) in reps.iter().enumerate() {
+            for (k, &(at, what, instructions)) in reps.iter().enumerate() {
                 let name = format!("a_{t}_{k}");
                 let mut params = Vec::new();
-                for i in &e.instructions {
+                for i in instructions {
                     self.params(i, &mut params);
                 }
                 let decl: Vec<String> = params
@@ -970,7 +1033,7 @@ impl<'c> Gen<'c> {
                     param += 1;
                     format!("p{}", param - 1)
                 };
-                for (n, i) in e.instructions.iter().enumerate() {
+                for (n, i) in instructions.iter().enumerate() {
                     let tmp = format!("t{n}");
                     match i {
                         Instruction::Goto { table, .. } => {
@@ -1063,10 +1126,9 @@ impl<'c> Gen<'c> {
                                 let dst = self.pieces_of(fr);
                                 if dst.len() != 1 {
                                     return err(
-                                        e.at,
+                                        at,
                                         format!(
-                                            "entry {} of table {t}: the checksum field {field} overlaps another field koi cuts it at",
-                                            e.id
+                                            "{what}: the checksum field {field} overlaps another field koi cuts it at"
                                         ),
                                     );
                                 }

@@ -424,3 +424,114 @@ entry acl 5 priority 1 match 0x0806 { output 5 }
     other[13] = 0x06;
     assert_eq!(sw.send(&other, 1)[0].port, 5, "priority 1 beats both");
 }
+
+const MISSES: &str = "
+protocol ethernet { field dst 0 48 field src 48 48 field type 96 16 }
+protocol ipv4 { field ttl 64 8 field dst 128 32 }
+table eth exact size 4 { key ethernet.type }
+table route lpm size 8 { key ipv4.dst }
+table fallback exact size 4 { key ipv4.ttl }
+entry eth 1 match 0x0800 { goto route shift 112 }
+entry route 1 match 10.0.1.0/24 { output 1 }
+entry fallback 1 match 64 { set_field ethernet.src@0 0x0200000000ff output 7 }
+miss eth { counter 3 output 9 }
+miss route { goto fallback shift 0 }
+";
+
+#[test]
+fn a_miss_runs_its_instructions_and_may_go_to_another_table() {
+    let mut sw = Sw::new(MISSES);
+    let out = sw.send(&ipv4([10, 0, 1, 7], 64), 1);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].port, 1, "an entry matches: no miss");
+    // No route: route's miss goes to fallback (cursor 112, as route's), which matches the TTL.
+    let pkt = ipv4([10, 0, 2, 7], 64);
+    let out = sw.send(&pkt, 1);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].port, 7);
+    assert_eq!(out[0].bytes[6..12], [2, 0, 0, 0, 0, 0xff]);
+    assert!(
+        sw.send(&ipv4([10, 0, 2, 7], 9), 1).is_empty(),
+        "fallback misses too: dropped"
+    );
+    // Not IPv4: eth's miss counts and outputs.
+    let mut other = pkt.clone();
+    other[12] = 0x86;
+    let out = sw.send(&other, 1);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].port, 9);
+    assert_eq!(sw.counter(3), 1);
+    // Too short for eth's key: the table is not applied, its miss does not run either.
+    assert!(sw.send(&pkt[..10], 1).is_empty());
+    let g = generated(MISSES);
+    assert_eq!(
+        g.layout.cursors,
+        vec![
+            ("eth".to_string(), 0),
+            ("route".to_string(), 112),
+            ("fallback".to_string(), 112)
+        ]
+    );
+    let miss: Vec<_> = g.writes.iter().filter(|w| w.miss).collect();
+    assert_eq!(miss.len(), 2);
+    assert_eq!((&*miss[0].pof_table, miss[0].keys.len()), ("eth", 0));
+}
+
+#[test]
+fn a_miss_of_a_known_shape_is_values_and_a_new_one_is_structure() {
+    let base = generated(MISSES);
+    let other = generated(&MISSES.replace("counter 3 output 9", "counter 4 output 2"));
+    assert!(base.same_structure(&other), "another counter and port");
+    let w = other
+        .writes
+        .iter()
+        .find(|w| w.miss && &*w.pof_table == "eth");
+    let args: Vec<u128> = w
+        .unwrap()
+        .args
+        .iter()
+        .map(|b| b.to_u128().unwrap())
+        .collect();
+    assert_eq!(args, vec![4, 2]);
+    let new_shape = generated(&MISSES.replace("counter 3 output 9", "drop"));
+    assert!(!base.same_structure(&new_shape));
+    let gone = generated(&MISSES.replace("miss route { goto fallback shift 0 }", ""));
+    assert_eq!(gone.layout.unreachable, vec!["fallback".to_string()]);
+    let e = refused(&format!("{MISSES}miss nowhere {{ drop }}\n"));
+    assert!(e.contains("miss: no table nowhere"), "{e}");
+    let e = refused(&format!("{MISSES}miss eth {{ drop }}\n"));
+    assert!(e.contains("table eth has two misses"), "{e}");
+    let e = refused(&format!("{MISSES}miss fallback {{ goto eth }}\n"));
+    assert!(
+        e.contains("the miss of table fallback goes to table eth with the cursor at bit 112"),
+        "{e}"
+    );
+}
+
+#[test]
+fn misses_are_edited_with_their_tables() {
+    let mut c = parse(MISSES).unwrap();
+    let e = c.remove_table("fallback").unwrap_err();
+    assert!(
+        e.contains("the miss of table route goes to table fallback"),
+        "{e}"
+    );
+    let e = c.remove_protocol("ipv4").unwrap_err();
+    assert!(e.contains("table route"), "{e}");
+    let dup = parse("miss eth { drop }").unwrap();
+    assert!(
+        c.clone()
+            .merge(dup.clone(), false)
+            .unwrap_err()
+            .contains("has a miss already")
+    );
+    c.merge(dup, true).unwrap();
+    assert_eq!(
+        c.miss_of("eth").unwrap().instructions,
+        vec![crate::Instruction::Apply(crate::Action::Drop)]
+    );
+    c.remove_miss("route").unwrap();
+    assert!(c.remove_miss("route").unwrap_err().contains("has no miss"));
+    c.remove_table("eth").unwrap();
+    assert!(c.miss_of("eth").is_none(), "gone with its table");
+}

@@ -1,7 +1,8 @@
 //! A POF configuration's entries as **table writes**: the generated program declares its tables
 //! without entries and one action per instruction shape ([`crate::codegen`]); each entry is a
 //! write of its match (as control-plane patterns), its priority and its shape's action with
-//! the entry's constants as arguments. [`install`] applies them to a fresh state of the
+//! the entry's constants as arguments; a table's miss instructions are a write of its default
+//! action, its shape's action with its constants. [`install`] applies them to a fresh state of the
 //! program; the runtime applies the difference between two configurations of the same
 //! structure ([`crate::Generated::same_structure`]) to a running one instead of compiling.
 
@@ -10,12 +11,14 @@ use koi_ir::{Bits, Pattern};
 use koi_state::{ActionSpec, EntrySpec, State};
 use std::sync::Arc;
 
-/// One entry's write into its table.
+/// One entry's write into its table, or a table's miss instructions as its default action.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableWrite {
-    /// The POF table and entry id it installs.
+    /// The POF table and entry id it installs (0 for a miss).
     pub pof_table: Arc<str>,
     pub id: u32,
+    /// The table's miss instructions (its default action; no keys, no priority).
+    pub miss: bool,
     /// The P4 table's control-plane name ([`crate::table_name`]).
     pub table: Arc<str>,
     /// One pattern per key.
@@ -88,6 +91,7 @@ impl TableWrite {
         TableWrite {
             pof_table: pof_table.clone(),
             id: e.id,
+            miss: false,
             table: p4_table.clone(),
             keys: e
                 .matches
@@ -101,7 +105,30 @@ impl TableWrite {
         }
     }
 
-    /// The write as the state's API takes it.
+    pub(crate) fn miss(
+        pof_table: &Arc<str>,
+        p4_table: &Arc<str>,
+        action: Arc<str>,
+        args: Vec<Bits>,
+    ) -> TableWrite {
+        TableWrite {
+            pof_table: pof_table.clone(),
+            id: 0,
+            miss: true,
+            table: p4_table.clone(),
+            keys: Vec::new(),
+            priority: None,
+            action,
+            args,
+        }
+    }
+
+    /// The action it runs, as the state's API takes it.
+    pub fn action_spec(&self) -> ActionSpec {
+        ActionSpec::action(&self.action, self.args.clone())
+    }
+
+    /// The entry as the state's API takes it (not for a miss).
     pub fn spec(&self) -> EntrySpec {
         EntrySpec {
             keys: self.keys.clone(),
@@ -111,9 +138,13 @@ impl TableWrite {
         }
     }
 
-    /// `entry ID of table T` for messages.
+    /// `entry ID of table T` (`the miss of table T`) for messages.
     pub fn what(&self) -> String {
-        format!("entry {} of table {}", self.id, self.pof_table)
+        if self.miss {
+            format!("the miss of table {}", self.pof_table)
+        } else {
+            format!("entry {} of table {}", self.id, self.pof_table)
+        }
     }
 }
 
@@ -137,9 +168,12 @@ pub(crate) fn ties(t: &Table, entries: &[&Entry]) -> Vec<String> {
 /// tables empty), in order.
 pub fn install(state: &mut State, writes: &[TableWrite]) -> Result<(), String> {
     for w in writes {
-        state
-            .table_add(&w.table, w.spec())
-            .map_err(|e| format!("{}: {e}", w.what()))?;
+        let r = if w.miss {
+            state.table_set_default(&w.table, w.action_spec())
+        } else {
+            state.table_add(&w.table, w.spec()).map(drop)
+        };
+        r.map_err(|e| format!("{}: {e}", w.what()))?;
     }
     Ok(())
 }

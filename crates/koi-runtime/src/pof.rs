@@ -79,7 +79,7 @@ pub const POF_COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "pof_table_add",
-        "pof_table_add table NAME exact|lpm|ternary [size N] { key FIELD... } [first NAME]: add tables",
+        "pof_table_add table NAME exact|lpm|ternary [size N] { key FIELD... } [miss NAME { INSTRUCTION... }] [first NAME]: add tables",
     ),
     (
         "pof_table_remove",
@@ -96,6 +96,14 @@ pub const POF_COMMANDS: &[(&str, &str)] = &[
     (
         "pof_entry_remove",
         "pof_entry_remove TABLE ID: remove an entry",
+    ),
+    (
+        "pof_miss_set",
+        "pof_miss_set miss TABLE { INSTRUCTION... }: set (or replace) what a table runs for a packet no entry matches",
+    ),
+    (
+        "pof_miss_remove",
+        "pof_miss_remove TABLE: a miss of the table does nothing again",
     ),
 ];
 
@@ -171,6 +179,7 @@ pub fn command(pl: &Pipeline, cmd: &str, args: &[&str]) -> Result<String, String
             || (!c.tables.is_empty() && !has("table"))
             || (c.first.is_some() && !has("first"))
             || (!c.entries.is_empty() && !has("entry"))
+            || (!c.misses.is_empty() && !has("miss"))
             || c.cpu_port.is_some()
             || c.counters.is_some()
             || c.meters.is_some();
@@ -209,11 +218,24 @@ pub fn command(pl: &Pipeline, cmd: &str, args: &[&str]) -> Result<String, String
             format!("{n} protocols or metadata fields added")
         }
         "pof_table_add" => {
-            let c = fragment(&["table", "first"])?;
+            let c = fragment(&["table", "first", "miss"])?;
             let n = c.tables.len();
             next.merge(c, false)?;
             format!("{n} tables added")
         }
+        "pof_miss_set" => {
+            let c = fragment(&["miss"])?;
+            let n = c.misses.len();
+            next.merge(c, true)?;
+            format!("{n} misses set")
+        }
+        "pof_miss_remove" => match args {
+            [table] => {
+                next.remove_miss(table)?;
+                format!("the miss of table {table} removed")
+            }
+            _ => return Err("usage: pof_miss_remove TABLE".into()),
+        },
         "pof_entry_add" | "pof_entry_modify" => {
             let c = fragment(&["entry"])?;
             let modify = cmd == "pof_entry_modify";
@@ -291,6 +313,8 @@ enum Undo {
     Added(koi_ir::TableId, u32),
     Deleted(koi_ir::TableId, koi_state::table::Entry),
     Modified(koi_ir::TableId, koi_state::table::Entry),
+    /// A table's default action (its miss instructions) set or reset: the one before.
+    Default(koi_ir::TableId, koi_state::table::EntryAction),
 }
 
 /// Changes the POF tables of `img` from the entries of `old` to those of `new` (writes of one
@@ -299,11 +323,11 @@ enum Undo {
 /// is refused, those done are undone (handles and all) and nothing changed. Returns how many
 /// writes it made.
 fn write(img: &Image, old: &[TableWrite], new: &[TableWrite]) -> Result<usize, String> {
-    type Ids<'a> = HashMap<(&'a str, u32), usize, foldhash::fast::RandomState>;
+    type Ids<'a> = HashMap<(&'a str, u32, bool), usize, foldhash::fast::RandomState>;
     fn by_id(ws: &[TableWrite]) -> Ids<'_> {
         ws.iter()
             .enumerate()
-            .map(|(i, w)| ((&*w.pof_table, w.id), i))
+            .map(|(i, w)| ((&*w.pof_table, w.id, w.miss), i))
             .collect()
     }
     let (old_ids, new_ids) = (by_id(old), by_id(new));
@@ -311,7 +335,10 @@ fn write(img: &Image, old: &[TableWrite], new: &[TableWrite]) -> Result<usize, S
     let mut deletes = Vec::new();
     let mut modifies = Vec::new();
     for w in old {
-        match new_ids.get(&(&*w.pof_table, w.id)).map(|&i| &new[i]) {
+        match new_ids
+            .get(&(&*w.pof_table, w.id, w.miss))
+            .map(|&i| &new[i])
+        {
             Some(n) if same_match(w, n) => {
                 if n.action != w.action || n.args != w.args {
                     modifies.push(n);
@@ -322,7 +349,7 @@ fn write(img: &Image, old: &[TableWrite], new: &[TableWrite]) -> Result<usize, S
     }
     let adds: Vec<&TableWrite> = new
         .iter()
-        .filter(|n| match old_ids.get(&(&*n.pof_table, n.id)) {
+        .filter(|n| match old_ids.get(&(&*n.pof_table, n.id, n.miss)) {
             Some(&i) => !same_match(&old[i], n),
             None => true,
         })
@@ -352,7 +379,32 @@ fn write(img: &Image, old: &[TableWrite], new: &[TableWrite]) -> Result<usize, S
                     .clone();
                 Ok::<_, String>((t, h, entry))
             };
+            // A miss is its table's default action: set, or reset when gone.
+            let default = |state: &mut koi_state::State,
+                           w: &TableWrite,
+                           set: bool|
+             -> Result<(koi_ir::TableId, Undo), String> {
+                let t = state.table_id(&w.table).map_err(|e| e.to_string())?;
+                let old = state
+                    .table(&w.table)
+                    .map_err(|e| e.to_string())?
+                    .default_action()
+                    .clone();
+                let r = if set {
+                    state.table_set_default(&w.table, w.action_spec())
+                } else {
+                    state.table_reset_default(&w.table)
+                };
+                r.map_err(|e| format!("{}: {e}", w.what()))?;
+                Ok((t, Undo::Default(t, old)))
+            };
             for w in &deletes {
+                if w.miss {
+                    let (t, u) = default(state, w, false)?;
+                    changes.table(t);
+                    undo.push(u);
+                    continue;
+                }
                 let (t, h, entry) = find(state, w)?;
                 state
                     .table_delete(&w.table, h)
@@ -360,7 +412,12 @@ fn write(img: &Image, old: &[TableWrite], new: &[TableWrite]) -> Result<usize, S
                 changes.table(t);
                 undo.push(Undo::Deleted(t, entry));
             }
-            for w in &modifies {
+            for w in modifies.iter().chain(adds.iter()).filter(|w| w.miss) {
+                let (t, u) = default(state, w, true)?;
+                changes.table(t);
+                undo.push(u);
+            }
+            for w in modifies.iter().filter(|w| !w.miss) {
                 let (t, h, entry) = find(state, w)?;
                 state
                     .table_modify(&w.table, h, w.spec().action)
@@ -368,7 +425,7 @@ fn write(img: &Image, old: &[TableWrite], new: &[TableWrite]) -> Result<usize, S
                 changes.table(t);
                 undo.push(Undo::Modified(t, entry));
             }
-            for w in &adds {
+            for w in adds.iter().filter(|w| !w.miss) {
                 let t = state.table_id(&w.table).map_err(|e| e.to_string())?;
                 let h = state
                     .table_add_id(t, w.spec())
@@ -386,6 +443,7 @@ fn write(img: &Image, old: &[TableWrite], new: &[TableWrite]) -> Result<usize, S
                     Undo::Added(t, h) => state.table_unadd(t, h).map(drop),
                     Undo::Deleted(t, e) => state.table_restore(t, e),
                     Undo::Modified(t, e) => state.table_replace(t, e),
+                    Undo::Default(t, a) => state.table_restore_default(t, a),
                 };
             }
         }

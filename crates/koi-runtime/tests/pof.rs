@@ -327,6 +327,86 @@ fn a_write_the_table_refuses_undoes_the_commands_other_writes() {
 }
 
 #[test]
+fn table_misses_are_set_written_and_removed_at_run_time() {
+    let sw = pof_switch();
+    sw.command(None, &format!("pof_load {}", example().display()))
+        .unwrap();
+    let pl = sw.pipeline(None).unwrap();
+    let generation = pl.generation();
+    assert_eq!(goes_to(&sw, [10, 0, 9, 1]), Vec::<u64>::new(), "no route");
+
+    // A miss of a new shape recompiles; its values are then written.
+    let out = sw
+        .command(None, "pof_miss_set miss ipv4_fwd { counter 5 output 4 }")
+        .unwrap();
+    assert!(
+        out.contains("1 misses set") && out.contains("recompiled"),
+        "{out}"
+    );
+    assert_eq!(pl.generation(), generation + 1);
+    assert_eq!(goes_to(&sw, [10, 0, 9, 1]), vec![4]);
+    assert_eq!(
+        goes_to(&sw, [10, 0, 2, 7]),
+        vec![2],
+        "the entries still match"
+    );
+    let out = sw
+        .command(None, "pof_miss_set miss ipv4_fwd { counter 6 output 5 }")
+        .unwrap();
+    assert!(
+        out.contains("not recompiled") && out.contains("as 1 table writes"),
+        "{out}"
+    );
+    assert_eq!(pl.generation(), generation + 1);
+    assert_eq!(goes_to(&sw, [10, 0, 9, 1]), vec![5]);
+    let shown = sw.command(None, "pof_show").unwrap();
+    assert!(
+        shown.contains("miss ipv4_fwd {\n  counter 6\n  output 5\n}"),
+        "{shown}"
+    );
+
+    // A miss of a shape its table has already (eth's `group`) is written, and so is its removal.
+    let default = |sw: &Switch| {
+        let d = sw.command(None, "table_dump pof.t_eth").unwrap();
+        d[d.find("Dumping default entry").unwrap()..].to_string()
+    };
+    let out = sw
+        .command(None, "pof_miss_set miss eth { group 2 }")
+        .unwrap();
+    assert!(out.contains("not recompiled"), "{out}");
+    assert!(
+        default(&sw).contains("pof.a_eth_") && default(&sw).contains("00:02"),
+        "{}",
+        default(&sw)
+    );
+    let out = sw.command(None, "pof_miss_remove eth").unwrap();
+    assert!(out.contains("not recompiled"), "{out}");
+    assert!(default(&sw).contains("pof.pof_miss"), "{}", default(&sw));
+    assert_eq!(pl.generation(), generation + 1);
+
+    // Refused: nothing changes.
+    let before = sw.command(None, "pof_show").unwrap();
+    let e = sw.command(None, "pof_miss_remove eth").unwrap_err();
+    assert!(e.contains("table eth has no miss"), "{e}");
+    let e = sw
+        .command(None, "pof_miss_set miss nowhere { drop }")
+        .unwrap_err();
+    assert!(e.contains("miss: no table nowhere"), "{e}");
+    let e = sw
+        .command(None, "pof_entry_add miss eth { drop }")
+        .unwrap_err();
+    assert!(e.contains("takes only entry"), "{e}");
+    assert_eq!(sw.command(None, "pof_show").unwrap(), before);
+
+    // Its removal (the last of its shape) recompiles: a miss does nothing again.
+    let out = sw.command(None, "pof_miss_remove ipv4_fwd").unwrap();
+    assert!(out.contains("recompiled"), "{out}");
+    assert_eq!(goes_to(&sw, [10, 0, 9, 1]), Vec::<u64>::new());
+    sw.stop();
+    sw.join();
+}
+
+#[test]
 fn a_p4_pipeline_takes_no_pof_edit_but_can_be_replaced_by_a_pof_load() {
     let sw = Switch::start(SwitchConfig {
         pipelines: vec![common::counting_pipeline(
