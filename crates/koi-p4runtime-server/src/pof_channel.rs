@@ -44,7 +44,7 @@ fn invalid(m: impl Into<String>) -> Status {
 fn current(d: &Device) -> Result<Arc<pof::Config>, Status> {
     match d.pipeline.image() {
         None => Ok(Arc::new(pof::Config::default())),
-        Some(img) => img.program().pof.clone().ok_or_else(|| {
+        Some(img) => img.program().pof_config().ok_or_else(|| {
             status(
                 Code::FailedPrecondition,
                 format!(
@@ -247,6 +247,24 @@ fn command_of(d: &Device, ch: &pb::Change) -> Result<(&'static str, Vec<String>)
             };
             (cmd, text(frag))
         }
+        C::SetMiss(m) => {
+            let m = miss(m)?;
+            if c.table(&m.table).is_none() {
+                return Err(not_found(format!("table {}", m.table)));
+            }
+            let frag = pof::Config {
+                misses: vec![m],
+                ..Default::default()
+            };
+            ("pof_miss_set", text(frag))
+        }
+        C::RemoveMiss(t) => {
+            ident(t, "table name")?;
+            if c.miss_of(t).is_none() {
+                return Err(not_found(format!("miss of table {t}")));
+            }
+            ("pof_miss_remove", vec![t.clone()])
+        }
         C::RemoveEntry(r) => {
             ident(&r.table, "table name")?;
             if !c.entries_of(&r.table).any(|x| x.id == r.id) {
@@ -372,39 +390,54 @@ fn entry(e: &pb::Entry) -> Result<pof::Entry, Status> {
             })
         })
         .collect::<Result<_, Status>>()?;
-    let mut instructions = Vec::new();
-    for i in &e.instructions {
-        use pb::instruction::Instruction as I;
-        match &i.instruction {
-            Some(I::GotoTable(g)) => {
-                ident(&g.table, "table name")?;
-                instructions.push(pof::Instruction::Goto {
-                    table: g.table.clone(),
-                    shift: g.shift,
-                });
-            }
-            Some(I::WriteMetadata(w)) => {
-                ident(&w.field, "metadata field name")?;
-                instructions.push(pof::Instruction::WriteMetadata {
-                    field: w.field.clone(),
-                    value: value(&w.value, "write_metadata")?,
-                });
-            }
-            Some(I::Meter(m)) => instructions.push(pof::Instruction::Meter(*m)),
-            Some(I::ApplyActions(a)) => {
-                for a in &a.actions {
-                    instructions.push(pof::Instruction::Apply(action(a)?));
-                }
-            }
-            None => return Err(invalid("an instruction with nothing in it")),
-        }
-    }
+    let instructions = instructions(&e.instructions)?;
     Ok(pof::Entry {
         table: e.table.clone(),
         id: e.id,
         priority: e.priority,
         matches,
         instructions,
+        at: Default::default(),
+    })
+}
+
+/// An instruction list (an `APPLY_ACTIONS` is its actions one after the other).
+fn instructions(list: &[pb::Instruction]) -> Result<Vec<pof::Instruction>, Status> {
+    use pb::instruction::Instruction as I;
+    let mut out = Vec::new();
+    for i in list {
+        match &i.instruction {
+            Some(I::GotoTable(g)) => {
+                ident(&g.table, "table name")?;
+                out.push(pof::Instruction::Goto {
+                    table: g.table.clone(),
+                    shift: g.shift,
+                });
+            }
+            Some(I::WriteMetadata(w)) => {
+                ident(&w.field, "metadata field name")?;
+                out.push(pof::Instruction::WriteMetadata {
+                    field: w.field.clone(),
+                    value: value(&w.value, "write_metadata")?,
+                });
+            }
+            Some(I::Meter(m)) => out.push(pof::Instruction::Meter(*m)),
+            Some(I::ApplyActions(a)) => {
+                for a in &a.actions {
+                    out.push(pof::Instruction::Apply(action(a)?));
+                }
+            }
+            None => return Err(invalid("an instruction with nothing in it")),
+        }
+    }
+    Ok(out)
+}
+
+fn miss(m: &pb::Miss) -> Result<pof::model::Miss, Status> {
+    ident(&m.table, "table name")?;
+    Ok(pof::model::Miss {
+        table: m.table.clone(),
+        instructions: instructions(&m.instructions)?,
         at: Default::default(),
     })
 }
@@ -460,6 +493,7 @@ pub fn from_proto(c: &pb::Config) -> Result<pof::Config, Status> {
             }
         },
         entries: c.entries.iter().map(entry).collect::<Result<_, _>>()?,
+        misses: c.misses.iter().map(miss).collect::<Result<_, _>>()?,
         cpu_port: (c.cpu_port != 0).then_some(c.cpu_port),
         counters: (c.counters != 0).then_some(c.counters),
         meters: (c.meters != 0).then_some(c.meters),
@@ -544,11 +578,11 @@ fn action_to(a: &pof::Action) -> pb::Action {
     }
 }
 
-fn entry_to(e: &pof::Entry) -> pb::Entry {
+/// An instruction list as messages (actions one after the other as one `APPLY_ACTIONS`).
+fn instructions_to(list: &[pof::Instruction]) -> Vec<pb::Instruction> {
     use pb::instruction::Instruction as I;
-    use pb::r#match::Match as M;
     let mut instructions: Vec<pb::Instruction> = Vec::new();
-    for i in &e.instructions {
+    for i in list {
         let next = match i {
             pof::Instruction::Goto { table, shift } => I::GotoTable(pb::GotoTable {
                 table: table.clone(),
@@ -562,7 +596,6 @@ fn entry_to(e: &pof::Entry) -> pb::Entry {
             }
             pof::Instruction::Meter(m) => I::Meter(*m),
             pof::Instruction::Apply(a) => {
-                // Actions one after the other are one APPLY_ACTIONS.
                 if let Some(pb::Instruction {
                     instruction: Some(I::ApplyActions(list)),
                 }) = instructions.last_mut()
@@ -579,6 +612,12 @@ fn entry_to(e: &pof::Entry) -> pb::Entry {
             instruction: Some(next),
         });
     }
+    instructions
+}
+
+fn entry_to(e: &pof::Entry) -> pb::Entry {
+    use pb::r#match::Match as M;
+    let instructions = instructions_to(&e.instructions);
     pb::Entry {
         table: e.table.clone(),
         id: e.id,
@@ -633,6 +672,14 @@ pub fn to_proto(c: &pof::Config) -> pb::Config {
             .collect(),
         first_table: c.first.clone().unwrap_or_default(),
         entries: c.entries.iter().map(entry_to).collect(),
+        misses: c
+            .misses
+            .iter()
+            .map(|m| pb::Miss {
+                table: m.table.clone(),
+                instructions: instructions_to(&m.instructions),
+            })
+            .collect(),
         cpu_port: c.cpu_port.unwrap_or(0),
         counters: c.counters.unwrap_or(0),
         meters: c.meters.unwrap_or(0),
@@ -647,8 +694,8 @@ mod tests {
 
     #[test]
     fn a_configuration_goes_through_its_message_unchanged() {
-        let c = pof::parse(KPOFVS).unwrap();
-        assert!(!c.entries.is_empty() && !c.tables.is_empty());
+        let c = pof::parse(&format!("{KPOFVS}\nmiss ipv4_fwd {{ counter 9 output 3 }}")).unwrap();
+        assert!(!c.entries.is_empty() && !c.tables.is_empty() && !c.misses.is_empty());
         let back = from_proto(&to_proto(&c)).unwrap();
         assert_eq!(back, c);
         assert_eq!(pof::parse(&pof::print(&back)).unwrap(), c);

@@ -232,6 +232,38 @@ async fn a_controller_defines_and_edits_a_pof_pipeline_over_grpc() {
         "a batch out of port 3"
     );
     assert_eq!(records(&out(2)), BATCH, "none more out of port 2");
+    // A miss of the routing table: what no route matches goes out of port 2.
+    pof.write(write(
+        vec![change::Change::SetMiss(pb::Miss {
+            table: "ipv4_fwd".into(),
+            instructions: vec![pb::Instruction {
+                instruction: Some(pb::instruction::Instruction::ApplyActions(
+                    pb::ApplyActions {
+                        actions: vec![pb::Action {
+                            action: Some(pb::action::Action::Output(2)),
+                        }],
+                    },
+                )),
+            }],
+        })],
+        5,
+    ))
+    .await
+    .unwrap();
+    send(&mut pipe_in, &ipv4([10, 0, 9, 1]), BATCH);
+    let got2 = wait_frames(&out(2), 2 * BATCH);
+    assert_eq!(
+        got2.len(),
+        2 * BATCH,
+        "the miss sends a batch out of port 2"
+    );
+    assert_eq!(got2[BATCH][14 + 8], 64, "a miss leaves the TTL alone");
+    pof.write(write(
+        vec![change::Change::RemoveMiss("ipv4_fwd".into())],
+        5,
+    ))
+    .await
+    .unwrap();
 
     // Refusals, each with its code; what was before stays.
     let before = pof

@@ -14,13 +14,17 @@
 //!
 //! With the cursors known, every field a table or its entries use is an absolute bit range
 //! of the received packet. The packet's front is cut into **segments** (P4 headers extracted
-//! one after the other) at the byte end of what each table uses (its keys and its entries'
-//! fields) and at every `add_field` / `delete_field` point; each segment is cut into
+//! one after the other) at the byte end of what each table uses (its keys, its entries' and
+//! its miss's fields) and at every `add_field` / `delete_field` point; each segment is cut into
 //! **pieces** (P4 fields) at every used range's bit boundaries. A POF field is then the concatenation of its pieces (`a ++ b`), a write
 //! assigns each piece its slice, and the megaflow of a packet masks only the pieces read.
 //! A packet shorter than a segment stops the parser there (BMv2's `PacketTooShort`: later
-//! segments stay invalid and the rest is payload); a table whose fields (keys and every
-//! entry's) reach an invalid segment is not applied, which is a miss.
+//! segments stay invalid and the rest is payload); a table whose fields (keys, every
+//! entry's and its miss's) reach an invalid segment is not applied (nor is its miss run).
+//!
+//! A table's **miss** instructions (POF's table-miss entry) are one more instruction list
+//! of the table: its gotos are edges of the table graph, its fields uses of the table, its
+//! shape one of the table's shapes.
 //!
 //! Offsets always refer to the packet as received: `add_field` and `delete_field` change what
 //! is sent (an inserted header, a segment not emitted), not the offsets later instructions
@@ -32,9 +36,22 @@
 //!   `output` reaches goes nowhere, as in POF. `meta.pof_next` holds the next table's number
 //!   (0: none); the tables are applied in a topological order, each under
 //!   `if (meta.pof_next == N)`.
-//! - Each entry is its own action `e_TABLE_ID` holding its instructions in order; a table's
-//!   entries are its `entries`, ordered by priority (higher first) then id; the default
-//!   action `pof_miss` does nothing (the packet stays dropped).
+//! - Each instruction **shape** of a table (an entry's instruction list with the constants
+//!   left out: ports, values written or added, counter, meter and group numbers, inserted
+//!   bytes; see [`shape`]) is one action `a_TABLE_K` (K: the shape's rank among the table's
+//!   shapes) holding its instructions in order, the constants as its parameters. The tables
+//!   have no `entries`: [`Generated::writes`] installs each entry as a control-plane write
+//!   of its match, its priority (ternary) and its shape's action with its constants, and the
+//!   miss instructions as the table's default action (its shape's action with its
+//!   constants). The program's default action `pof_miss` does nothing (the packet stays
+//!   dropped).
+//! - So the program depends on the configuration's structure alone. What it depends on of
+//!   the entries (the cursors from their `goto` shifts, the segments and pieces from the
+//!   fields they use and where they insert and delete, the checksums they compute) is part
+//!   of their shapes, never of their values: two configurations that differ only in the
+//!   entries' matches, priorities and constants (and in which entries have a shape the
+//!   table has already) generate the same program, and one changes into the other by table
+//!   writes ([`Generated::same_structure`]).
 //! - `counter N` counts in the indexed counter `pof.pof_counter`, `meter N` executes
 //!   `pof.pof_meter` (a red packet is dropped after the last table); both exist in every
 //!   POF program, so their values carry over every change.
@@ -43,8 +60,12 @@
 //!   after every other change, as IPv4's header checksum needs.
 
 use crate::model::*;
+use crate::writes::TableWrite;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
+use std::sync::Arc;
+
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// Why a configuration does not compile.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,11 +110,29 @@ pub struct Layout {
     pub segments: Vec<(u32, u32)>,
 }
 
-/// A compiled configuration: the generated P4 program and its layout.
+/// A compiled configuration: the generated P4 program, its layout, and the table writes that
+/// install the configuration's entries into a fresh state of the program.
 #[derive(Clone, Debug)]
 pub struct Generated {
+    /// The program: it depends only on the configuration's *structure* (protocols, metadata,
+    /// tables, the entries' instruction shapes), never on the entries' values.
     pub p4: String,
     pub layout: Layout,
+    /// One write per entry of a compiled table, each table's in priority order (higher
+    /// first, then the lower id).
+    pub writes: Vec<TableWrite>,
+    /// The entries of ternary tables whose priority another entry of the table shares, in
+    /// their order: their order is their tie-break, which only a fresh table keeps, so they
+    /// belong to the structure ([`Generated::same_structure`]).
+    pub ties: Vec<String>,
+}
+
+impl Generated {
+    /// Whether `other`'s entries can be installed as table writes into a running program of
+    /// `self` (the same program, the same tie-breaks), rather than by compiling `other`.
+    pub fn same_structure(&self, other: &Generated) -> bool {
+        self.p4 == other.p4 && self.ties == other.ties
+    }
 }
 
 /// A field use: an absolute bit range in the packet or in the metadata.
@@ -122,6 +161,71 @@ struct Gen<'c> {
     pieces: BTreeMap<u32, (usize, u32)>,
     segments: Vec<(u32, u32)>,
     meta_pieces: BTreeMap<u32, u32>,
+    /// Each compiled table's entries and instruction shapes.
+    shapes: HashMap<&'c str, Shapes<'c>>,
+    /// Each compiled table's key widths, in key order.
+    key_widths: HashMap<String, Vec<u32>>,
+}
+
+/// A table's entries in priority order (higher first, then the lower id), each with the
+/// rank of its shape, and one entry of each shape, in the order of the shapes.
+struct Shapes<'c> {
+    entries: Vec<(&'c Entry, usize)>,
+    /// The rank of the miss's shape, when the table has a miss.
+    miss: Option<usize>,
+    /// One instruction list of each shape, with its owner.
+    reps: Vec<(Loc, What<'c>, &'c [Instruction])>,
+}
+
+impl<'c> Shapes<'c> {
+    fn of(c: &'c Config, t: &'c str) -> Shapes<'c> {
+        let mut entries: Vec<&Entry> = c.entries_of(t).collect();
+        entries.sort_by_key(|e| (std::cmp::Reverse(e.priority), e.id));
+        // The distinct shapes in the order first seen, and each entry's among them (an
+        // entry's shape is mostly the one before's).
+        let mut seen: FastMap<Vec<Op<'c>>, usize> = FastMap::default();
+        let mut firsts: Vec<(Loc, What<'c>, &'c [Instruction])> = Vec::new();
+        let mut of_entry = Vec::with_capacity(entries.len() + 1);
+        let mut last: Option<(Vec<Op<'c>>, usize)> = None;
+        let miss = c
+            .miss_of(t)
+            .map(|m| (m.at, What::Miss(t), &m.instructions[..]));
+        let all = entries
+            .iter()
+            .map(|e| (e.at, What::Entry(e.id, t), &e.instructions[..]))
+            .chain(miss);
+        for list in all {
+            let k = shape(list.2);
+            let i = match &last {
+                Some((l, i)) if *l == k => *i,
+                _ => {
+                    let i = *seen.entry(k.clone()).or_insert_with(|| {
+                        firsts.push(list);
+                        firsts.len() - 1
+                    });
+                    last = Some((k, i));
+                    i
+                }
+            };
+            of_entry.push(i);
+        }
+        // Ranked in the order of the shapes, so that the ranks depend on the shapes alone.
+        let mut by_shape: Vec<(&Vec<Op>, usize)> = seen.iter().map(|(k, &i)| (k, i)).collect();
+        by_shape.sort();
+        let mut rank = vec![0; by_shape.len()];
+        for (r, (_, i)) in by_shape.iter().enumerate() {
+            rank[*i] = r;
+        }
+        Shapes {
+            entries: entries
+                .iter()
+                .zip(&of_entry)
+                .map(|(e, i)| (*e, rank[*i]))
+                .collect(),
+            miss: c.miss_of(t).map(|_| rank[of_entry[entries.len()]]),
+            reps: by_shape.iter().map(|(_, i)| firsts[*i]).collect(),
+        }
+    }
 }
 
 /// Writes the P4 program of `c` (see the module doc).
@@ -137,9 +241,83 @@ pub fn generate(c: &Config) -> R<Generated> {
         pieces: BTreeMap::new(),
         segments: Vec::new(),
         meta_pieces: BTreeMap::new(),
+        shapes: order.iter().map(|t| (*t, Shapes::of(c, t))).collect(),
+        key_widths: HashMap::new(),
     };
     g.layout(&order)?;
     let p4 = g.program(&order)?;
+    let mut writes = Vec::with_capacity(c.entries.len());
+    let mut ties = Vec::new();
+    let mut params = Vec::new();
+    for t in &order {
+        let table = c.table(t).expect("checked");
+        let shapes = &g.shapes[t];
+        let entries: Vec<&Entry> = shapes.entries.iter().map(|(e, _)| *e).collect();
+        let widths = &g.key_widths[*t];
+        let p4_table: Arc<str> = table_name(t).into();
+        let pof_table: Arc<str> = table.name.as_str().into();
+        let actions: Vec<Arc<str>> = (0..shapes.reps.len())
+            .map(|k| format!("pof.a_{t}_{k}").into())
+            .collect();
+        let first = writes.len();
+        for (e, k) in &shapes.entries {
+            params.clear();
+            for i in &e.instructions {
+                g.params(i, &mut params);
+            }
+            let args = params
+                .iter()
+                .map(|&(w, v)| koi_ir::Bits::from_u128(w, v))
+                .collect();
+            writes.push(TableWrite::new(
+                table,
+                &pof_table,
+                &p4_table,
+                e,
+                widths,
+                actions[*k].clone(),
+                args,
+            ));
+        }
+        // Two entries matching the same packets (with the same priority) cannot both be in
+        // the table.
+        let mut seen: FastMap<(&[koi_ir::Pattern], Option<u32>), u32> = FastMap::default();
+        for (w, e) in writes[first..].iter().zip(&entries) {
+            if let Some(other) = seen.insert((&w.keys, w.priority), e.id) {
+                return err(
+                    e.at,
+                    format!(
+                        "entry {} of table {t} matches what entry {other} matches{}",
+                        e.id,
+                        if w.priority.is_some() {
+                            ", at the same priority"
+                        } else {
+                            ""
+                        }
+                    ),
+                );
+            }
+        }
+        if let (Some(m), Some(k)) = (c.miss_of(t), shapes.miss) {
+            params.clear();
+            for i in &m.instructions {
+                g.params(i, &mut params);
+            }
+            let args = params
+                .iter()
+                .map(|&(w, v)| koi_ir::Bits::from_u128(w, v))
+                .collect();
+            writes.push(TableWrite::miss(
+                &pof_table,
+                &p4_table,
+                actions[k].clone(),
+                args,
+            ));
+        }
+        if table.kind == MatchKind::Ternary {
+            ties.extend(crate::writes::ties(table, &entries));
+        }
+    }
     let layout = Layout {
         cursors: order
             .iter()
@@ -148,7 +326,64 @@ pub fn generate(c: &Config) -> R<Generated> {
         unreachable,
         segments: g.segments.clone(),
     };
-    Ok(Generated { p4, layout })
+    Ok(Generated {
+        p4,
+        layout,
+        writes,
+        ties,
+    })
+}
+
+/// One instruction of a [`shape`].
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Op<'c> {
+    Goto(&'c str, u32),
+    WriteMetadata(&'c str),
+    Meter,
+    Output,
+    OutputField(&'c FieldRef),
+    Drop,
+    PacketIn,
+    SetField(&'c FieldRef),
+    SetFieldFromMetadata(&'c FieldRef, &'c str),
+    ModifyField(&'c FieldRef),
+    AddField(u32, u32),
+    DeleteField(u32, u32),
+    CalculateChecksum(&'c FieldRef, u32, u32),
+    Counter,
+    Group,
+}
+
+/// An instruction list's **shape**: the instructions with the constants that become action
+/// parameters ([`Gen::params`]) left out. Entries of one table with the same shape run the
+/// same action with their own arguments.
+pub(crate) fn shape(instructions: &[Instruction]) -> Vec<Op<'_>> {
+    instructions
+        .iter()
+        .map(|i| match i {
+            Instruction::Goto { table, shift } => Op::Goto(table, *shift),
+            Instruction::WriteMetadata { field, .. } => Op::WriteMetadata(field),
+            Instruction::Meter(_) => Op::Meter,
+            Instruction::Apply(a) => match a {
+                Action::Output(_) => Op::Output,
+                Action::OutputField(f) => Op::OutputField(f),
+                Action::Drop => Op::Drop,
+                Action::PacketIn => Op::PacketIn,
+                Action::SetField(f, _) => Op::SetField(f),
+                Action::SetFieldFromMetadata(f, m) => Op::SetFieldFromMetadata(f, m),
+                Action::ModifyField(f, _) => Op::ModifyField(f),
+                Action::AddField { offset, length, .. } => Op::AddField(*offset, *length),
+                Action::DeleteField { offset, length } => Op::DeleteField(*offset, *length),
+                Action::CalculateChecksum {
+                    field,
+                    offset,
+                    length,
+                } => Op::CalculateChecksum(field, *offset, *length),
+                Action::Counter(_) => Op::Counter,
+                Action::Group(_) => Op::Group,
+            },
+        })
+        .collect()
 }
 
 /// Compiles `c` to a verified pipeline (through [`generate`] and koi's frontend).
@@ -250,6 +485,16 @@ fn check_names(c: &Config) -> R<()> {
         }
         check_entry(c, t, e)?;
     }
+    let mut missed = BTreeSet::new();
+    for m in &c.misses {
+        if c.table(&m.table).is_none() {
+            return err(m.at, format!("miss: no table {}", m.table));
+        }
+        if !missed.insert(&m.table) {
+            return err(m.at, format!("table {} has two misses", m.table));
+        }
+        check_instructions(c, m.at, &What::Miss(&m.table), &m.instructions)?;
+    }
     for t in &c.tables {
         let n = c.entries_of(&t.name).count();
         if n > t.size as usize {
@@ -297,8 +542,38 @@ fn mask(w: u32) -> u128 {
     }
 }
 
+/// An instruction list's owner, for messages (formatted only for an error): `entry ID of
+/// table T` or `the miss of table T`.
+#[derive(Clone, Copy, Debug)]
+enum What<'a> {
+    Entry(u32, &'a str),
+    Miss(&'a str),
+}
+
+impl std::fmt::Display for What<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            What::Entry(id, t) => write!(f, "entry {id} of table {t}"),
+            What::Miss(t) => write!(f, "the miss of table {t}"),
+        }
+    }
+}
+
+/// The instruction lists of table `t`: its entries', then its miss's.
+fn lists<'c>(
+    c: &'c Config,
+    t: &'c str,
+) -> impl Iterator<Item = (Loc, What<'c>, &'c [Instruction])> + 'c {
+    c.entries_of(t)
+        .map(move |e| (e.at, What::Entry(e.id, t), &e.instructions[..]))
+        .chain(
+            c.miss_of(t)
+                .map(move |m| (m.at, What::Miss(t), &m.instructions[..])),
+        )
+}
+
 fn check_entry(c: &Config, t: &Table, e: &Entry) -> R<()> {
-    let what = format!("entry {} of table {}", e.id, t.name);
+    let what = What::Entry(e.id, &t.name);
     if e.matches.len() != t.keys.len() {
         return err(
             e.at,
@@ -335,69 +610,70 @@ fn check_entry(c: &Config, t: &Table, e: &Entry) -> R<()> {
             );
         }
     }
-    for i in &e.instructions {
+    check_instructions(c, e.at, &what, &e.instructions)
+}
+
+fn check_instructions(c: &Config, at: Loc, what: &What, instructions: &[Instruction]) -> R<()> {
+    for i in instructions {
         match i {
             Instruction::Goto { table, .. } if c.table(table).is_none() => {
-                return err(e.at, format!("{what}: goto: no table {table}"));
+                return err(at, format!("{what}: goto: no table {table}"));
             }
             Instruction::WriteMetadata { field, value } => {
-                let w = width(c, &FieldRef::Meta(field.clone()), e.at)?;
+                let w = width(c, &FieldRef::Meta(field.clone()), at)?;
                 if *value > mask(w) {
-                    return err(
-                        e.at,
-                        format!("{what}: {value:#x} does not fit meta.{field}"),
-                    );
+                    return err(at, format!("{what}: {value:#x} does not fit meta.{field}"));
                 }
             }
             Instruction::Meter(m) if *m >= c.meters.unwrap_or(DEFAULT_METERS) => {
                 return err(
-                    e.at,
+                    at,
                     format!("{what}: meter {m} is beyond the meters (set `meters N`)"),
                 );
             }
-            Instruction::Apply(a) => check_action(c, e, &what, a)?,
+            Instruction::Apply(a) => check_action(c, at, what, a)?,
             _ => {}
         }
     }
     Ok(())
 }
 
-fn check_action(c: &Config, e: &Entry, what: &str, a: &Action) -> R<()> {
+fn check_action(c: &Config, at: Loc, what: &What, a: &Action) -> R<()> {
     match a {
         Action::Output(p) if *p >= 511 => err(
-            e.at,
+            at,
             format!("{what}: port {p} is beyond v1model's 9-bit ports (511 drops)"),
         ),
-        Action::OutputField(f) => width(c, f, e.at).map(|_| ()),
+        Action::OutputField(f) => width(c, f, at).map(|_| ()),
         Action::PacketIn if c.cpu_port.is_none() => {
-            err(e.at, format!("{what}: packet_in needs `cpu_port N`"))
+            err(at, format!("{what}: packet_in needs `cpu_port N`"))
         }
         Action::SetField(f, v) => {
-            let w = width(c, f, e.at)?;
+            let w = width(c, f, at)?;
             if *v > mask(w) {
-                return err(e.at, format!("{what}: {v:#x} does not fit {f} ({w} bits)"));
+                return err(at, format!("{what}: {v:#x} does not fit {f} ({w} bits)"));
             }
             Ok(())
         }
         Action::SetFieldFromMetadata(f, m) => {
-            let w = width(c, f, e.at)?;
-            let mw = width(c, &FieldRef::Meta(m.clone()), e.at)?;
+            let w = width(c, f, at)?;
+            let mw = width(c, &FieldRef::Meta(m.clone()), at)?;
             if w != mw {
-                return err(e.at, format!("{what}: {f} has {w} bits, meta.{m} {mw}"));
+                return err(at, format!("{what}: {f} has {w} bits, meta.{m} {mw}"));
             }
             Ok(())
         }
-        Action::ModifyField(f, _) => width(c, f, e.at).map(|_| ()),
+        Action::ModifyField(f, _) => width(c, f, at).map(|_| ()),
         Action::AddField { offset, .. } | Action::DeleteField { offset, .. } if offset % 8 != 0 => {
             err(
-                e.at,
+                at,
                 format!(
                     "{what}: add_field and delete_field work on whole bytes: offset {offset} is not a multiple of 8"
                 ),
             )
         }
         Action::DeleteField { length, .. } if length % 8 != 0 || *length == 0 => err(
-            e.at,
+            at,
             format!(
                 "{what}: delete_field works on whole bytes: length {length} is not a positive multiple of 8"
             ),
@@ -407,15 +683,15 @@ fn check_action(c: &Config, e: &Entry, what: &str, a: &Action) -> R<()> {
             offset,
             length,
         } => {
-            if matches!(field, FieldRef::Meta(_)) || width(c, field, e.at)? != 16 {
+            if matches!(field, FieldRef::Meta(_)) || width(c, field, at)? != 16 {
                 return err(
-                    e.at,
+                    at,
                     format!("{what}: the checksum field must be a 16-bit packet field"),
                 );
             }
             if offset % 8 != 0 || length % 16 != 0 || *length == 0 {
                 return err(
-                    e.at,
+                    at,
                     format!(
                         "{what}: the checksum covers whole 16-bit words: offset {offset} must be a multiple of 8 and length {length} of 16"
                     ),
@@ -424,11 +700,11 @@ fn check_action(c: &Config, e: &Entry, what: &str, a: &Action) -> R<()> {
             Ok(())
         }
         Action::Counter(n) if *n >= c.counters.unwrap_or(DEFAULT_COUNTERS) => err(
-            e.at,
+            at,
             format!("{what}: counter {n} is beyond the counters (set `counters N`)"),
         ),
         Action::Group(g) if *g == 0 || *g > 0xffff => err(
-            e.at,
+            at,
             format!("{what}: group {g} is not a multicast group (1 to 65535)"),
         ),
         _ => Ok(()),
@@ -438,18 +714,18 @@ fn check_action(c: &Config, e: &Entry, what: &str, a: &Action) -> R<()> {
 type GraphResult<'c> = (Vec<&'c str>, HashMap<&'c str, u32>, Vec<String>);
 
 /// The compiled tables in application order, their cursors, and the unreachable ones.
-fn graph(c: &Config) -> R<GraphResult<'_>> {
+fn graph<'c>(c: &'c Config) -> R<GraphResult<'c>> {
     let mut cursors: HashMap<&str, u32> = HashMap::new();
     let Some(first) = c.first_table() else {
         return Ok((Vec::new(), cursors, Vec::new()));
     };
     let first = c.table(first).map(|t| t.name.as_str()).unwrap_or(first);
-    let gotos = |t: &str| -> Vec<(&Entry, &str, u32)> {
+    let gotos = |t: &'c str| -> Vec<(Loc, What<'c>, &'c str, u32)> {
         let mut v = Vec::new();
-        for e in c.entries.iter().filter(|e| e.table == t) {
-            for i in &e.instructions {
+        for (at, what, is) in lists(c, t) {
+            for i in is {
                 if let Instruction::Goto { table, shift } = i {
-                    v.push((e, table.as_str(), *shift));
+                    v.push((at, what, table.as_str(), *shift));
                 }
             }
         }
@@ -459,19 +735,18 @@ fn graph(c: &Config) -> R<GraphResult<'_>> {
     let mut work = vec![first];
     while let Some(t) = work.pop() {
         let at = cursors[t];
-        for (e, to, shift) in gotos(t) {
+        for (loc, what, to, shift) in gotos(t) {
             let Some(to_t) = c.table(to) else { continue };
             let to = to_t.name.as_str();
             let Some(cur) = at.checked_add(shift) else {
-                return err(e.at, "the offset shift overflows");
+                return err(loc, "the offset shift overflows");
             };
             match cursors.get(to) {
                 Some(&old) if old != cur => {
                     return err(
-                        e.at,
+                        loc,
                         format!(
-                            "entry {} of table {t} goes to table {to} with the cursor at bit {cur}, another path reaches it at bit {old}: koi needs one cursor per table",
-                            e.id
+                            "{what} goes to table {to} with the cursor at bit {cur}, another path reaches it at bit {old}: koi needs one cursor per table"
                         ),
                     );
                 }
@@ -493,16 +768,15 @@ fn graph(c: &Config) -> R<GraphResult<'_>> {
         post: &mut Vec<&'c str>,
     ) -> R<()> {
         state.insert(t, 1);
-        for e in c.entries_of(t) {
-            for i in &e.instructions {
+        for (at, what, is) in lists(c, t) {
+            for i in is {
                 if let Instruction::Goto { table, .. } = i {
                     match state.get(table.as_str()) {
                         Some(1) => {
                             return err(
-                                e.at,
+                                at,
                                 format!(
-                                    "entry {} of table {t} goes back to table {table}: goto cycles are refused",
-                                    e.id
+                                    "{what} goes back to table {table}: goto cycles are refused"
                                 ),
                             );
                         }
@@ -532,6 +806,35 @@ fn div_ceil8(b: u32) -> u32 {
 }
 
 impl<'c> Gen<'c> {
+    /// Appends to `out` the constants of `i` that its action takes as parameters, in order:
+    /// (width, value).
+    fn params(&self, i: &Instruction, out: &mut Vec<(u32, u128)>) {
+        let w = |f: &FieldRef| width(self.c, f, Loc::default()).expect("checked");
+        match i {
+            Instruction::WriteMetadata { field, value } => {
+                let f = self.c.metadata.iter().find(|m| &m.name == field);
+                out.push((f.expect("checked").length, *value));
+            }
+            Instruction::Meter(m) => out.push((32, *m as u128)),
+            Instruction::Apply(a) => match a {
+                Action::Output(p) => out.push((9, *p as u128)),
+                Action::SetField(f, v) => out.push((w(f), *v)),
+                Action::ModifyField(f, d) => {
+                    let w = w(f);
+                    out.push((w, (*d as u128) & mask(w)));
+                }
+                Action::AddField { value, .. } => out.extend(value.chunks(8).map(|c| {
+                    let v = c.iter().fold(0u128, |a, b| a << 8 | *b as u128);
+                    (c.len() as u32 * 8, v)
+                })),
+                Action::Counter(n) => out.push((32, *n as u128)),
+                Action::Group(g) => out.push((16, *g as u128)),
+                _ => {}
+            },
+            Instruction::Goto { .. } => {}
+        }
+    }
+
     fn range(&self, f: &FieldRef, cursor: u32) -> Range {
         let field = field_of(self.c, f, Loc::default()).expect("checked");
         match f {
@@ -551,8 +854,9 @@ impl<'c> Gen<'c> {
         for k in &t.keys {
             ranges.push(self.range(k, cur));
         }
-        for e in self.c.entries_of(&t.name) {
-            for i in &e.instructions {
+        // The fields and offsets an entry uses are in its shape: one entry of each will do.
+        for (_, _, is) in &self.shapes[t.name.as_str()].reps {
+            for i in *is {
                 for f in i.fields() {
                     ranges.push(self.range(f, cur));
                 }
@@ -707,13 +1011,29 @@ impl<'c> Gen<'c> {
             let table = c.table(t).expect("checked");
             let cur = self.cursors[t];
             let end = self.extent(table);
-            let mut entries: Vec<&Entry> = c.entries_of(t).collect();
-            entries.sort_by_key(|e| (std::cmp::Reverse(e.priority), e.id));
+            // One action per instruction shape (its constants are the action's parameters),
+            // numbered in the order of the shapes, so that the program depends on the shapes
+            // alone, never on the entries' values.
+            let reps = self.shapes[t].reps.clone();
             let mut names = Vec::new();
-            for e in &entries {
-                let name = format!("e_{t}_{}", e.id);
-                let _ = writeln!(actions, "    action {name}() {{");
-                for (n, i) in e.instructions.iter().enumerate() {
+            for (k, &(at, what, instructions)) in reps.iter().enumerate() {
+                let name = format!("a_{t}_{k}");
+                let mut params = Vec::new();
+                for i in instructions {
+                    self.params(i, &mut params);
+                }
+                let decl: Vec<String> = params
+                    .iter()
+                    .enumerate()
+                    .map(|(j, (w, _))| format!("bit<{w}> p{j}"))
+                    .collect();
+                let _ = writeln!(actions, "    action {name}({}) {{", decl.join(", "));
+                let mut param = 0usize;
+                let mut next = || {
+                    param += 1;
+                    format!("p{}", param - 1)
+                };
+                for (n, i) in instructions.iter().enumerate() {
                     let tmp = format!("t{n}");
                     match i {
                         Instruction::Goto { table, .. } => {
@@ -723,19 +1043,20 @@ impl<'c> Gen<'c> {
                                 number[table.as_str()]
                             );
                         }
-                        Instruction::WriteMetadata { field, value } => {
+                        Instruction::WriteMetadata { field, .. } => {
                             let r = self.range(&FieldRef::Meta(field.clone()), cur);
-                            self.write(r, &format!("{}w{value}", r.len()), &tmp, &mut actions);
+                            self.write(r, &next(), &tmp, &mut actions);
                         }
-                        Instruction::Meter(m) => {
+                        Instruction::Meter(_) => {
                             let _ = writeln!(
                                 actions,
-                                "        pof_meter.execute_meter((bit<32>){m}, meta.pof_color);"
+                                "        pof_meter.execute_meter({}, meta.pof_color);",
+                                next()
                             );
                         }
                         Instruction::Apply(a) => match a {
-                            Action::Output(p) => {
-                                let _ = writeln!(actions, "        sm.egress_spec = {p};");
+                            Action::Output(_) => {
+                                let _ = writeln!(actions, "        sm.egress_spec = {};", next());
                             }
                             Action::OutputField(f) => {
                                 let r = self.range(f, cur);
@@ -761,20 +1082,18 @@ impl<'c> Gen<'c> {
                                 );
                                 let _ = writeln!(actions, "        hdr.pof_packet_in.pad = 0;");
                             }
-                            Action::SetField(f, v) => {
+                            Action::SetField(f, _) => {
                                 let r = self.range(f, cur);
-                                self.write(r, &format!("{}w{v}", r.len()), &tmp, &mut actions);
+                                self.write(r, &next(), &tmp, &mut actions);
                             }
                             Action::SetFieldFromMetadata(f, m) => {
                                 let r = self.range(f, cur);
                                 let src = self.read(self.range(&FieldRef::Meta(m.clone()), cur));
                                 self.write(r, &src, &tmp, &mut actions);
                             }
-                            Action::ModifyField(f, d) => {
+                            Action::ModifyField(f, _) => {
                                 let r = self.range(f, cur);
-                                let w = r.len();
-                                let d = (*d as u128) & mask(w);
-                                let x = format!("{} + {w}w{d}", self.read(r));
+                                let x = format!("{} + {}", self.read(r), next());
                                 self.write(r, &x, &tmp, &mut actions);
                             }
                             Action::AddField { offset, value, .. } => {
@@ -783,14 +1102,9 @@ impl<'c> Gen<'c> {
                                 let _ = writeln!(ins_headers, "header {h}_t {{");
                                 let _ = writeln!(actions, "        hdr.{h}.setValid();");
                                 for (j, chunk) in value.chunks(8).enumerate() {
-                                    let v = chunk.iter().fold(0u128, |a, b| a << 8 | *b as u128);
                                     let _ =
                                         writeln!(ins_headers, "    bit<{}> c{j};", chunk.len() * 8);
-                                    let _ = writeln!(
-                                        actions,
-                                        "        hdr.{h}.c{j} = {}w{v};",
-                                        chunk.len() * 8
-                                    );
+                                    let _ = writeln!(actions, "        hdr.{h}.c{j} = {};", next());
                                 }
                                 let _ = writeln!(ins_headers, "}}");
                                 inserts.entry((cur + offset) / 8).or_default().push(h);
@@ -812,10 +1126,9 @@ impl<'c> Gen<'c> {
                                 let dst = self.pieces_of(fr);
                                 if dst.len() != 1 {
                                     return err(
-                                        e.at,
+                                        at,
                                         format!(
-                                            "entry {} of table {t}: the checksum field {field} overlaps another field koi cuts it at",
-                                            e.id
+                                            "{what}: the checksum field {field} overlaps another field koi cuts it at"
                                         ),
                                     );
                                 }
@@ -842,12 +1155,11 @@ impl<'c> Gen<'c> {
                                 };
                                 let _ = writeln!(actions, "        meta.pof_csum{flag} = 1;");
                             }
-                            Action::Counter(n) => {
-                                let _ =
-                                    writeln!(actions, "        pof_counter.count((bit<32>){n});");
+                            Action::Counter(_) => {
+                                let _ = writeln!(actions, "        pof_counter.count({});", next());
                             }
-                            Action::Group(g) => {
-                                let _ = writeln!(actions, "        sm.mcast_grp = {g};");
+                            Action::Group(_) => {
+                                let _ = writeln!(actions, "        sm.mcast_grp = {};", next());
                             }
                         },
                     }
@@ -879,24 +1191,10 @@ impl<'c> Gen<'c> {
                 "        default_action = pof_miss();\n        size = {};",
                 table.size
             );
-            if !entries.is_empty() {
-                let _ = writeln!(tables, "        entries = {{");
-                for (e, n) in entries.iter().zip(&names) {
-                    let ms: Vec<String> = e
-                        .matches
-                        .iter()
-                        .zip(&keys)
-                        .map(|(m, (_, _, w))| p4_match(m, *w))
-                        .collect();
-                    let m = if ms.len() == 1 {
-                        ms[0].clone()
-                    } else {
-                        format!("({})", ms.join(", "))
-                    };
-                    let _ = writeln!(tables, "            {m} : {n}();");
-                }
-                let _ = writeln!(tables, "        }}");
-            }
+            self.key_widths.insert(
+                t.to_string(),
+                keys.iter().map(|(_, _, w)| *w).collect::<Vec<u32>>(),
+            );
             let _ = writeln!(tables, "    }}");
             let _ = writeln!(apply, "        if (meta.pof_next == {}) {{", number[t]);
             let _ = writeln!(apply, "            meta.pof_next = 0;");
@@ -1031,17 +1329,5 @@ impl<'c> Gen<'c> {
             "V1Switch(pof_parser(), pof_verify(), pof(), pof_egress(), pof_checksum(), pof_deparser()) main;"
         );
         Ok(p)
-    }
-}
-
-fn p4_match(m: &MatchValue, w: u32) -> String {
-    match m {
-        MatchValue::Exact(v) => format!("{w}w{v:#x}"),
-        MatchValue::Prefix(v, l) => {
-            let mk = if *l == 0 { 0 } else { mask(w) & !mask(w - l) };
-            format!("{w}w{:#x} &&& {w}w{mk:#x}", v & mk)
-        }
-        MatchValue::Masked(v, mk) => format!("{w}w{:#x} &&& {w}w{mk:#x}", v & mk),
-        MatchValue::Any => "_".into(),
     }
 }

@@ -1,6 +1,7 @@
 //! The POF configuration model: what a controller defines at run time (protocols made of
 //! named `{offset, length}` bit ranges, metadata fields, tables over them, entries with their
-//! instructions and actions), and the edits `koi ctl pof_*` makes to it.
+//! instructions and actions, the tables' miss instructions), and the edits `koi ctl pof_*`
+//! makes to it.
 //!
 //! Offsets and lengths are in bits. A protocol field's offset is relative to the table's
 //! **cursor** (the bit where the packet's "current header" starts, 0 at the first table, moved
@@ -38,6 +39,8 @@ pub struct Config {
     /// The first table (`None`: the first declared).
     pub first: Option<String>,
     pub entries: Vec<Entry>,
+    /// The tables' miss instructions (POF's table-miss entries), at most one per table.
+    pub misses: Vec<Miss>,
     /// The port `PACKET_IN` sends to (required when an entry uses it).
     pub cpu_port: Option<u64>,
     /// How many counters `COUNTER` indexes (default [`DEFAULT_COUNTERS`]).
@@ -161,6 +164,15 @@ pub struct Entry {
     pub at: Loc,
 }
 
+/// What a table runs for a packet none of its entries matches (POF's table-miss entry):
+/// without one, a miss does nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Miss {
+    pub table: String,
+    pub instructions: Vec<Instruction>,
+    pub at: Loc,
+}
+
 /// A POF flow instruction.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Instruction {
@@ -227,6 +239,11 @@ impl Config {
             .or_else(|| self.tables.first().map(|t| t.name.as_str()))
     }
 
+    /// The miss instructions of `table`, if it has them.
+    pub fn miss_of(&self, table: &str) -> Option<&Miss> {
+        self.misses.iter().find(|m| m.table == table)
+    }
+
     /// The entries of `table`.
     pub fn entries_of<'a>(&'a self, table: &'a str) -> impl Iterator<Item = &'a Entry> + 'a {
         self.entries.iter().filter(move |e| e.table == table)
@@ -272,6 +289,13 @@ impl Config {
                 None => self.entries.push(e),
             }
         }
+        for m in other.misses {
+            match self.misses.iter_mut().find(|q| q.table == m.table) {
+                Some(q) if replace => *q = m,
+                Some(_) => return Err(format!("table {} has a miss already", m.table)),
+                None => self.misses.push(m),
+            }
+        }
         if other.first.is_some() {
             self.first = other.first;
         }
@@ -307,6 +331,16 @@ impl Config {
                 e.id, e.table
             ));
         }
+        if let Some(m) = self
+            .misses
+            .iter()
+            .find(|m| m.instructions.iter().any(|i| i.fields().any(uses)))
+        {
+            return Err(format!(
+                "the miss of table {} uses protocol {name}",
+                m.table
+            ));
+        }
         self.protocols.remove(i);
         Ok(())
     }
@@ -328,13 +362,37 @@ impl Config {
                 e.id, e.table
             ));
         }
+        let goes = |is: &[Instruction]| {
+            is.iter()
+                .any(|i| matches!(i, Instruction::Goto { table, .. } if table == name))
+        };
+        if let Some(m) = self
+            .misses
+            .iter()
+            .find(|m| m.table != name && goes(&m.instructions))
+        {
+            return Err(format!(
+                "the miss of table {} goes to table {name}",
+                m.table
+            ));
+        }
         self.tables.remove(i);
+        self.misses.retain(|m| m.table != name);
         let before = self.entries.len();
         self.entries.retain(|e| e.table != name);
         if self.first.as_deref() == Some(name) {
             self.first = None;
         }
         Ok(before - self.entries.len())
+    }
+
+    /// Removes the miss instructions of `table`.
+    pub fn remove_miss(&mut self, table: &str) -> Result<(), String> {
+        let Some(i) = self.misses.iter().position(|m| m.table == table) else {
+            return Err(format!("table {table} has no miss"));
+        };
+        self.misses.remove(i);
+        Ok(())
     }
 
     /// Removes entry `id` of `table`.

@@ -19,8 +19,10 @@ impl Sw {
         let c: Config = parse(src).unwrap_or_else(|e| panic!("{}", e.render("test.pof")));
         let (g, pipeline) = compile(&c).unwrap_or_else(|e| panic!("{}", e.render("test.pof")));
         assert!(!g.p4.is_empty());
-        let interp_state = State::new(&pipeline).unwrap();
-        let cached_state = State::new(&pipeline).unwrap();
+        let mut interp_state = State::new(&pipeline).unwrap();
+        crate::install(&mut interp_state, &g.writes).unwrap();
+        let mut cached_state = State::new(&pipeline).unwrap();
+        crate::install(&mut cached_state, &g.writes).unwrap();
         Sw {
             pipeline,
             interp_state,
@@ -230,6 +232,17 @@ fn configurations_koi_cannot_compile_are_refused_with_the_reason() {
         "{base}entry t 1 match 1 {{ drop }}\nentry t 1 match 2 {{ drop }}\n"
     ));
     assert!(e.contains("defined twice"), "{e}");
+    let e = refused(&format!(
+        "{base}entry t 1 match 1 {{ drop }}\nentry t 2 match 1 {{ output 1 }}\n"
+    ));
+    assert!(
+        e.contains("entry 2 of table t matches what entry 1 matches"),
+        "{e}"
+    );
+    let e = refused(
+        "protocol p { field a 0 8 }\ntable t lpm { key p.a }\nentry t 1 match 8 { drop }\nentry t 2 match 8/8 { drop }\n",
+    );
+    assert!(e.contains("matches what entry 1 matches"), "{e}");
 }
 
 #[test]
@@ -288,4 +301,237 @@ entry eth 2 priority 1 match * {
         "meters 2\nprotocol p { field a 0 8 }\ntable t exact { key p.a }\nentry t 1 match 1 { meter 2 }\n",
     );
     assert!(e.contains("beyond the meters"), "{e}");
+}
+
+fn generated(src: &str) -> crate::Generated {
+    crate::generate(&parse(src).unwrap()).unwrap_or_else(|e| panic!("{}", e.render("t.pof")))
+}
+
+const ROUTES: &str = "
+protocol ethernet { field dst 0 48 field src 48 48 field type 96 16 }
+protocol ipv4 { field ttl 64 8 field checksum 80 16 field dst 128 32 }
+table eth exact size 4 { key ethernet.type }
+table route lpm size 8 { key ipv4.dst }
+entry eth 1 match 0x0800 { goto route shift 112 }
+entry route 1 match 10.0.1.0/24 { set_field ethernet.dst@0 02:00:00:00:00:01 modify_field ipv4.ttl -1 counter 1 output 1 }
+";
+
+#[test]
+fn entries_that_differ_only_in_values_share_the_program_and_differ_in_their_writes() {
+    let base = generated(ROUTES);
+    // Another match, other constants, and a second entry of the same shape.
+    let other = generated(&format!(
+        "{}{}",
+        ROUTES.replace(
+            "10.0.1.0/24 { set_field ethernet.dst@0 02:00:00:00:00:01 modify_field ipv4.ttl -1 counter 1 output 1",
+            "10.0.9.0/24 { set_field ethernet.dst@0 02:00:00:00:00:07 modify_field ipv4.ttl -3 counter 5 output 4"
+        ),
+        "entry route 2 match 10.0.2.0/23 { set_field ethernet.dst@0 2 modify_field ipv4.ttl 1 counter 2 output 2 }\n"
+    ));
+    assert!(base.same_structure(&other));
+    assert_eq!(base.p4, other.p4);
+    assert!(!base.p4.contains("entries"), "no entries in the program");
+    assert_eq!(base.writes.len(), 2);
+    assert_eq!(other.writes.len(), 3);
+    let w = &other.writes[1];
+    assert_eq!(
+        (&*w.pof_table, w.id, &*w.table),
+        ("route", 1, "pof.t_route")
+    );
+    assert_eq!(w.action, other.writes[2].action, "one action for the shape");
+    assert_eq!(
+        w.keys,
+        vec![koi_ir::Pattern::Prefix {
+            value: koi_ir::Bits::from_u128(32, 0x0a00_0900),
+            len: 24
+        }]
+    );
+    assert_eq!(w.priority, None);
+    let args: Vec<u128> = w.args.iter().map(|b| b.to_u128().unwrap()).collect();
+    assert_eq!(
+        args,
+        vec![0x0200_0000_0007, 0xfd, 5, 4],
+        "dst, -3 mod 2^8, counter, port"
+    );
+    let w2 = &other.writes[2];
+    assert_eq!(
+        w2.keys,
+        vec![koi_ir::Pattern::Prefix {
+            value: koi_ir::Bits::from_u128(32, 0x0a00_0200),
+            len: 23
+        }]
+    );
+}
+
+#[test]
+fn a_new_shape_a_new_field_or_a_new_shift_changes_the_program() {
+    let base = generated(ROUTES);
+    for (what, extra) in [
+        ("a new shape", "entry route 2 match 10.0.2.0/24 { drop }"),
+        (
+            "a field no entry used",
+            "entry route 2 match 10.0.2.0/24 { set_field ethernet.src@0 1 modify_field ipv4.ttl -1 counter 1 output 1 }",
+        ),
+        (
+            "a checksum",
+            "entry route 2 match 10.0.2.0/24 { set_field ethernet.dst@0 1 modify_field ipv4.ttl -1 counter 1 output 1 calculate_checksum ipv4.checksum 0 160 }",
+        ),
+    ] {
+        let g = generated(&format!("{ROUTES}{extra}\n"));
+        assert!(!base.same_structure(&g), "{what}");
+    }
+    let shifted = generated(&ROUTES.replace("shift 112", "shift 120"));
+    assert!(!base.same_structure(&shifted), "another cursor");
+}
+
+#[test]
+fn tied_ternary_priorities_are_structure() {
+    let src = "
+protocol ethernet { field dst 0 48 field type 96 16 }
+table acl ternary size 8 { key ethernet.type }
+entry acl 1 priority 3 match 0x0800&&&0xff00 { output 1 }
+entry acl 2 priority 5 match 0x0800 { output 2 }
+";
+    let base = generated(src);
+    // Another priority of its own: values only.
+    let other = generated(&src.replace("priority 5", "priority 7"));
+    assert!(base.same_structure(&other));
+    assert_eq!(other.writes[0].priority, Some(7));
+    // Two entries of one priority: their order (the lower id first) is the tie-break.
+    let tied = generated(&src.replace("priority 5", "priority 3"));
+    assert!(!base.same_structure(&tied));
+    assert_eq!(tied.ties.len(), 2);
+}
+
+#[test]
+fn ternary_entries_of_one_priority_go_to_the_lower_id() {
+    // Written out of id order: the write order (priority, then id) is the tie-break.
+    let src = "
+protocol ethernet { field dst 0 48 field type 96 16 }
+table acl ternary size 8 { key ethernet.type }
+entry acl 9 match 0x0800&&&0xff00 { output 3 }
+entry acl 2 match 0x0800 { output 2 }
+entry acl 5 priority 1 match 0x0806 { output 5 }
+";
+    let mut sw = Sw::new(src);
+    let pkt = ipv4([10, 0, 2, 7], 64);
+    let out = sw.send(&pkt, 1);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].port, 2, "entry 2 beats entry 9 at priority 0");
+    let mut other = pkt.clone();
+    other[13] = 0x99;
+    assert_eq!(sw.send(&other, 1)[0].port, 3, "entry 9 alone matches");
+    other[13] = 0x06;
+    assert_eq!(sw.send(&other, 1)[0].port, 5, "priority 1 beats both");
+}
+
+const MISSES: &str = "
+protocol ethernet { field dst 0 48 field src 48 48 field type 96 16 }
+protocol ipv4 { field ttl 64 8 field dst 128 32 }
+table eth exact size 4 { key ethernet.type }
+table route lpm size 8 { key ipv4.dst }
+table fallback exact size 4 { key ipv4.ttl }
+entry eth 1 match 0x0800 { goto route shift 112 }
+entry route 1 match 10.0.1.0/24 { output 1 }
+entry fallback 1 match 64 { set_field ethernet.src@0 0x0200000000ff output 7 }
+miss eth { counter 3 output 9 }
+miss route { goto fallback shift 0 }
+";
+
+#[test]
+fn a_miss_runs_its_instructions_and_may_go_to_another_table() {
+    let mut sw = Sw::new(MISSES);
+    let out = sw.send(&ipv4([10, 0, 1, 7], 64), 1);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].port, 1, "an entry matches: no miss");
+    // No route: route's miss goes to fallback (cursor 112, as route's), which matches the TTL.
+    let pkt = ipv4([10, 0, 2, 7], 64);
+    let out = sw.send(&pkt, 1);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].port, 7);
+    assert_eq!(out[0].bytes[6..12], [2, 0, 0, 0, 0, 0xff]);
+    assert!(
+        sw.send(&ipv4([10, 0, 2, 7], 9), 1).is_empty(),
+        "fallback misses too: dropped"
+    );
+    // Not IPv4: eth's miss counts and outputs.
+    let mut other = pkt.clone();
+    other[12] = 0x86;
+    let out = sw.send(&other, 1);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].port, 9);
+    assert_eq!(sw.counter(3), 1);
+    // Too short for eth's key: the table is not applied, its miss does not run either.
+    assert!(sw.send(&pkt[..10], 1).is_empty());
+    let g = generated(MISSES);
+    assert_eq!(
+        g.layout.cursors,
+        vec![
+            ("eth".to_string(), 0),
+            ("route".to_string(), 112),
+            ("fallback".to_string(), 112)
+        ]
+    );
+    let miss: Vec<_> = g.writes.iter().filter(|w| w.miss).collect();
+    assert_eq!(miss.len(), 2);
+    assert_eq!((&*miss[0].pof_table, miss[0].keys.len()), ("eth", 0));
+}
+
+#[test]
+fn a_miss_of_a_known_shape_is_values_and_a_new_one_is_structure() {
+    let base = generated(MISSES);
+    let other = generated(&MISSES.replace("counter 3 output 9", "counter 4 output 2"));
+    assert!(base.same_structure(&other), "another counter and port");
+    let w = other
+        .writes
+        .iter()
+        .find(|w| w.miss && &*w.pof_table == "eth");
+    let args: Vec<u128> = w
+        .unwrap()
+        .args
+        .iter()
+        .map(|b| b.to_u128().unwrap())
+        .collect();
+    assert_eq!(args, vec![4, 2]);
+    let new_shape = generated(&MISSES.replace("counter 3 output 9", "drop"));
+    assert!(!base.same_structure(&new_shape));
+    let gone = generated(&MISSES.replace("miss route { goto fallback shift 0 }", ""));
+    assert_eq!(gone.layout.unreachable, vec!["fallback".to_string()]);
+    let e = refused(&format!("{MISSES}miss nowhere {{ drop }}\n"));
+    assert!(e.contains("miss: no table nowhere"), "{e}");
+    let e = refused(&format!("{MISSES}miss eth {{ drop }}\n"));
+    assert!(e.contains("table eth has two misses"), "{e}");
+    let e = refused(&format!("{MISSES}miss fallback {{ goto eth }}\n"));
+    assert!(
+        e.contains("the miss of table fallback goes to table eth with the cursor at bit 112"),
+        "{e}"
+    );
+}
+
+#[test]
+fn misses_are_edited_with_their_tables() {
+    let mut c = parse(MISSES).unwrap();
+    let e = c.remove_table("fallback").unwrap_err();
+    assert!(
+        e.contains("the miss of table route goes to table fallback"),
+        "{e}"
+    );
+    let e = c.remove_protocol("ipv4").unwrap_err();
+    assert!(e.contains("table route"), "{e}");
+    let dup = parse("miss eth { drop }").unwrap();
+    assert!(
+        c.clone()
+            .merge(dup.clone(), false)
+            .unwrap_err()
+            .contains("has a miss already")
+    );
+    c.merge(dup, true).unwrap();
+    assert_eq!(
+        c.miss_of("eth").unwrap().instructions,
+        vec![crate::Instruction::Apply(crate::Action::Drop)]
+    );
+    c.remove_miss("route").unwrap();
+    assert!(c.remove_miss("route").unwrap_err().contains("has no miss"));
+    c.remove_table("eth").unwrap();
+    assert!(c.miss_of("eth").is_none(), "gone with its table");
 }

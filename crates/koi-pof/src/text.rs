@@ -331,11 +331,24 @@ impl<'a> P<'a> {
                     at,
                 });
             }
+            "miss" => {
+                let (table, _) = self.name("the miss's table")?;
+                self.expect("{")?;
+                let mut instructions = Vec::new();
+                while !self.eat("}") {
+                    instructions.push(self.instruction()?);
+                }
+                c.misses.push(Miss {
+                    table,
+                    instructions,
+                    at,
+                });
+            }
             t => {
                 return err(
                     at,
                     format!(
-                        "expected protocol, metadata, table, entry, first, cpu_port, counters or meters, found `{t}`"
+                        "expected protocol, metadata, table, entry, miss, first, cpu_port, counters or meters, found `{t}`"
                     ),
                 );
             }
@@ -613,6 +626,11 @@ pub fn print(c: &Config) -> String {
     for e in &c.entries {
         s.push_str(&print_entry(e));
     }
+    for m in &c.misses {
+        s.push_str(&format!("miss {} {{\n", m.table));
+        print_instructions(&mut s, &m.instructions);
+        s.push_str("}\n");
+    }
     s
 }
 
@@ -632,7 +650,14 @@ pub fn print_entry(e: &Entry) -> String {
         }
     }
     s.push_str(" {\n");
-    for i in &e.instructions {
+    print_instructions(&mut s, &e.instructions);
+    s.push_str("}\n");
+    s
+}
+
+/// Instructions in the text format, one a line.
+fn print_instructions(s: &mut String, instructions: &[Instruction]) {
+    for i in instructions {
         s.push_str("  ");
         s.push_str(&match i {
             Instruction::Goto { table, shift } => format!("goto {table} shift {shift}"),
@@ -673,8 +698,6 @@ pub fn print_entry(e: &Entry) -> String {
         });
         s.push('\n');
     }
-    s.push_str("}\n");
-    s
 }
 
 #[cfg(test)]
@@ -704,6 +727,29 @@ mod tests {
         assert!(matches!(e.matches[0], MatchValue::Prefix(0x0a00_0100, 24)));
         let again = parse(&print(&c)).unwrap();
         assert_eq!(again, c);
+    }
+
+    #[test]
+    fn a_miss_parses_and_prints_back() {
+        let c = parse(&format!(
+            "{EXAMPLE}\nmiss ipv4_fwd {{ counter 9 output 3 }}\nmiss eth {{ drop }}"
+        ))
+        .unwrap();
+        assert_eq!(c.misses.len(), 2);
+        let m = c.miss_of("ipv4_fwd").unwrap();
+        assert_eq!(
+            m.instructions,
+            vec![
+                Instruction::Apply(Action::Counter(9)),
+                Instruction::Apply(Action::Output(3))
+            ]
+        );
+        let printed = print(&c);
+        assert!(
+            printed.contains("miss ipv4_fwd {\n  counter 9\n  output 3\n}"),
+            "{printed}"
+        );
+        assert_eq!(parse(&printed).unwrap(), c);
     }
 
     #[test]

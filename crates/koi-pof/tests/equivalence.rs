@@ -165,9 +165,16 @@ struct Side<'p> {
     sc: State,
 }
 
-fn side<'p>(p: &'p koi_ir::Pipeline, entries: &str) -> RefCell<Side<'p>> {
+/// One pipeline's engines and states: the states with `writes` installed (a POF
+/// configuration's entries) and the `koi ctl` lines of `entries` run.
+fn side<'p>(
+    p: &'p koi_ir::Pipeline,
+    writes: &[koi_pof::TableWrite],
+    entries: &str,
+) -> RefCell<Side<'p>> {
     let state = || {
         let mut s = State::new(p).unwrap();
+        koi_pof::install(&mut s, writes).unwrap();
         for line in entries.lines() {
             if let Some(c) = koi_control::command::parse(line).unwrap() {
                 koi_state::cli::execute(&mut s, &c).unwrap_or_else(|e| panic!("{line}: {e}"));
@@ -183,11 +190,11 @@ fn side<'p>(p: &'p koi_ir::Pipeline, entries: &str) -> RefCell<Side<'p>> {
     })
 }
 
-fn pof_pipeline(src: &str) -> koi_ir::Pipeline {
+/// The pipeline a POF configuration compiles to, and its entries' writes.
+fn pof_pipeline(src: &str) -> (koi_ir::Pipeline, Vec<koi_pof::TableWrite>) {
     let c = koi_pof::parse(src).unwrap_or_else(|e| panic!("{}", e.render("pof")));
-    koi_pof::compile(&c)
-        .unwrap_or_else(|e| panic!("{}", e.render("pof")))
-        .1
+    let (g, p) = koi_pof::compile(&c).unwrap_or_else(|e| panic!("{}", e.render("pof")));
+    (p, g.writes)
 }
 
 fn p4_pipeline(src: &str) -> koi_ir::Pipeline {
@@ -241,10 +248,10 @@ fn equivalent_with(
     p4_entries: &str,
     strategy: impl Strategy<Value = Vec<u8>>,
 ) {
-    let a = pof_pipeline(pof);
+    let (a, writes) = pof_pipeline(pof);
     let b = p4_pipeline(p4);
     let clock = ManualClock::new(0);
-    let (sa, sb) = (side(&a, pof_entries), side(&b, p4_entries));
+    let (sa, sb) = (side(&a, &writes, pof_entries), side(&b, &[], p4_entries));
     let run = |s: &RefCell<Side>, pkt: &[u8], port: u64| -> (Vec<Output>, Vec<Output>) {
         let s = &mut *s.borrow_mut();
         let i = s

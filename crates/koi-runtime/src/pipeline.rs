@@ -186,7 +186,8 @@ impl Pipeline {
     }
 
     /// Checks that `program` can run here (its state can be built and the datapath takes it)
-    /// without loading it; `init` runs on the new state as [`Pipeline::load`] would.
+    /// without loading it; `init` runs on the new state as [`Pipeline::load`] would, after a
+    /// POF program's entries are written to its tables ([`crate::pof`]).
     pub fn verify(
         &self,
         program: &Program,
@@ -200,6 +201,10 @@ impl Pipeline {
                 .map_err(|e| format!("port {n} of pipeline {}: {e}", self.name()))?;
         }
         let mut state = State::new(&program.pipeline).map_err(|e| e.to_string())?;
+        // A POF program's tables start with its configuration's entries.
+        if let Some(pof) = program.pof() {
+            koi_pof::install(&mut state, &pof.generated.writes)?;
+        }
         init(&mut state)?;
         match &self.cache {
             Some(c) => {

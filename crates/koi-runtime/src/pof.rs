@@ -1,20 +1,59 @@
 //! POF pipelines in the runtime: [`Program::from_pof`] compiles a POF configuration (crate
-//! `koi-pof`) into a program, and the `pof_*` commands of `koi ctl` edit the configuration
-//! of the pipeline's running program, compile the result and swap it in with the state
-//! carried over ([`Pipeline::swap`]), so a POF change is applied exactly as `koi ctl load`
-//! applies a P4 program: between two batches, with tables, counters, meters, groups and
-//! sessions kept.
+//! `koi-pof`) into a program whose tables have no entries of their own, and every image of it
+//! starts with the configuration's entries written to its tables
+//! ([`koi_pof::Generated::writes`], installed by [`Pipeline::verify`]).
+//!
+//! The `pof_*` commands of `koi ctl` edit the configuration of the pipeline's running program
+//! and compile the result to P4 (no frontend run). When the program is the running one (the
+//! change left the structure as it was: [`koi_pof::Generated::same_structure`], the common
+//! case of entries added, modified or removed), the change is applied as **table writes**:
+//! the difference between the two configurations' writes, in one [`Image::update`] (between
+//! two batches of every poll thread, the caches told as for any table write), undone
+//! whole if one write is refused. Otherwise the program is compiled and swapped in with the
+//! state carried over ([`Pipeline::swap`]), exactly as `koi ctl load` applies a P4 program:
+//! between two batches, with counters, meters, groups and sessions kept, the POF tables
+//! filled from the new configuration.
 //!
 //! The configuration lives in the running [`Program`] ([`Program::pof`]), so it is swapped
-//! with the pipeline it describes. Edits of one pipeline are serialised; an edit that does not
-//! parse, does not compile or cannot carry the state over changes nothing.
+//! with the pipeline it describes, and is replaced there after a write. Edits of one
+//! pipeline are serialised; an edit that does not parse, does not compile, cannot be written
+//! or cannot carry the state over changes nothing.
 
+use crate::image::Image;
 use crate::pipeline::Pipeline;
 use crate::program::{Flags, Program};
-use koi_pof::Config;
+use koi_pof::{Config, Generated, TableWrite};
+use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Instant;
+
+/// A POF program's configuration and what it generated (the entries' writes among it).
+#[derive(Clone, Debug)]
+pub struct Pof {
+    pub config: Arc<Config>,
+    pub generated: Arc<Generated>,
+}
+
+/// Where a POF [`Program`] keeps its [`Pof`], replaced when entry changes are written to the
+/// running image (the program itself stays).
+#[derive(Debug)]
+pub struct PofSlot(RwLock<Pof>);
+
+impl PofSlot {
+    pub fn new(pof: Pof) -> PofSlot {
+        PofSlot(RwLock::new(pof))
+    }
+
+    /// The configuration and its compilation as they are now.
+    pub fn get(&self) -> Pof {
+        self.0.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn set(&self, pof: Pof) {
+        *self.0.write().unwrap_or_else(|p| p.into_inner()) = pof;
+    }
+}
 
 /// The `pof_*` commands, for `help` and completion.
 pub const POF_COMMANDS: &[(&str, &str)] = &[
@@ -40,7 +79,7 @@ pub const POF_COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "pof_table_add",
-        "pof_table_add table NAME exact|lpm|ternary [size N] { key FIELD... } [first NAME]: add tables",
+        "pof_table_add table NAME exact|lpm|ternary [size N] { key FIELD... } [miss NAME { INSTRUCTION... }] [first NAME]: add tables",
     ),
     (
         "pof_table_remove",
@@ -58,12 +97,25 @@ pub const POF_COMMANDS: &[(&str, &str)] = &[
         "pof_entry_remove",
         "pof_entry_remove TABLE ID: remove an entry",
     ),
+    (
+        "pof_miss_set",
+        "pof_miss_set miss TABLE { INSTRUCTION... }: set (or replace) what a table runs for a packet no entry matches",
+    ),
+    (
+        "pof_miss_remove",
+        "pof_miss_remove TABLE: a miss of the table does nothing again",
+    ),
 ];
 
 impl Program {
     /// Compiles a POF configuration (named `name` in messages).
     pub fn from_pof(name: &str, config: Config) -> Result<Program, String> {
         let g = koi_pof::generate(&config).map_err(|e| e.render(name))?;
+        Program::from_generated(name, config, g)
+    }
+
+    /// Compiles what [`koi_pof::generate`] made of `config`.
+    fn from_generated(name: &str, config: Config, g: Generated) -> Result<Program, String> {
         let compiled =
             koi_conformance::compile_str("pof.p4", &g.p4, &koi_syntax::PpOptions::default())
                 .map_err(|e| {
@@ -74,7 +126,10 @@ impl Program {
                 })?;
         let header = crate::program::header("pof.p4", &Flags::default());
         let mut p = Program::new("pof.p4".into(), compiled, header);
-        p.pof = Some(Arc::new(config));
+        p.pof = Some(PofSlot::new(Pof {
+            config: Arc::new(config),
+            generated: Arc::new(g),
+        }));
         Ok(p)
     }
 
@@ -84,6 +139,16 @@ impl Program {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
         let config = koi_pof::parse(&text).map_err(|e| e.render(&name))?;
         Program::from_pof(&name, config)
+    }
+
+    /// The POF configuration and its compilation, for a POF program.
+    pub fn pof(&self) -> Option<Pof> {
+        self.pof.as_ref().map(PofSlot::get)
+    }
+
+    /// The POF configuration as it is now, for a POF program.
+    pub fn pof_config(&self) -> Option<Arc<Config>> {
+        self.pof().map(|p| p.config)
     }
 }
 
@@ -114,6 +179,7 @@ pub fn command(pl: &Pipeline, cmd: &str, args: &[&str]) -> Result<String, String
             || (!c.tables.is_empty() && !has("table"))
             || (c.first.is_some() && !has("first"))
             || (!c.entries.is_empty() && !has("entry"))
+            || (!c.misses.is_empty() && !has("miss"))
             || c.cpu_port.is_some()
             || c.counters.is_some()
             || c.meters.is_some();
@@ -152,11 +218,24 @@ pub fn command(pl: &Pipeline, cmd: &str, args: &[&str]) -> Result<String, String
             format!("{n} protocols or metadata fields added")
         }
         "pof_table_add" => {
-            let c = fragment(&["table", "first"])?;
+            let c = fragment(&["table", "first", "miss"])?;
             let n = c.tables.len();
             next.merge(c, false)?;
             format!("{n} tables added")
         }
+        "pof_miss_set" => {
+            let c = fragment(&["miss"])?;
+            let n = c.misses.len();
+            next.merge(c, true)?;
+            format!("{n} misses set")
+        }
+        "pof_miss_remove" => match args {
+            [table] => {
+                next.remove_miss(table)?;
+                format!("the miss of table {table} removed")
+            }
+            _ => return Err("usage: pof_miss_remove TABLE".into()),
+        },
         "pof_entry_add" | "pof_entry_modify" => {
             let c = fragment(&["entry"])?;
             let modify = cmd == "pof_entry_modify";
@@ -202,13 +281,181 @@ pub fn command(pl: &Pipeline, cmd: &str, args: &[&str]) -> Result<String, String
         _ => return Err(format!("unknown POF command {cmd}")),
     };
     let start = Instant::now();
-    let program = Program::from_pof(cmd, next)?;
+    let g = koi_pof::generate(&next).map_err(|e| e.render(cmd))?;
+    // The running program, when it is this configuration's: the change may be written.
+    let running = pl
+        .image()
+        .and_then(|img| img.program().pof().map(|p| (img, p)));
+    if let Some((img, pof)) = running.filter(|(_, p)| !reset && p.generated.same_structure(&g)) {
+        let n = write(&img, &pof.generated.writes, &g.writes)?;
+        let slot = img.program().pof.as_ref().expect("a POF program");
+        slot.set(Pof {
+            config: Arc::new(next),
+            generated: Arc::new(g),
+        });
+        return Ok(format!(
+            "pof: {what}; written to the running program (generation {}, not recompiled) as {n} table writes in {:.1} ms\n",
+            img.generation(),
+            start.elapsed().as_secs_f64() * 1e3
+        ));
+    }
+    let program = Program::from_generated(cmd, next, g)?;
     let compiled = start.elapsed();
     let report = pl.swap(Arc::new(program), reset)?;
     Ok(format!(
-        "pof: {what}; compiled in {:.1} ms\n{report}",
+        "pof: {what}; recompiled in {:.1} ms\n{report}",
         compiled.as_secs_f64() * 1e3
     ))
+}
+
+/// One table write of [`write`], and how to undo it.
+enum Undo {
+    Added(koi_ir::TableId, u32),
+    Deleted(koi_ir::TableId, koi_state::table::Entry),
+    Modified(koi_ir::TableId, koi_state::table::Entry),
+    /// A table's default action (its miss instructions) set or reset: the one before.
+    Default(koi_ir::TableId, koi_state::table::EntryAction),
+}
+
+/// Changes the POF tables of `img` from the entries of `old` to those of `new` (writes of one
+/// program): the entries gone or whose match changed are deleted, those whose action or
+/// arguments changed modified, the new ones added, all in one update of the state. If one
+/// is refused, those done are undone (handles and all) and nothing changed. Returns how many
+/// writes it made.
+fn write(img: &Image, old: &[TableWrite], new: &[TableWrite]) -> Result<usize, String> {
+    type Ids<'a> = HashMap<(&'a str, u32, bool), usize, foldhash::fast::RandomState>;
+    fn by_id(ws: &[TableWrite]) -> Ids<'_> {
+        ws.iter()
+            .enumerate()
+            .map(|(i, w)| ((&*w.pof_table, w.id, w.miss), i))
+            .collect()
+    }
+    let (old_ids, new_ids) = (by_id(old), by_id(new));
+    let same_match = |a: &TableWrite, b: &TableWrite| a.keys == b.keys && a.priority == b.priority;
+    let mut deletes = Vec::new();
+    let mut modifies = Vec::new();
+    for w in old {
+        match new_ids
+            .get(&(&*w.pof_table, w.id, w.miss))
+            .map(|&i| &new[i])
+        {
+            Some(n) if same_match(w, n) => {
+                if n.action != w.action || n.args != w.args {
+                    modifies.push(n);
+                }
+            }
+            _ => deletes.push(w),
+        }
+    }
+    let adds: Vec<&TableWrite> = new
+        .iter()
+        .filter(|n| match old_ids.get(&(&*n.pof_table, n.id, n.miss)) {
+            Some(&i) => !same_match(&old[i], n),
+            None => true,
+        })
+        .collect();
+    let n = deletes.len() + modifies.len() + adds.len();
+    if n == 0 {
+        return Ok(0);
+    }
+    let result = img.update(|state, changes| {
+        let mut undo = Vec::new();
+        let mut apply = || -> Result<(), String> {
+            let find = |state: &koi_state::State, w: &TableWrite| {
+                let t = state.table_id(&w.table).map_err(|e| e.to_string())?;
+                let h = state
+                    .table_find(t, &w.keys, w.priority)
+                    .map_err(|e| e.to_string())?
+                    .ok_or_else(|| {
+                        format!(
+                            "{}: not in table {} (changed by another client?)",
+                            w.what(),
+                            w.table
+                        )
+                    })?;
+                let entry = state
+                    .table_entry(&w.table, h)
+                    .map_err(|e| e.to_string())?
+                    .clone();
+                Ok::<_, String>((t, h, entry))
+            };
+            // A miss is its table's default action: set, or reset when gone.
+            let default = |state: &mut koi_state::State,
+                           w: &TableWrite,
+                           set: bool|
+             -> Result<(koi_ir::TableId, Undo), String> {
+                let t = state.table_id(&w.table).map_err(|e| e.to_string())?;
+                let old = state
+                    .table(&w.table)
+                    .map_err(|e| e.to_string())?
+                    .default_action()
+                    .clone();
+                let r = if set {
+                    state.table_set_default(&w.table, w.action_spec())
+                } else {
+                    state.table_reset_default(&w.table)
+                };
+                r.map_err(|e| format!("{}: {e}", w.what()))?;
+                Ok((t, Undo::Default(t, old)))
+            };
+            for w in &deletes {
+                if w.miss {
+                    let (t, u) = default(state, w, false)?;
+                    changes.table(t);
+                    undo.push(u);
+                    continue;
+                }
+                let (t, h, entry) = find(state, w)?;
+                state
+                    .table_delete(&w.table, h)
+                    .map_err(|e| format!("{}: {e}", w.what()))?;
+                changes.table(t);
+                undo.push(Undo::Deleted(t, entry));
+            }
+            for w in modifies.iter().chain(adds.iter()).filter(|w| w.miss) {
+                let (t, u) = default(state, w, true)?;
+                changes.table(t);
+                undo.push(u);
+            }
+            for w in modifies.iter().filter(|w| !w.miss) {
+                let (t, h, entry) = find(state, w)?;
+                state
+                    .table_modify(&w.table, h, w.spec().action)
+                    .map_err(|e| format!("{}: {e}", w.what()))?;
+                changes.table(t);
+                undo.push(Undo::Modified(t, entry));
+            }
+            for w in adds.iter().filter(|w| !w.miss) {
+                let t = state.table_id(&w.table).map_err(|e| e.to_string())?;
+                let h = state
+                    .table_add_id(t, w.spec())
+                    .map_err(|e| format!("{}: {e}", w.what()))?;
+                changes.table(t);
+                undo.push(Undo::Added(t, h));
+            }
+            Ok(())
+        };
+        let r = apply();
+        if r.is_err() {
+            for u in undo.into_iter().rev() {
+                // Exact undos of what was just done under the same lock: they cannot fail.
+                let _ = match u {
+                    Undo::Added(t, h) => state.table_unadd(t, h).map(drop),
+                    Undo::Deleted(t, e) => state.table_restore(t, e),
+                    Undo::Modified(t, e) => state.table_replace(t, e),
+                    Undo::Default(t, a) => state.table_restore_default(t, a),
+                };
+            }
+        }
+        r
+    });
+    match result {
+        Ok(r) => r.map(|()| n),
+        Err(_) => Err(
+            "the pipeline's program was replaced during the change (nothing changed): try again"
+                .into(),
+        ),
+    }
 }
 
 /// The running POF configuration of `pl` (empty for a pipeline without a program); refused
@@ -216,7 +463,7 @@ pub fn command(pl: &Pipeline, cmd: &str, args: &[&str]) -> Result<String, String
 fn current(pl: &Pipeline) -> Result<Arc<Config>, String> {
     match pl.image() {
         None => Ok(Arc::new(Config::default())),
-        Some(img) => img.program().pof.clone().ok_or_else(|| {
+        Some(img) => img.program().pof_config().ok_or_else(|| {
             format!(
                 "pipeline {} runs the P4 program {}, not a POF configuration (start koi run --pof, or pof_load a configuration)",
                 pl.name(),

@@ -51,8 +51,9 @@ pub struct Program {
     pub p4info: Result<P4Info, String>,
     /// The device config that compiles to this program (see the module doc).
     pub device_config: Vec<u8>,
-    /// The POF configuration it was compiled from, for a POF pipeline ([`crate::pof`]).
-    pub pof: Option<std::sync::Arc<koi_pof::Config>>,
+    /// The POF configuration it was compiled from, for a POF pipeline ([`crate::pof`]),
+    /// kept current as entry changes are written to its tables.
+    pub pof: Option<crate::pof::PofSlot>,
 }
 
 /// How a program file is preprocessed (`-I` directories and `-D` definitions) and where the

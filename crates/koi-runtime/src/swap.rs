@@ -10,6 +10,8 @@
 //! dropped by the swap, and a packet counted in a register before the swap is in the carried
 //! register. When something cannot be carried, nothing changes and every reason is listed.
 //! With `reset` the new program starts with a fresh state, as `VERIFY_AND_COMMIT` does.
+//! The tables of a POF program are not carried to or from: their entries are its
+//! configuration's ([`crate::pof`]).
 
 use crate::image::Image;
 use crate::pipeline::Pipeline;
@@ -97,13 +99,27 @@ impl Pipeline {
             let initial = old
                 .as_ref()
                 .and_then(|i| koi_state::State::new(&i.program().pipeline).ok());
+            // A POF program's tables hold its configuration's entries, never carried: the
+            // old ones are the old configuration's, the new ones were written with the new
+            // state ([`Pipeline::verify`]).
+            let new_pof_tables: std::collections::HashSet<&str> = match new_program.pof {
+                Some(_) => new_program
+                    .pipeline
+                    .tables
+                    .iter()
+                    .map(|(_, t)| t.preamble.name.as_str())
+                    .collect(),
+                None => Default::default(),
+            };
             let (image, report) = self.reload(program, |old_state, old_program, new_state| {
-                koi_state::carry::carry_over_from(
+                let old_pof = old_program.pof.is_some();
+                koi_state::carry::carry_over_except(
                     old_state,
                     initial.as_ref(),
                     &old_program.pipeline,
                     new_state,
                     &new_program.pipeline,
+                    &|t| old_pof || new_pof_tables.contains(t),
                 )
                 .map_err(|problems| {
                     let mut msg = format!(

@@ -278,6 +278,21 @@ pub fn carry_over_from(
     new: &mut State,
     new_p: &Pipeline,
 ) -> Result<CarryReport, Vec<CarryProblem>> {
+    carry_over_except(old, initial, old_p, new, new_p, &|_| false)
+}
+
+/// [`carry_over_from`], leaving out the old tables whose names `skip` takes: their entries
+/// and default actions are neither carried nor checked nor reported, and the new tables of
+/// those names stay as `new` has them. For the caller that fills those tables itself (a POF
+/// pipeline's tables, whose entries are its configuration's).
+pub fn carry_over_except(
+    old: &State,
+    initial: Option<&State>,
+    old_p: &Pipeline,
+    new: &mut State,
+    new_p: &Pipeline,
+    skip: &dyn Fn(&str) -> bool,
+) -> Result<CarryReport, Vec<CarryProblem>> {
     let built;
     let initial = match initial {
         Some(s) if s.is_for(old_p) => Some(s),
@@ -302,7 +317,9 @@ pub fn carry_over_from(
     let mut cx = Cx::new(old, old_p, initial, new, new_p);
     cx.profiles();
     for t in old.tables() {
-        cx.table(t);
+        if !skip(t.name()) {
+            cx.table(t);
+        }
     }
     cx.arrays();
     cx.value_sets();

@@ -819,3 +819,32 @@ fn states_must_come_from_the_programs_given() {
         "program: the old state was not built from the old program"
     );
 }
+
+#[test]
+fn skipped_tables_are_neither_carried_nor_checked() {
+    let old_p = compile(OLD);
+    let old = old_state(&old_p);
+    // acl's key changed: refused when carried, left alone when skipped.
+    let new_p = compile(&edit(OLD, &[("hdr.h.a: ternary;", "hdr.h.a: exact;")]));
+    assert!(!problems(&old, &old_p, &new_p).is_empty());
+    let mut new = State::new(&new_p).unwrap();
+    let report = koi_state::carry::carry_over_except(&old, None, &old_p, &mut new, &new_p, &|t| {
+        t == "I.acl"
+    })
+    .unwrap_or_else(|ps| panic!("{ps:?}"));
+    assert_eq!(
+        new.table("I.acl").unwrap().len(),
+        0,
+        "acl as the new state had it"
+    );
+    assert!(
+        report.lines().iter().all(|l| !l.contains("I.acl")),
+        "{:?}",
+        report.lines()
+    );
+    // The other tables are carried as ever.
+    assert_eq!(
+        new.table("I.routes").unwrap().len(),
+        old.table("I.routes").unwrap().len()
+    );
+}

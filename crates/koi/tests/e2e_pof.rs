@@ -4,7 +4,8 @@
 //! multicast group 1, IPv4 forwarded by destination address with the TTL decremented and the
 //! checksum recomputed. The hosts ping, exchange UDP datagrams and a TCP transfer; an entry
 //! changed with `koi ctl pof_entry_modify` takes effect at once (the route to host 2 dropped,
-//! then restored), and the per-route counter keeps its count across the changes. Needs root,
+//! then restored: recompiled; its port changed and changed back: written to the running
+//! program's table), and the per-route counter keeps its count across the changes. Needs root,
 //! ping and ethtool (see `e2e/mod.rs` for what happens when they are missing).
 
 mod e2e;
@@ -157,6 +158,30 @@ fn kpofvs_example_forwards_between_namespaces_and_entry_changes_apply_live() {
     .unwrap_or_else(|e| panic!("{e}"));
     lab.ping(1, "10.0.2.1", 3).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(udp(&lab, 1, 2, "10.0.2.1", 20), 20);
+
+    // A change of the entry's values alone (its port) is written to the running program's
+    // table, not compiled: the same program generation, and the flows cached for the route
+    // follow the write at once.
+    let generation = || {
+        let s = lab.ctl(&["stats"]).unwrap_or_else(|e| panic!("{e}"));
+        number_after(&s, "generation ").unwrap_or_else(|| panic!("{s}"))
+    };
+    let before = generation();
+    for (port, through) in [(1, 0), (2, 20)] {
+        let out = lab
+            .ctl(&[
+                "pof_entry_modify",
+                &format!("entry ipv4_fwd 2 match 10.0.2.0/24 {{ {fwd} output {port} }}"),
+            ])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(out.contains("not recompiled"), "{out}");
+        assert_eq!(
+            udp(&lab, 1, 2, "10.0.2.1", 20),
+            through,
+            "the route to host 2 sends to port {port}"
+        );
+    }
+    assert_eq!(generation(), before, "no new program");
     let shown = lab.ctl(&["pof_show"]).unwrap_or_else(|e| panic!("{e}"));
     assert!(shown.contains("entry ipv4_fwd 2"), "{shown}");
     let (status, out) = lab.stop_koi();

@@ -124,13 +124,15 @@ pub struct BenchArgs {
     pub program: Option<PathBuf>,
 }
 
-/// The pipeline a POF configuration file compiles to.
-fn pof_pipeline(f: &std::path::Path) -> Result<koi_ir::Pipeline, (u8, String)> {
+/// The pipeline a POF configuration file compiles to, and the table writes of its entries.
+fn pof_pipeline(
+    f: &std::path::Path,
+) -> Result<(koi_ir::Pipeline, Vec<koi_pof::TableWrite>), (u8, String)> {
     let name = f.display().to_string();
     let text = std::fs::read_to_string(f).map_err(|e| (2, format!("koi: {name}: {e}")))?;
     let config = koi_pof::parse(&text).map_err(|e| (1, e.render(&name)))?;
     koi_pof::compile(&config)
-        .map(|(_, p)| p)
+        .map(|(g, p)| (p, g.writes))
         .map_err(|e| (1, e.render(&name)))
 }
 
@@ -194,13 +196,14 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
         (None, None) => return Err(usage("give the program")),
     };
     let (packets, source) = load_packets(a)?;
-    let mut pipeline = match &a.pof_config {
+    let (mut pipeline, pof_writes) = match &a.pof_config {
         Some(f) => pof_pipeline(f)?,
         None => {
             let opts = super::frontend::pp_options(&a.include, &a.define);
-            koi_conformance::compile(program, &opts)
+            let p = koi_conformance::compile(program, &opts)
                 .map_err(|e| (if e.unreadable() { 2 } else { 1 }, e.render()))?
-                .pipeline
+                .pipeline;
+            (p, Vec::new())
         }
     };
     koi_native::bind(&mut pipeline, a.externs.as_deref()).map_err(|e| (1, format!("koi: {e}")))?;
@@ -209,6 +212,7 @@ fn bench(a: &BenchArgs) -> Result<(), Failure> {
         .check_port(a.port)
         .map_err(|e| usage(format!("--port {}: {e}", a.port)))?;
     let mut state = State::new(p).map_err(|e| (1, format!("koi: {e}")))?;
+    koi_pof::install(&mut state, &pof_writes).map_err(|e| (1, format!("koi: {e}")))?;
     if let Some(f) = &a.entries {
         super::entries::load(&mut state, f).map_err(|e| (e.code(), format!("koi: {e}")))?;
     }
