@@ -50,12 +50,7 @@ tuples) NEW=1 ;;
 misses) NEW=$MISS_MACS; EXTRA="--max-megaflows 256 $EXTRA" ;;
 *) echo "FLOOD is tuples or misses" >&2; exit 2 ;;
 esac
-if [ -z "${KOI:-}" ]; then
-  echo "building koi (release) ..." >&2
-  cargo build --release -q -p koi
-  KOI=target/release/koi
-fi
-KOI=$(realpath "$KOI")
+. scripts/koi-release.sh
 tmp=$(mktemp -d)
 tag="kf$$"
 SW="${tag}sw"

@@ -25,12 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUTES=${ROUTES:-"1000 10000"}
 CHANGES=${CHANGES:-20}
-if [ -z "${KOI:-}" ]; then
-  echo "building koi (release) ..." >&2
-  cargo build --release -q -p koi
-  KOI=target/release/koi
-fi
-KOI=$(realpath "$KOI")
+. scripts/koi-release.sh
 tmp=$(mktemp -d)
 pid=""
 cleanup() {

@@ -28,12 +28,7 @@ DATAPATHS=${DATAPATHS:-"bridge koi-pof koi-p4"}
 for t in iperf3 gcc ethtool; do
   command -v $t >/dev/null || { echo "bench-pof: needs $t" >&2; exit 2; }
 done
-if [ -z "${KOI:-}" ]; then
-  echo "building koi (release) ..." >&2
-  cargo build --release -q -p koi
-  KOI=target/release/koi
-fi
-KOI=$(realpath "$KOI")
+. scripts/koi-release.sh
 tmp=$(mktemp -d)
 tag="kp$$"
 H1="${tag}h1" H2="${tag}h2" SW="${tag}sw"

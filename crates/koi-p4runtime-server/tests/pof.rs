@@ -55,6 +55,17 @@ fn wait_frames(path: &Path, n: usize) -> Vec<Vec<u8>> {
     }
 }
 
+/// The device's configuration as GetConfig's text gives it.
+async fn config_now(pof: &mut PofClient<tonic::transport::Channel>) -> koi_pof::Config {
+    let text = pof
+        .get_config(GetConfigRequest { device_id: DEVICE })
+        .await
+        .unwrap()
+        .into_inner()
+        .text;
+    koi_pof::parse(&text).unwrap()
+}
+
 fn election(low: u64) -> Option<Uint128> {
     Some(Uint128 { high: 0, low })
 }
@@ -332,14 +343,7 @@ async fn a_controller_defines_and_edits_a_pof_pipeline_over_grpc() {
     assert_eq!(e.code(), Code::NotFound, "{e:?}");
     assert!(e.message().starts_with("change 1: "), "{e:?}");
     assert!(e.message().contains("(1 before it applied)"), "{e:?}");
-    let now = koi_pof::parse(
-        &pof.get_config(GetConfigRequest { device_id: DEVICE })
-            .await
-            .unwrap()
-            .into_inner()
-            .text,
-    )
-    .unwrap();
+    let now = config_now(&mut pof).await;
     let ids: Vec<u32> = now.entries_of("ipv4_fwd").map(|e| e.id).collect();
     assert_eq!(
         ids,
@@ -358,14 +362,7 @@ async fn a_controller_defines_and_edits_a_pof_pipeline_over_grpc() {
     ))
     .await
     .unwrap();
-    let now = koi_pof::parse(
-        &pof.get_config(GetConfigRequest { device_id: DEVICE })
-            .await
-            .unwrap()
-            .into_inner()
-            .text,
-    )
-    .unwrap();
+    let now = config_now(&mut pof).await;
     assert!(!now.entries_of("ipv4_fwd").any(|e| e.id == 2));
     let e = pof
         .get_config(GetConfigRequest { device_id: 99 })
