@@ -82,6 +82,12 @@ pub(crate) struct DpObserver<'a> {
     /// state-derived, so a slot the static analysis marks as possibly state-derived (say, one
     /// written from `random` on a path this run does not take) is data like any other.
     pub(crate) state_seen: bool,
+    /// PSA: the bits of headers the ingress deparser emitted last, and whether the egress
+    /// parser is running. An egress parse that reads past the emitted headers reads the
+    /// payload, which no key holds: the run is not cached ([`crate::flowkey`] takes what the
+    /// egress parser extracts as computed from the emitted headers).
+    pub(crate) emitted_bits: u64,
+    pub(crate) egress_parse: bool,
 }
 
 impl<'a> DpObserver<'a> {
@@ -214,7 +220,10 @@ impl<'a> DpObserver<'a> {
             Mode::Replaying { flow, at } if at != flow.recording.len() => stats.diverged += 1,
             Mode::Recording if cacheable && complete => {
                 let mut min_len = usize::try_from(min_len_bits.div_ceil(8)).unwrap_or(usize::MAX);
-                if parses > 1 {
+                // (Another pass parsed the packet again, or a recirculated copy of it;
+                // PSA's egress parser reads only what the ingress deparser emitted, and its
+                // other passes are not cached.)
+                if parses > 1 && pipeline.arch != koi_ir::Architecture::Psa {
                     min_len = min_len.max(packet.len());
                 }
                 // (A packet of `n` bytes is too short for `b` bits when `8n < b`, that is,
@@ -234,6 +243,7 @@ impl<'a> DpObserver<'a> {
                     .and_then(|m| m.find(rec, &phv0));
                 let built = match found {
                     Some((p, reads)) => Ok((Built::Memo(p), reads)),
+                    None if !setup.compiles() => Err(NOT_TRACED),
                     None => fast
                         .filter(|_| recording_trace)
                         .and_then(|f| Tracer::new(pipeline, setup, drop_port, f, parsed, &phv0))
@@ -395,6 +405,9 @@ pub(crate) fn extended(
     Some((old, flow))
 }
 
+/// Why a run of an architecture the tracer does not follow (PSA, eBPF, XDP) is replayed.
+pub(crate) const NOT_TRACED: &str = "architecture replayed, not compiled";
+
 /// Why a run whose compiled program did not give the interpreter's output is replayed.
 pub(crate) const MISMATCH: &str = "output differed from the interpreter";
 
@@ -481,6 +494,10 @@ impl Observer for DpObserver<'_> {
     }
 
     fn arch_write(&mut self, slot: SlotId, value: &koi_ir::Bits) {
+        // PSA's timestamps are state the architecture writes, not a statement.
+        if self.pipeline.arch == koi_ir::Architecture::Psa && self.layout.tainted(slot) {
+            self.state_seen = true;
+        }
         let (setup, p) = (self.setup, self.pipeline);
         self.record(|r| {
             let w = p.phv.slots.get(slot).map_or(value.width(), |s| s.width);
@@ -580,7 +597,23 @@ impl Observer for DpObserver<'_> {
         }
     }
 
+    fn block(&mut self, role: koi_ir::Role, _name: &str) {
+        self.egress_parse = role == koi_ir::Role::EgressParser;
+    }
+
+    fn deparsed(&mut self, role: koi_ir::Role, emitted_bits: u64) {
+        if role == koi_ir::Role::IngressDeparser {
+            self.emitted_bits = emitted_bits;
+        }
+    }
+
     fn packet_length_check(&mut self, needed_bits: u64, ok: bool) {
+        if self.egress_parse {
+            if self.tracking() {
+                self.cacheable &= ok && needed_bits <= self.emitted_bits;
+            }
+            return;
+        }
         if self.tracking() {
             self.cacheable &= ok;
             self.min_len_bits = self.min_len_bits.max(needed_bits);
@@ -588,6 +621,10 @@ impl Observer for DpObserver<'_> {
     }
 
     fn packet_too_short(&mut self, needed_bits: u64) {
+        if self.egress_parse {
+            self.cacheable &= !self.tracking();
+            return;
+        }
         if self.parses == 0 {
             self.short_bits = needed_bits;
         }
@@ -644,6 +681,18 @@ impl Observer for DpObserver<'_> {
     }
 
     fn tm(&mut self, ev: &TmEvent) {
+        // PSA's clones (the packet as received, or as egress deparsed it, parsed again),
+        // resubmissions and recirculations are not cached: each such packet takes the
+        // interpreter.
+        if self.pipeline.arch == koi_ir::Architecture::Psa
+            && matches!(
+                ev,
+                TmEvent::Clone { .. } | TmEvent::Resubmit | TmEvent::Recirculate
+            )
+            && self.tracking()
+        {
+            self.cacheable = false;
+        }
         // (The tracer fed the record adds the event's inputs to the mask first.)
         self.record(|r| r.tm(ev));
         match &mut self.mode {

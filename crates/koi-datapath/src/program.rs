@@ -676,6 +676,12 @@ impl TracerSetup {
         }
     }
 
+    /// Whether the tracer follows runs of the pipeline's architecture (v1model and uBPF; the
+    /// runs of the others are replayed, not compiled).
+    pub fn compiles(&self) -> bool {
+        self.ubpf.is_some()
+    }
+
     pub fn new(p: &Pipeline) -> TracerSetup {
         let ubpf = match p.arch {
             Architecture::V1Model => Some(false),
