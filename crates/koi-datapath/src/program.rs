@@ -604,6 +604,10 @@ impl TraceFacts {
 pub struct TracerSetup {
     /// `Some(uBPF?)` for the architectures the tracer follows.
     ubpf: Option<bool>,
+    /// The slot of the port the packet came in on (`Node::Port`).
+    port: Option<SlotId>,
+    /// XDP: `omd.output_action` and `omd.output_port`, which choose where the packet goes.
+    xdp: Option<(Option<SlotId>, Option<SlotId>)>,
     slots: Vec<SlotInit>,
     egress_spec: Option<SlotId>,
     mcast_grp: Option<SlotId>,
@@ -676,18 +680,26 @@ impl TracerSetup {
         }
     }
 
-    /// Whether the tracer follows runs of the pipeline's architecture (v1model and uBPF; the
-    /// runs of the others are replayed, not compiled).
+    /// Whether the tracer follows runs of the pipeline's architecture (v1model, uBPF and
+    /// XDP; PSA's and eBPF filters' runs are replayed, not compiled).
     pub fn compiles(&self) -> bool {
         self.ubpf.is_some()
     }
 
     pub fn new(p: &Pipeline) -> TracerSetup {
         let ubpf = match p.arch {
-            Architecture::V1Model => Some(false),
+            Architecture::V1Model | Architecture::Xdp => Some(false),
             Architecture::Ubpf => Some(true),
-            _ => None,
+            // (PSA's egress parses what ingress deparsed; an eBPF filter's packet leaves on
+            // a port no slot holds.)
+            Architecture::Psa | Architecture::Ebpf => None,
         };
+        let xdp = (p.arch == Architecture::Xdp).then(|| {
+            (
+                p.intrinsic("omd.output_action"),
+                p.intrinsic("omd.output_port"),
+            )
+        });
         let opaque: Vec<SlotId> = p.intrinsic("packet_length").into_iter().collect();
         let inputs: Vec<(SlotId, Input)> = [
             ("ingress_global_timestamp", Input::Now),
@@ -710,7 +722,8 @@ impl TracerSetup {
         };
         let port = p
             .intrinsic("ingress_port")
-            .or_else(|| p.intrinsic("input_port"));
+            .or_else(|| p.intrinsic("input_port"))
+            .or_else(|| p.intrinsic("imd.input_port"));
         let slots = p
             .phv
             .slots
@@ -746,6 +759,8 @@ impl TracerSetup {
             .collect();
         TracerSetup {
             ubpf,
+            port,
+            xdp,
             slots,
             // uBPF: the port the packet leaves on.
             egress_spec: p

@@ -21,9 +21,9 @@ use crate::parse::ParseEnd;
 use koi_ir::{Bits, Role};
 
 /// `xdp_action`'s members, in declaration order.
-const XDP_PASS: u64 = 2;
-const XDP_TX: u64 = 3;
-const XDP_REDIRECT: u64 = 4;
+pub const XDP_PASS: u64 = 2;
+pub const XDP_TX: u64 = 3;
+pub const XDP_REDIRECT: u64 = 4;
 
 impl<O: Observer> Ctx<'_, O> {
     /// Runs the parser; false (and a drop) if it rejects the packet.

@@ -360,15 +360,17 @@ impl<'a> Facts<'a> {
         );
     }
 
-    /// XDP: the output action and port choose what happens to the packet.
+    /// XDP: the output action and port choose what happens to the packet, and the input
+    /// port is where `XDP_PASS` and `XDP_TX` send it (a compiled program sends to a port the
+    /// megaflow fixes).
     fn xdp_flows(&mut self) {
-        let reads: Vec<Src<'a>> = ["omd.output_action", "omd.output_port"]
+        let reads: Vec<Src<'a>> = ["omd.output_action", "omd.output_port", "imd.input_port"]
             .iter()
             .filter_map(|n| self.intrinsic(n).map(Src::Node))
             .collect();
         self.decide(
             DecisionKind::TrafficManager,
-            "xdp: output_action, output_port".into(),
+            "xdp: output_action, output_port, input_port".into(),
             reads,
             None,
         );

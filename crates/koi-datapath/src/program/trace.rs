@@ -326,7 +326,7 @@ impl<'p> Tracer<'p> {
                 fully_masked(k, *slot, s.width).then(|| k.phv(s.offset, s.width))
             }
             Node::Port(_) => {
-                let slot = self.p.intrinsic("ingress_port")?;
+                let slot = self.setup.port?;
                 let s = self.p.phv.slots.get(slot)?;
                 fully_masked(k, slot, s.width).then(|| k.phv(s.offset, s.width))
             }
