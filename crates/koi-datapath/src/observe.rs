@@ -405,7 +405,7 @@ pub(crate) fn extended(
     Some((old, flow))
 }
 
-/// Why a run of an architecture the tracer does not follow (PSA, eBPF, XDP) is replayed.
+/// Why a run of an architecture the tracer does not follow (PSA, eBPF filters) is replayed.
 pub(crate) const NOT_TRACED: &str = "architecture replayed, not compiled";
 
 /// Why a run whose compiled program did not give the interpreter's output is replayed.

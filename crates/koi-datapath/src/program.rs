@@ -119,6 +119,7 @@ mod display;
 mod events;
 mod finish;
 mod jit;
+mod psa;
 mod run;
 mod trace;
 
@@ -608,6 +609,8 @@ pub struct TracerSetup {
     port: Option<SlotId>,
     /// XDP: `omd.output_action` and `omd.output_port`, which choose where the packet goes.
     xdp: Option<(Option<SlotId>, Option<SlotId>)>,
+    /// PSA: the traffic manager's inputs and the metadata carried to egress.
+    psa: Option<psa::PsaSetup>,
     slots: Vec<SlotInit>,
     egress_spec: Option<SlotId>,
     mcast_grp: Option<SlotId>,
@@ -680,20 +683,20 @@ impl TracerSetup {
         }
     }
 
-    /// Whether the tracer follows runs of the pipeline's architecture (v1model, uBPF and
-    /// XDP; PSA's and eBPF filters' runs are replayed, not compiled).
+    /// Whether the tracer follows runs of the pipeline's architecture (all but eBPF filters,
+    /// whose runs are replayed, not compiled).
     pub fn compiles(&self) -> bool {
         self.ubpf.is_some()
     }
 
     pub fn new(p: &Pipeline) -> TracerSetup {
         let ubpf = match p.arch {
-            Architecture::V1Model | Architecture::Xdp => Some(false),
+            Architecture::V1Model | Architecture::Xdp | Architecture::Psa => Some(false),
             Architecture::Ubpf => Some(true),
-            // (PSA's egress parses what ingress deparsed; an eBPF filter's packet leaves on
-            // a port no slot holds.)
-            Architecture::Psa | Architecture::Ebpf => None,
+            // (An eBPF filter's packet leaves on a port no slot holds.)
+            Architecture::Ebpf => None,
         };
+        let psa = (p.arch == Architecture::Psa).then(|| psa::PsaSetup::new(p));
         let xdp = (p.arch == Architecture::Xdp).then(|| {
             (
                 p.intrinsic("omd.output_action"),
@@ -706,6 +709,8 @@ impl TracerSetup {
             ("egress_global_timestamp", Input::Now),
             ("enq_timestamp", Input::Now),
             ("deq_timedelta", Input::Zero),
+            ("iin.ingress_timestamp", Input::Now),
+            ("ein.egress_timestamp", Input::Now),
         ]
         .iter()
         .filter_map(|(n, what)| Some((p.intrinsic(n)?, *what)))
@@ -723,7 +728,8 @@ impl TracerSetup {
         let port = p
             .intrinsic("ingress_port")
             .or_else(|| p.intrinsic("input_port"))
-            .or_else(|| p.intrinsic("imd.input_port"));
+            .or_else(|| p.intrinsic("imd.input_port"))
+            .or_else(|| p.intrinsic("ipin.ingress_port"));
         let slots = p
             .phv
             .slots
@@ -761,6 +767,7 @@ impl TracerSetup {
             ubpf,
             port,
             xdp,
+            psa,
             slots,
             // uBPF: the port the packet leaves on.
             egress_spec: p
@@ -838,6 +845,8 @@ pub struct Tracer<'p> {
     /// (slot, node, bit offset, width).
     inputs: Vec<(u32, u32)>,
     consts: Vec<(u32, N, u32, u32)>,
+    /// PSA: what the egress pass parses ([`psa`]).
+    psa: psa::PsaTrace,
 }
 
 #[cfg(test)]

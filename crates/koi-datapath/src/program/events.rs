@@ -28,6 +28,8 @@ impl<'p> Tracer<'p> {
             .get(slot)
             .map_or(value.width(), |s| s.width);
         let n = match self.setup.write_kind(slot) {
+            // PSA's `iin.ingress_port`: the port the packet came in on, as before the parser.
+            _ if self.psa_port_copy(slot) => self.add(Node::Port(w)),
             WriteKind::Input(what) => self.input(what, value.resize(w), w),
             WriteKind::Opaque => self.add(Node::Opaque(w)),
             WriteKind::Constant => self.constant(value.resize(w)),
@@ -187,11 +189,14 @@ impl<'p> Tracer<'p> {
                 };
                 [action, to, None]
             }
-            None => [
-                self.setup.egress_spec,
-                self.setup.mcast_grp,
-                self.setup.priority,
-            ],
+            None => match &self.setup.psa {
+                Some(psa) => psa.tm_inputs(),
+                None => [
+                    self.setup.egress_spec,
+                    self.setup.mcast_grp,
+                    self.setup.priority,
+                ],
+            },
         };
         for s in inputs.into_iter().flatten() {
             let n = self.slots[s.index() as usize];
@@ -242,6 +247,9 @@ impl<'p> Tracer<'p> {
         }
         if let Some(xdp) = self.setup.xdp {
             return self.xdp_tm(ev, xdp, k);
+        }
+        if self.setup.psa.is_some() {
+            return self.psa_tm(ev, k);
         }
         // Inputs computed from state (`egress_spec = r.read(..)`, a group from a register):
         // guarded to the values this event shows.
@@ -339,6 +347,9 @@ impl<'p> Tracer<'p> {
         if self.failed.is_some() || role != koi_ir::Role::Egress {
             return;
         }
+        if self.setup.psa.is_some() {
+            return self.psa_egress();
+        }
         self.emitted.clear();
         match self.queue.pop_front() {
             Some((q, cut)) => {
@@ -353,6 +364,9 @@ impl<'p> Tracer<'p> {
     pub fn enqueued(&mut self) {
         if self.failed.is_none() {
             self.queue.push_back((self.slots.clone(), self.cut.clone()));
+            if self.setup.psa.is_some() {
+                self.psa.queued.push_back(self.emitted.clone());
+            }
         }
     }
 
@@ -419,6 +433,9 @@ impl<'p> Tracer<'p> {
     pub fn packet_out(&mut self, port: u64, k: &Known<'_>) {
         if self.failed.is_some() {
             return;
+        }
+        if self.setup.psa.is_some() {
+            return self.psa_packet_out(port, k);
         }
         // An `egress_spec` egress computed from state: guarded not to be the drop port.
         let not_dropped = match self.setup.egress_spec {
