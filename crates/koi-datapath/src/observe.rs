@@ -78,8 +78,8 @@ pub(crate) struct DpObserver<'a> {
     pub(crate) rec: &'a mut Recorder,
     pub(crate) recording_trace: bool,
     /// The run has executed a statement that writes a value from extern state
-    /// ([`crate::flowkey::writes_state`]). Until it has, no value of the run is
-    /// state-derived, so a slot the static analysis marks as possibly state-derived (say, one
+    /// ([`crate::flowkey::writes_state`]) or reads a timestamp, or decided on a timestamp.
+    /// Until it has, no value of the run is state-derived, so a slot the static analysis marks as possibly state-derived (say, one
     /// written from `random` on a path this run does not take) is data like any other.
     pub(crate) state_seen: bool,
     /// PSA: the bits of headers the ingress deparser emitted last, and whether the egress
@@ -98,6 +98,16 @@ impl<'a> DpObserver<'a> {
     pub(crate) fn diverge(&mut self) {
         self.mode = Mode::Evaluating;
         self.stats.diverged += 1;
+    }
+
+    /// Whether statement `s` reads a slot holding state the architecture wrote (a
+    /// timestamp): what it writes is state-derived, as a register read's value.
+    pub(crate) fn reads_state_input(&self, s: &koi_ir::Stmt) -> bool {
+        let mut found = false;
+        s.for_each_expr(&mut |e| {
+            e.for_each_slot(&mut |slot| found |= self.layout.state_input(slot));
+        });
+        found
     }
 
     /// Whether table `t` chooses actions at random (an action selector with `random`).
@@ -479,7 +489,9 @@ impl Observer for DpObserver<'_> {
     const TRACES_EFFECTS: bool = true;
 
     fn stmt(&mut self, s: &koi_ir::Stmt, params: &[koi_ir::Bits]) {
-        if !self.state_seen && crate::flowkey::writes_state(self.pipeline, s) {
+        if !self.state_seen
+            && (crate::flowkey::writes_state(self.pipeline, s) || self.reads_state_input(s))
+        {
             self.state_seen = true;
         }
         self.record(|r| r.stmt(s, params));
@@ -494,10 +506,6 @@ impl Observer for DpObserver<'_> {
     }
 
     fn arch_write(&mut self, slot: SlotId, value: &koi_ir::Bits) {
-        // PSA's timestamps are state the architecture writes, not a statement.
-        if self.pipeline.arch == koi_ir::Architecture::Psa && self.layout.tainted(slot) {
-            self.state_seen = true;
-        }
         let (setup, p) = (self.setup, self.pipeline);
         self.record(|r| {
             let w = p.phv.slots.get(slot).map_or(value.width(), |s| s.width);
@@ -551,6 +559,10 @@ impl Observer for DpObserver<'_> {
         use koi_interp::Decision;
         if !self.tracking() {
             return;
+        }
+        // A decision on a timestamp (or a queue depth) itself: state the architecture wrote.
+        if self.layout.state_input(slot) {
+            self.state_seen = true;
         }
         let compiling = self.recording_trace;
         // A branch or `switch` on a state-dependent value: the compiled program checks the
