@@ -79,8 +79,9 @@ pub(crate) struct DpObserver<'a> {
     pub(crate) recording_trace: bool,
     /// The run has executed a statement that writes a value from extern state
     /// ([`crate::flowkey::writes_state`]) or reads a timestamp, or decided on a timestamp.
-    /// Until it has, no value of the run is state-derived, so a slot the static analysis marks as possibly state-derived (say, one
-    /// written from `random` on a path this run does not take) is data like any other.
+    /// Until it has, no value of the run is state-derived, so a slot the static analysis
+    /// marks as possibly state-derived (say, one written from `random` on a path this run
+    /// does not take) is data like any other.
     pub(crate) state_seen: bool,
     /// PSA: the bits of headers the ingress deparser emitted last, and whether the egress
     /// parser is running. An egress parse that reads past the emitted headers reads the

@@ -55,7 +55,10 @@
 //! uBPF programs are one pass (parser, pipeline, deparser; `hash` with lookup3 and the
 //! `csum_replace` updates modelled) whose output leaves on
 //! `output_port`, or is dropped when `mark_to_drop` left its flag set: the same model without
-//! the traffic manager.
+//! the traffic manager. XDP programs are one pass too, the verdict (`omd.output_action`) and
+//! its port fixed by the megaflow. PSA programs are followed through both pipelines
+//! (`program::psa`): the egress pass starts from `normal_meta` and its parser's headers are
+//! the ones the ingress deparser emitted.
 //!
 //! The tracer gives up (the megaflow then replays its recording through the interpreter) on
 //! everything outside that model: resubmission, recirculation, uBPF `truncate`, logs,
