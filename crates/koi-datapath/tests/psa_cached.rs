@@ -3,8 +3,9 @@
 //! cached (hits after the first packet of each, nothing uncacheable); an egress decision on a
 //! header the ingress control rewrote is cached per value of what it was computed from; the
 //! packets PSA clones or resubmits, and those whose egress parser reads past the headers the
-//! ingress deparser emitted, take the interpreter every time; eBPF filters are cached and XDP
-//! programs compiled like uBPF's.
+//! ingress deparser emitted, take the interpreter every time; an egress parse of part of the
+//! emitted headers is replayed; an egress port taken from the packet is compiled per port;
+//! eBPF filters are cached and XDP programs compiled like uBPF's.
 
 mod common;
 
@@ -357,4 +358,58 @@ fn egress_parses_of_part_of_the_emitted_headers_are_replayed() {
     }
     let s = twin.dp.stats();
     assert_eq!((s.installs, s.uncacheable, s.compiled), (1, 0, 0), "{s:?}");
+}
+
+/// Ingress sends to the port `h.b` names (source routing): the megaflow matches `h.b` whole,
+/// so each port is a compiled program of its own, and every packet leaves where the
+/// interpreter sends it.
+#[test]
+fn psa_egress_ports_from_the_packet_are_compiled_per_port() {
+    let src = format!(
+        r#"{HEADERS}
+parser IP(packet_in pkt, out headers_t hdr, inout meta_t m,
+          in psa_ingress_parser_input_metadata_t istd, in empty_t r, in empty_t rc) {{
+    state start {{ pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }}
+}}
+control I(inout headers_t hdr, inout meta_t m, in psa_ingress_input_metadata_t istd,
+          inout psa_ingress_output_metadata_t ostd) {{
+    apply {{ send_to_port(ostd, (PortId_t) (bit<32>) hdr.h.b); hdr.h.a = hdr.h.a + 1; }}
+}}
+control ID(packet_out pkt, out empty_t c, out empty_t r, out empty_t n, inout headers_t hdr,
+           in meta_t m, in psa_ingress_output_metadata_t istd) {{
+    apply {{ pkt.emit(hdr.eth); pkt.emit(hdr.h); }}
+}}
+parser EP(packet_in pkt, out headers_t hdr, inout meta_t m,
+          in psa_egress_parser_input_metadata_t istd, in empty_t n, in empty_t c,
+          in empty_t ce) {{
+    state start {{ pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }}
+}}
+control E(inout headers_t hdr, inout meta_t m, in psa_egress_input_metadata_t istd,
+          inout psa_egress_output_metadata_t ostd) {{
+    apply {{ hdr.h.b = (bit<8>) (bit<32>) istd.egress_port; }}
+}}
+control ED(packet_out pkt, out empty_t c, out empty_t r, inout headers_t hdr, in meta_t m,
+           in psa_egress_output_metadata_t istd, in psa_egress_deparser_input_metadata_t e) {{
+    apply {{ pkt.emit(hdr.eth); pkt.emit(hdr.h); }}
+}}
+IngressPipeline(IP(), I(), ID()) ip;
+EgressPipeline(EP(), E(), ED()) ep;
+PSA_Switch(ip, PacketReplicationEngine(), ep, BufferingQueueingEngine()) main;
+"#
+    );
+    let p = common::compile_str(&src).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = common::Twin::new(&p, |_| {});
+    let mut paths = Vec::new();
+    for round in 0..3u8 {
+        for b in [2u8, 3, 7] {
+            let (got, path) = twin.send(&frame(10 + round, b, round), 1);
+            assert_eq!(got.len(), 1, "{got:?}");
+            assert_eq!(got[0].0, u64::from(b));
+            assert_eq!(got[0].1[14..16], [11 + round, b]);
+            paths.push(path);
+        }
+    }
+    common::assert_compiled_except(&paths, &[0, 1, 2]);
+    let s = twin.dp.stats();
+    assert_eq!((s.installs, s.compiled, s.uncacheable), (3, 3, 0), "{s:?}");
 }
