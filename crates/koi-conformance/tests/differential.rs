@@ -157,7 +157,11 @@ fn cached_datapath_equals_interpreter_on_the_corpus() {
         defines: Vec::new(),
     };
     let mut cases = koi_conformance::corpus::discover(&root.join("stf/v1model"));
-    cases.extend(koi_conformance::corpus::discover(&root.join("stf/ubpf")));
+    for arch in ["ubpf", "psa", "ebpf", "xdp"] {
+        cases.extend(koi_conformance::corpus::discover(
+            &root.join("stf").join(arch),
+        ));
+    }
     assert!(!cases.is_empty());
     let (ran, total, failures) = compare_all(&cases, &opts);
     println!(

@@ -100,9 +100,7 @@ use crate::program::{Emitted, Jit, JitEvent, Program, Scratch, TracerSetup};
 use crate::stages::stages;
 pub use koi_cache::Tier;
 use koi_cache::{ClassifierConfig, FlowCache, MegaflowId, MicroflowConfig};
-use koi_interp::{
-    DropReason, InterpError, Interpreter, NoObserver, Options, Outcome, Output, Step, TmEvent,
-};
+use koi_interp::{DropReason, InterpError, Interpreter, Options, Outcome, Output, Step, TmEvent};
 use koi_ir::{Pipeline, TableId, entity::EntityId};
 use koi_state::{Clock, State};
 use std::collections::{BTreeMap, HashSet};
@@ -351,15 +349,6 @@ pub struct Datapath<'p> {
     rec: Recorder,
     /// The flow cache's counters at the last [`Datapath::reset_stats`].
     cache_base: (u64, u64),
-}
-
-/// Whether the datapath caches runs of programs of `arch` (v1model and uBPF; the others
-/// take the interpreter for every packet, see `docs/performance.md`).
-pub fn caches(arch: koi_ir::Architecture) -> bool {
-    matches!(
-        arch,
-        koi_ir::Architecture::V1Model | koi_ir::Architecture::Ubpf
-    )
 }
 
 /// The set of shared programs (hashed with foldhash: programs are compared whole).
@@ -933,16 +922,6 @@ impl<'p> Datapath<'p> {
     ) -> Result<(Outcome, PathTaken), InterpError> {
         let prof = self.config.profile;
         let t0 = prof.map_or(0, |f| f());
-        if !caches(self.pipeline.arch) {
-            // Not cached (PSA, eBPF, XDP): every packet is a slow-path run, never installed.
-            self.stats.misses += 1;
-            self.stats.uncacheable += 1;
-            let outcome = self
-                .interp
-                .run(state, packet, port, clock, &mut NoObserver)?;
-            self.stats.cycles.slow_path += prof.map_or(0, |f| f()).wrapping_sub(t0);
-            return Ok((outcome, PathTaken::Slow));
-        }
         let misses = self.stats.misses;
         let hits = (self.stats.microflow_hits, self.stats.megaflow_hits);
         let words = self.layout.key_words().max(1);
@@ -985,6 +964,8 @@ impl<'p> Datapath<'p> {
             rec: &mut self.rec,
             recording_trace: false,
             state_seen: false,
+            emitted_bits: 0,
+            egress_parse: false,
         };
         let dropped = state.digests_dropped();
         let outcome = self.interp.run(state, packet, port, clock, &mut obs)?;

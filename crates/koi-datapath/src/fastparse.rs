@@ -697,8 +697,8 @@ pub struct FastParser {
     vars_read: bool,
     /// Per header: the variables holding its overridable fields.
     hdr_over: Vec<Vec<u32>>,
-    /// v1model: an `advance` that is not whole bytes is an error (uBPF advances by bits,
-    /// which the fast parser leaves to the interpreter).
+    /// v1model and PSA: an `advance` that is not whole bytes is an error (uBPF, eBPF and XDP
+    /// advance by bits, which the fast parser leaves to the interpreter).
     v1model: bool,
 }
 

@@ -26,7 +26,8 @@
 //!   validity bits, varbit lengths written by `extract`, stack next indices, `lookahead`
 //!   destinations), at **architecture inputs** (v1model `ingress_port`, `packet_length`,
 //!   `instance_type`, and metadata preserved by resubmit, recirculate and clone field lists;
-//!   ubpf `input_port`, `packet_length`), at **constants and table-supplied action
+//!   ubpf `input_port`, `packet_length`; XDP `imd.input_port`; PSA `ipin.ingress_port` and
+//!   `ipin.packet_path`, set before the ingress parser), at **constants and table-supplied action
 //!   parameters** (a table's action data is a function of its keys and of control-plane
 //!   state, which the caches handle by invalidation), and at **state-derived** values
 //!   (register reads, meter colours, random numbers, timestamps, queue state, and anything
@@ -37,7 +38,9 @@
 //! them back; in v1model the traffic manager turns `egress_spec`, `mcast_grp` and clone
 //! sessions into the egress pass's `egress_port` (and `mcast_grp` into `egress_rid`), so an
 //! egress decision on `egress_port` makes them inputs, and through them whatever they were
-//! computed from (usually action parameters: nothing to add to the key). `parser_error` is
+//! computed from (usually action parameters: nothing to add to the key); PSA's egress
+//! metadata comes from ingress's output metadata the same way, and what PSA's egress parser
+//! extracts from the headers the ingress deparser may emit. `parser_error` is
 //! what the parse's way and the packet's length make it, both of which a megaflow fixes (its
 //! mask holds the parser's decisions, a runt's key where its parse stopped, and its program
 //! runs only on packets as long as its run needed): a decision on it adds nothing. And

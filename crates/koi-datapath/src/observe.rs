@@ -78,10 +78,17 @@ pub(crate) struct DpObserver<'a> {
     pub(crate) rec: &'a mut Recorder,
     pub(crate) recording_trace: bool,
     /// The run has executed a statement that writes a value from extern state
-    /// ([`crate::flowkey::writes_state`]). Until it has, no value of the run is
-    /// state-derived, so a slot the static analysis marks as possibly state-derived (say, one
-    /// written from `random` on a path this run does not take) is data like any other.
+    /// ([`crate::flowkey::writes_state`]) or reads a timestamp, or decided on a timestamp.
+    /// Until it has, no value of the run is state-derived, so a slot the static analysis
+    /// marks as possibly state-derived (say, one written from `random` on a path this run
+    /// does not take) is data like any other.
     pub(crate) state_seen: bool,
+    /// PSA: the bits of headers the ingress deparser emitted last, and whether the egress
+    /// parser is running. An egress parse that reads past the emitted headers reads the
+    /// payload, which no key holds: the run is not cached ([`crate::flowkey`] takes what the
+    /// egress parser extracts as computed from the emitted headers).
+    pub(crate) emitted_bits: u64,
+    pub(crate) egress_parse: bool,
 }
 
 impl<'a> DpObserver<'a> {
@@ -92,6 +99,16 @@ impl<'a> DpObserver<'a> {
     pub(crate) fn diverge(&mut self) {
         self.mode = Mode::Evaluating;
         self.stats.diverged += 1;
+    }
+
+    /// Whether statement `s` reads a slot holding state the architecture wrote (a
+    /// timestamp): what it writes is state-derived, as a register read's value.
+    pub(crate) fn reads_state_input(&self, s: &koi_ir::Stmt) -> bool {
+        let mut found = false;
+        s.for_each_expr(&mut |e| {
+            e.for_each_slot(&mut |slot| found |= self.layout.state_input(slot));
+        });
+        found
     }
 
     /// Whether table `t` chooses actions at random (an action selector with `random`).
@@ -214,7 +231,10 @@ impl<'a> DpObserver<'a> {
             Mode::Replaying { flow, at } if at != flow.recording.len() => stats.diverged += 1,
             Mode::Recording if cacheable && complete => {
                 let mut min_len = usize::try_from(min_len_bits.div_ceil(8)).unwrap_or(usize::MAX);
-                if parses > 1 {
+                // (Another pass parsed the packet again, or a recirculated copy of it;
+                // PSA's egress parser reads only what the ingress deparser emitted, and its
+                // other passes are not cached.)
+                if parses > 1 && pipeline.arch != koi_ir::Architecture::Psa {
                     min_len = min_len.max(packet.len());
                 }
                 // (A packet of `n` bytes is too short for `b` bits when `8n < b`, that is,
@@ -234,6 +254,7 @@ impl<'a> DpObserver<'a> {
                     .and_then(|m| m.find(rec, &phv0));
                 let built = match found {
                     Some((p, reads)) => Ok((Built::Memo(p), reads)),
+                    None if !setup.compiles() => Err(NOT_TRACED),
                     None => fast
                         .filter(|_| recording_trace)
                         .and_then(|f| Tracer::new(pipeline, setup, drop_port, f, parsed, &phv0))
@@ -395,6 +416,9 @@ pub(crate) fn extended(
     Some((old, flow))
 }
 
+/// Why a run of an architecture the tracer does not follow (PSA, eBPF filters) is replayed.
+pub(crate) const NOT_TRACED: &str = "architecture replayed, not compiled";
+
 /// Why a run whose compiled program did not give the interpreter's output is replayed.
 pub(crate) const MISMATCH: &str = "output differed from the interpreter";
 
@@ -466,7 +490,9 @@ impl Observer for DpObserver<'_> {
     const TRACES_EFFECTS: bool = true;
 
     fn stmt(&mut self, s: &koi_ir::Stmt, params: &[koi_ir::Bits]) {
-        if !self.state_seen && crate::flowkey::writes_state(self.pipeline, s) {
+        if !self.state_seen
+            && (crate::flowkey::writes_state(self.pipeline, s) || self.reads_state_input(s))
+        {
             self.state_seen = true;
         }
         self.record(|r| r.stmt(s, params));
@@ -535,6 +561,10 @@ impl Observer for DpObserver<'_> {
         if !self.tracking() {
             return;
         }
+        // A decision on a timestamp (or a queue depth) itself: state the architecture wrote.
+        if self.layout.state_input(slot) {
+            self.state_seen = true;
+        }
         let compiling = self.recording_trace;
         // A branch or `switch` on a state-dependent value: the compiled program checks the
         // condition per packet (a guard), exactly, so the state-derived value puts nothing
@@ -580,7 +610,23 @@ impl Observer for DpObserver<'_> {
         }
     }
 
+    fn block(&mut self, role: koi_ir::Role, _name: &str) {
+        self.egress_parse = role == koi_ir::Role::EgressParser;
+    }
+
+    fn deparsed(&mut self, role: koi_ir::Role, emitted_bits: u64) {
+        if role == koi_ir::Role::IngressDeparser {
+            self.emitted_bits = emitted_bits;
+        }
+    }
+
     fn packet_length_check(&mut self, needed_bits: u64, ok: bool) {
+        if self.egress_parse {
+            if self.tracking() {
+                self.cacheable &= ok && needed_bits <= self.emitted_bits;
+            }
+            return;
+        }
         if self.tracking() {
             self.cacheable &= ok;
             self.min_len_bits = self.min_len_bits.max(needed_bits);
@@ -588,6 +634,10 @@ impl Observer for DpObserver<'_> {
     }
 
     fn packet_too_short(&mut self, needed_bits: u64) {
+        if self.egress_parse {
+            self.cacheable &= !self.tracking();
+            return;
+        }
         if self.parses == 0 {
             self.short_bits = needed_bits;
         }
@@ -644,6 +694,18 @@ impl Observer for DpObserver<'_> {
     }
 
     fn tm(&mut self, ev: &TmEvent) {
+        // PSA's clones (the packet as received, or as egress deparsed it, parsed again),
+        // resubmissions and recirculations are not cached: each such packet takes the
+        // interpreter.
+        if self.pipeline.arch == koi_ir::Architecture::Psa
+            && matches!(
+                ev,
+                TmEvent::Clone { .. } | TmEvent::Resubmit | TmEvent::Recirculate
+            )
+            && self.tracking()
+        {
+            self.cacheable = false;
+        }
         // (The tracer fed the record adds the event's inputs to the mask first.)
         self.record(|r| r.tm(ev));
         match &mut self.mode {

@@ -55,7 +55,10 @@
 //! uBPF programs are one pass (parser, pipeline, deparser; `hash` with lookup3 and the
 //! `csum_replace` updates modelled) whose output leaves on
 //! `output_port`, or is dropped when `mark_to_drop` left its flag set: the same model without
-//! the traffic manager.
+//! the traffic manager. XDP programs are one pass too, the verdict (`omd.output_action`) and
+//! its port fixed by the megaflow. PSA programs are followed through both pipelines
+//! (`program::psa`): the egress pass starts from `normal_meta` and its parser's headers are
+//! the ones the ingress deparser emitted.
 //!
 //! The tracer gives up (the megaflow then replays its recording through the interpreter) on
 //! everything outside that model: resubmission, recirculation, uBPF `truncate`, logs,
@@ -119,6 +122,7 @@ mod display;
 mod events;
 mod finish;
 mod jit;
+mod psa;
 mod run;
 mod trace;
 
@@ -604,6 +608,12 @@ impl TraceFacts {
 pub struct TracerSetup {
     /// `Some(uBPF?)` for the architectures the tracer follows.
     ubpf: Option<bool>,
+    /// The slot of the port the packet came in on (`Node::Port`).
+    port: Option<SlotId>,
+    /// XDP: `omd.output_action` and `omd.output_port`, which choose where the packet goes.
+    xdp: Option<(Option<SlotId>, Option<SlotId>)>,
+    /// PSA: the traffic manager's inputs and the metadata carried to egress.
+    psa: Option<psa::PsaSetup>,
     slots: Vec<SlotInit>,
     egress_spec: Option<SlotId>,
     mcast_grp: Option<SlotId>,
@@ -676,18 +686,34 @@ impl TracerSetup {
         }
     }
 
+    /// Whether the tracer follows runs of the pipeline's architecture (all but eBPF filters,
+    /// whose runs are replayed, not compiled).
+    pub fn compiles(&self) -> bool {
+        self.ubpf.is_some()
+    }
+
     pub fn new(p: &Pipeline) -> TracerSetup {
         let ubpf = match p.arch {
-            Architecture::V1Model => Some(false),
+            Architecture::V1Model | Architecture::Xdp | Architecture::Psa => Some(false),
             Architecture::Ubpf => Some(true),
-            _ => None,
+            // (An eBPF filter's packet leaves on a port no slot holds.)
+            Architecture::Ebpf => None,
         };
+        let psa = (p.arch == Architecture::Psa).then(|| psa::PsaSetup::new(p));
+        let xdp = (p.arch == Architecture::Xdp).then(|| {
+            (
+                p.intrinsic("omd.output_action"),
+                p.intrinsic("omd.output_port"),
+            )
+        });
         let opaque: Vec<SlotId> = p.intrinsic("packet_length").into_iter().collect();
         let inputs: Vec<(SlotId, Input)> = [
             ("ingress_global_timestamp", Input::Now),
             ("egress_global_timestamp", Input::Now),
             ("enq_timestamp", Input::Now),
             ("deq_timedelta", Input::Zero),
+            ("iin.ingress_timestamp", Input::Now),
+            ("ein.egress_timestamp", Input::Now),
         ]
         .iter()
         .filter_map(|(n, what)| Some((p.intrinsic(n)?, *what)))
@@ -704,7 +730,9 @@ impl TracerSetup {
         };
         let port = p
             .intrinsic("ingress_port")
-            .or_else(|| p.intrinsic("input_port"));
+            .or_else(|| p.intrinsic("input_port"))
+            .or_else(|| p.intrinsic("imd.input_port"))
+            .or_else(|| p.intrinsic("ipin.ingress_port"));
         let slots = p
             .phv
             .slots
@@ -740,6 +768,9 @@ impl TracerSetup {
             .collect();
         TracerSetup {
             ubpf,
+            port,
+            xdp,
+            psa,
             slots,
             // uBPF: the port the packet leaves on.
             egress_spec: p
@@ -817,6 +848,8 @@ pub struct Tracer<'p> {
     /// (slot, node, bit offset, width).
     inputs: Vec<(u32, u32)>,
     consts: Vec<(u32, N, u32, u32)>,
+    /// PSA: what the egress pass parses ([`psa`]).
+    psa: psa::PsaTrace,
 }
 
 #[cfg(test)]

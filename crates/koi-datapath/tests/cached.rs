@@ -1009,3 +1009,32 @@ fn deferred_packets_run_later_get_what_the_datapath_alone_gives_them() {
     assert_eq!((last(&alone), last(&state)), (Some(6), Some(5)));
     assert_eq!(dp.stats().packets, 1 + batch.len() as u64);
 }
+
+/// A branch on `ingress_global_timestamp` (state the architecture writes, no statement) is a
+/// guard of the compiled program, taken per packet: a packet of the same flow at another time
+/// takes the other way (it once took the recorded way, whatever the time).
+#[test]
+fn decisions_on_timestamps_are_guarded() {
+    const TIMED: &str = r#"
+control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+        if (sm.ingress_global_timestamp > 1000) { sm.egress_spec = 3; } else { sm.egress_spec = 4; }
+    }
+}
+"#;
+    let p = common::eth_h_program(common::ETH_H_PARSER, TIMED);
+    let mut twin = common::Twin::new(&p, |_| {});
+    let pkt = frame(1, 1, 2, b"");
+    let mut paths = Vec::new();
+    for (t, port) in [(0u64, 4), (5_000_000, 3), (0, 4), (5_000_000, 3)] {
+        twin.clock.set_ns(t);
+        let (got, path) = twin.send(&pkt, 1);
+        assert_eq!(got.len(), 1, "at {t} ns: {got:?}");
+        assert_eq!(got[0].0, port, "at {t} ns");
+        paths.push(path);
+    }
+    // The first packet and the first at the other time (its guard failed: a new arm) are
+    // slow-path runs; then each way's arm applies.
+    common::assert_compiled_except(&paths, &[0, 1]);
+    assert_eq!(twin.dp.stats().uncacheable, 0);
+}

@@ -7,8 +7,8 @@
 //! accepted packet leaves, unchanged (the model has no deparser), on the port it came in on.
 //!
 //! **xdp.** The parser runs (a rejected packet is dropped, as p4c's XDP code returns
-//! `XDP_DROP`); the switch control runs with `imd.input_port` set and `omd` 0
-//! (`XDP_ABORTED`); the deparser's emitted headers, followed by the unparsed payload, are
+//! `XDP_DROP`); the switch control runs with `imd.input_port` set (before the parse: the
+//! parser cannot see it) and `omd` 0 (`XDP_ABORTED`); the deparser's emitted headers, followed by the unparsed payload, are
 //! the packet; then `omd.output_action` decides: `XDP_PASS` hands the packet up its input
 //! interface (koi has no host stack: it leaves on the input port, where p4c's kernel test
 //! captures it), `XDP_TX` sends it back out of the input port, `XDP_REDIRECT` to
@@ -21,9 +21,9 @@ use crate::parse::ParseEnd;
 use koi_ir::{Bits, Role};
 
 /// `xdp_action`'s members, in declaration order.
-const XDP_PASS: u64 = 2;
-const XDP_TX: u64 = 3;
-const XDP_REDIRECT: u64 = 4;
+pub const XDP_PASS: u64 = 2;
+pub const XDP_TX: u64 = 3;
+pub const XDP_REDIRECT: u64 = 4;
 
 impl<O: Observer> Ctx<'_, O> {
     /// Runs the parser; false (and a drop) if it rejects the packet.
@@ -100,13 +100,16 @@ impl<O: Observer> Ctx<'_, O> {
     ) -> Result<Vec<Output>, (Vec<Output>, String)> {
         let mut pkt = Pkt::new(self.p, data.to_vec());
         self.bpf_start(&mut pkt);
+        // The switch control's `imd.input_port`, set before the parser (which cannot see
+        // it), so that the PHV at the end of the parse holds it (the cached datapath takes
+        // its flow key from there).
+        if let Some(s) = self.p.intrinsic("imd.input_port") {
+            let w = self.p.phv.slots.get(s).map_or(32, |s| s.width);
+            pkt.phv.set_raw(self.p, s, &Bits::from_u64(w, port));
+        }
         let r = (|| -> Result<Vec<Output>, Stop> {
             if !self.bpf_parse(&mut pkt)? {
                 return Ok(Vec::new());
-            }
-            if let Some(s) = self.p.intrinsic("imd.input_port") {
-                let w = self.p.phv.slots.get(s).map_or(32, |s| s.width);
-                pkt.phv.set_raw(self.p, s, &Bits::from_u64(w, port));
             }
             let b = self.prep.blocks.clone();
             self.run_control(&mut pkt, b.ingress, Role::Pipe)?;

@@ -228,6 +228,38 @@ fn guarded_megaflows_are_reported() {
     assert!(num(&v, "hit_rate.compiled") > 0.99, "{v}");
 }
 
+/// An XDP program (`examples/xdp_l2.p4`) through the caches: the L2L3 traffic's frames to
+/// the router are redirected to port 2 by one megaflow, installed by the first packet, whose
+/// compiled program (with native code) runs every packet after; nothing is replayed or
+/// uncacheable.
+#[test]
+fn an_xdp_program_runs_from_compiled_programs() {
+    let v = json_report(&koi(&[
+        "bench",
+        &example("xdp_l2.p4"),
+        "--entries",
+        &example("xdp_l2.entries"),
+        "--flows",
+        "100",
+        "--seconds",
+        "0.2",
+        "--warmup",
+        "0.2",
+        "--json",
+    ]));
+    assert_eq!(num(&v, "errors"), 0.0, "{v}");
+    assert_eq!(num(&v, "outputs_per_packet"), 1.0, "{v}");
+    assert_eq!(num(&v, "warmup.upcalls"), 1.0, "{v}");
+    assert_eq!(num(&v, "warmup.installs"), 1.0, "{v}");
+    assert_eq!(num(&v, "warmup.uncacheable"), 0.0, "{v}");
+    assert_eq!(num(&v, "cache.megaflows"), 1.0, "{v}");
+    assert_eq!(num(&v, "cache.compiled"), 1.0, "{v}");
+    assert_eq!(num(&v, "hit_rate.total"), 1.0, "{v}");
+    assert_eq!(num(&v, "hit_rate.compiled"), 1.0, "{v}");
+    assert_eq!(num(&v, "counters.uncacheable"), 0.0, "{v}");
+    assert_eq!(field(&v, "replayed"), &serde_json::json!({}), "{v}");
+}
+
 #[test]
 fn one_packet_at_a_time_gives_the_same_counts() {
     let prog = example("l2l3_acl.p4");

@@ -28,6 +28,7 @@ fn every_example_compiles_to_ir_and_p4info() {
         "examples/l2l3_acl.p4",
         "examples/l2_forward.p4",
         "examples/psa_l2.p4",
+        "examples/xdp_l2.p4",
     ] {
         for emit in ["ir", "p4info"] {
             let (code, out, err) = koi(&["compile", p, "--emit", emit]);

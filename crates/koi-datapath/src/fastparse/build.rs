@@ -8,7 +8,12 @@ impl FastParser {
     /// parser does something it does not follow. `margin` is the interpreter's
     /// `parser_state_margin`.
     pub fn new(p: &Pipeline, layout: &FlowKeyLayout, margin: u64) -> Option<FastParser> {
-        let Some(koi_ir::BlockRef::Parser(pid)) = p.block(Role::Parser) else {
+        // (PSA: the ingress parser, which the packet meets first.)
+        let role = match p.arch {
+            koi_ir::Architecture::Psa => Role::IngressParser,
+            _ => Role::Parser,
+        };
+        let Some(koi_ir::BlockRef::Parser(pid)) = p.block(role) else {
             return None;
         };
         let parser = p.parsers.get(pid)?;
@@ -32,7 +37,20 @@ impl FastParser {
                 wide: Vec::new(),
                 over: Vec::new(),
             },
-            _ => return None,
+            // The ports set before the parser: PSA's `ipin.ingress_port`, XDP's
+            // `imd.input_port` (an eBPF filter has none).
+            koi_ir::Architecture::Psa | koi_ir::Architecture::Xdp | koi_ir::Architecture::Ebpf => {
+                Inputs {
+                    port: p
+                        .intrinsic("ipin.ingress_port")
+                        .or_else(|| p.intrinsic("imd.input_port")),
+                    len: None,
+                    unknown: Vec::new(),
+                    vars: Vec::new(),
+                    wide: Vec::new(),
+                    over: Vec::new(),
+                }
+            }
         };
         // The slots the parser assigns (and `lookahead`s write): plain metadata, locals and
         // temporaries, and the fields of headers the parser fills by assignments only (no
@@ -186,7 +204,10 @@ impl FastParser {
                     }
                     Stmt::SetInvalid(HeaderRef::Header(h)) => Op::SetInvalid(h.index()),
                     Stmt::SetValid(HeaderRef::Header(h)) => {
-                        let zero = p.arch == koi_ir::Architecture::V1Model;
+                        let zero = matches!(
+                            p.arch,
+                            koi_ir::Architecture::V1Model | koi_ir::Architecture::Psa
+                        );
                         let mut zeros = Vec::new();
                         if zero && scratch.contains(h) {
                             for f in &p.phv.headers.get(*h)?.fields {
@@ -434,7 +455,10 @@ impl FastParser {
             var_slots: inputs.vars,
             vars_read,
             assigns,
-            v1model: p.arch == koi_ir::Architecture::V1Model,
+            v1model: matches!(
+                p.arch,
+                koi_ir::Architecture::V1Model | koi_ir::Architecture::Psa
+            ),
         })
     }
 }

@@ -10,7 +10,10 @@
 //!   the control-dependence part of the state analysis;
 //! - the **architecture's own flows** (v1model: the traffic manager sets `egress_port` from
 //!   `egress_spec`, `mcast_grp` and clone sessions; `verify_checksum` sets
-//!   `checksum_error`; `parser_error` has no sources: the parse's own decisions fix it).
+//!   `checksum_error`; `parser_error` has no sources: the parse's own decisions fix it;
+//!   PSA: the ingress metadata copied from the parser's, the egress metadata from ingress's
+//!   output metadata, and the egress parser's headers from the headers the ingress deparser
+//!   emitted, see [`Facts::repacked`]).
 //!
 //! Nodes are PHV slots (`0..slots`) followed by one node per action parameter: a parameter's
 //! value comes from a table entry (decided by the table's keys) or from the arguments of a
@@ -120,6 +123,14 @@ pub(crate) struct Facts<'a> {
     pub read_anywhere: Vec<bool>,
     /// Headers and lookahead slots in parse order, first occurrence first.
     pub parse_order: Vec<ParseItem>,
+    /// PSA: the egress parser, whose packet is what the ingress deparser emitted (followed by
+    /// the payload): what it extracts is not a key source but data computed from
+    /// [`Facts::repacked`]. (A run whose egress parser reads past the emitted headers, into
+    /// the payload, is not cached: `crate::observe`.)
+    pub egress_parser: Option<BodyKey>,
+    /// PSA: every slot of every header the ingress deparser may emit (their fields, varbit
+    /// lengths and validity), the sources of what the egress parser extracts.
+    pub repacked: Vec<Src<'a>>,
 }
 
 /// A packet source in parse order.
@@ -151,8 +162,11 @@ impl<'a> Facts<'a> {
             calls: Vec::new(),
             read_anywhere: vec![false; nslots],
             parse_order: Vec::new(),
+            egress_parser: None,
+            repacked: Vec::new(),
         };
         f.architecture_inputs();
+        f.psa_repacked();
         for (role, block) in p.package.clone() {
             let name = p.block_name(block).unwrap_or("?").to_string();
             match block {
@@ -197,8 +211,15 @@ impl<'a> Facts<'a> {
                 ],
             ),
             Architecture::Ubpf => (&["input_port", "packet_length"], &[]),
-            // (Not cached: the datapath runs them through the interpreter.)
-            Architecture::Psa | Architecture::Ebpf | Architecture::Xdp => (&[], &[]),
+            // Set before the ingress parser runs (the PHV the key is taken from holds them);
+            // the ingress control's copies are the architecture's writes (below).
+            Architecture::Psa => (
+                &["ipin.ingress_port", "ipin.packet_path"],
+                &["iin.ingress_timestamp", "ein.egress_timestamp"],
+            ),
+            // (An eBPF filter sees no port: its packet leaves where it came in.)
+            Architecture::Ebpf => (&[], &[]),
+            Architecture::Xdp => (&["imd.input_port"], &[]),
         };
         for n in inputs {
             if let Some(s) = self.intrinsic(n) {
@@ -221,10 +242,13 @@ impl<'a> Facts<'a> {
     }
 
     /// The traffic manager's, the parser's and the checksum unit's writes of standard
-    /// metadata (v1model).
+    /// metadata (v1model; PSA's in [`Facts::psa_flows`]).
     fn architecture_flows(&mut self) {
-        if self.p.arch != Architecture::V1Model {
-            return;
+        match self.p.arch {
+            Architecture::V1Model => {}
+            Architecture::Psa => return self.psa_flows(),
+            Architecture::Xdp => return self.xdp_flows(),
+            Architecture::Ubpf | Architecture::Ebpf => return,
         }
         let spec = self.intrinsic("egress_spec");
         let grp = self.intrinsic("mcast_grp");
@@ -264,6 +288,143 @@ impl<'a> Facts<'a> {
         // A decision on it adds nothing to the mask; as the sources of its value, the
         // parser's decision fields, it added all of them whole, a megaflow per value of a
         // field a `select` tells one value of from the rest (a UDP port).
+    }
+
+    /// PSA's writes between blocks: the ingress control's input metadata copied from the
+    /// parser's; the egress blocks' port, instance, class of service and packet path from
+    /// ingress's output metadata (the packet replication engine's choice); the traffic
+    /// manager's decision on what ingress's output metadata says. (Clones, resubmissions and
+    /// recirculations are not cached: `crate::observe`.)
+    fn psa_flows(&mut self) {
+        let node = |f: &Self, n: &str| f.intrinsic(n).map(Src::Node);
+        let copies = [
+            ("iin.ingress_port", &["ipin.ingress_port"][..]),
+            ("iin.packet_path", &["ipin.packet_path"]),
+            (
+                "ein.egress_port",
+                &["iout.egress_port", "iout.multicast_group"],
+            ),
+            (
+                "epin.egress_port",
+                &["iout.egress_port", "iout.multicast_group"],
+            ),
+            (
+                "edin.egress_port",
+                &["iout.egress_port", "iout.multicast_group"],
+            ),
+            ("ein.instance", &["iout.multicast_group"]),
+            ("ein.class_of_service", &["iout.class_of_service"]),
+            (
+                "ein.packet_path",
+                &[
+                    "iout.multicast_group",
+                    "iout.clone",
+                    "iout.clone_session_id",
+                ],
+            ),
+            (
+                "epin.packet_path",
+                &[
+                    "iout.multicast_group",
+                    "iout.clone",
+                    "iout.clone_session_id",
+                ],
+            ),
+        ];
+        for (dst, srcs) in copies {
+            let Some(d) = self.intrinsic(dst) else {
+                continue;
+            };
+            let srcs = srcs.iter().filter_map(|n| node(self, n)).collect();
+            self.arch_write(d, srcs);
+        }
+        let tm: Vec<Src<'a>> = [
+            "iout.drop",
+            "iout.resubmit",
+            "iout.multicast_group",
+            "iout.egress_port",
+            "iout.clone",
+            "iout.clone_session_id",
+            "eout.drop",
+            "eout.clone",
+            "eout.clone_session_id",
+        ]
+        .iter()
+        .filter_map(|n| node(self, n))
+        .collect();
+        self.decide(
+            DecisionKind::TrafficManager,
+            "traffic manager: drop, resubmit, multicast_group, egress_port, clone".into(),
+            tm,
+            None,
+        );
+    }
+
+    /// XDP: the output action and port choose what happens to the packet, and the input
+    /// port is where `XDP_PASS` and `XDP_TX` send it (a compiled program sends to a port the
+    /// megaflow fixes).
+    fn xdp_flows(&mut self) {
+        let reads: Vec<Src<'a>> = ["omd.output_action", "omd.output_port", "imd.input_port"]
+            .iter()
+            .filter_map(|n| self.intrinsic(n).map(Src::Node))
+            .collect();
+        self.decide(
+            DecisionKind::TrafficManager,
+            "xdp: output_action, output_port, input_port".into(),
+            reads,
+            None,
+        );
+    }
+
+    /// PSA: the egress parser and the headers the ingress deparser may emit (see
+    /// [`Facts::repacked`]).
+    fn psa_repacked(&mut self) {
+        let p = self.p;
+        if p.arch != Architecture::Psa {
+            return;
+        }
+        if let Some(koi_ir::BlockRef::Parser(id)) = p.block(Role::EgressParser) {
+            self.egress_parser = Some(BodyKey::Parser(id.index()));
+        }
+        let Some(koi_ir::BlockRef::Control(d)) = p.block(Role::IngressDeparser) else {
+            return;
+        };
+        let Some(c) = p.controls.get(d) else {
+            return;
+        };
+        let mut slots: Vec<usize> = Vec::new();
+        let mut add = |s: SlotId| {
+            let i = s.index() as usize;
+            if !slots.contains(&i) {
+                slots.push(i);
+            }
+        };
+        // (An action may emit too, when a deparser calls it.)
+        let bodies = std::iter::once(&c.body).chain(p.actions.values().map(|a| &a.body));
+        for b in bodies.flat_map(|b| b.blocks.values()) {
+            for s in &b.stmts {
+                let Stmt::Emit(h) = s else {
+                    continue;
+                };
+                for h in ref_headers(p, h) {
+                    let Some(hd) = p.phv.headers.get(h) else {
+                        continue;
+                    };
+                    for &f in &hd.fields {
+                        add(f);
+                        if let Some(l) = p.phv.slots.get(f).and_then(|x| x.length) {
+                            add(l);
+                        }
+                    }
+                    add(hd.valid);
+                }
+            }
+        }
+        self.repacked = slots
+            .into_iter()
+            .filter(|&s| s < self.nslots)
+            .map(Src::Node)
+            .collect();
     }
 
     fn arch_write(&mut self, dst: Node, srcs: Vec<Src<'a>>) {
@@ -316,7 +477,9 @@ impl<'a> Facts<'a> {
             }
         }
         self.graphs.push((key, g));
-        self.parse_order_of(parser);
+        if self.egress_parser != Some(key) {
+            self.parse_order_of(parser);
+        }
     }
 
     /// Headers and lookahead destinations in depth-first order of the parse graph.

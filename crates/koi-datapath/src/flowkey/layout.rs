@@ -123,6 +123,8 @@ pub struct FlowKeyLayout {
     opaque_names: Vec<String>,
     ops: Vec<CopyOp>,
     cover: Vec<SlotCover>,
+    /// Per slot: whether it holds state when the packet arrives (a timestamp, a queue depth).
+    state_input: Vec<bool>,
 }
 
 impl FlowKeyLayout {
@@ -158,6 +160,7 @@ impl FlowKeyLayout {
             opaque_names: Vec::new(),
             ops: Vec::new(),
             cover: Vec::new(),
+            state_input: facts.state_input.clone(),
         };
         l.pack(&facts, &cl, &source);
         l.copy_ops();
@@ -464,6 +467,15 @@ impl FlowKeyLayout {
     }
 
     /// Whether `slot` may hold a state-derived value ([`Coverage::StateDependent`]).
+    /// Whether `slot` holds state the architecture writes (a timestamp, a queue depth): a
+    /// value of the run read from it is state-derived.
+    pub fn state_input(&self, slot: SlotId) -> bool {
+        self.state_input
+            .get(slot.index() as usize)
+            .copied()
+            .unwrap_or(false)
+    }
+
     pub fn tainted(&self, slot: SlotId) -> bool {
         self.cover
             .get(slot.index() as usize)

@@ -129,6 +129,14 @@ impl<'a> Facts<'a> {
                 varbit_bits,
             } => {
                 self.header_use(header, ctx, where_);
+                // PSA's egress parser: what it extracts comes from the emitted headers; the
+                // header's validity (and a stack's next index) from the parse's way alone,
+                // which its own decisions fix (a run whose egress parse runs out of emitted
+                // headers is not cached).
+                let (origin, srcs) = match self.egress_parser == Some(loc.body) {
+                    true => (Origin::Data, self.repacked.clone()),
+                    false => (Origin::Packet, Vec::new()),
+                };
                 if let Some(b) = varbit_bits {
                     let r = vec![Src::Value(b, ctx)];
                     self.decide(
@@ -141,19 +149,19 @@ impl<'a> Facts<'a> {
                 if let HeaderRef::Next(st) = header
                     && let Some(stack) = p.phv.stacks.get(*st)
                 {
-                    self.write_slot(stack.next_index, Vec::new(), Origin::Packet, loc);
+                    self.write_slot(stack.next_index, Vec::new(), origin, loc);
                 }
                 for h in ref_headers(p, header) {
                     let Some(hd) = p.phv.headers.get(h) else {
                         continue;
                     };
                     for &f in &hd.fields {
-                        self.write_slot(f, Vec::new(), Origin::Packet, loc);
+                        self.write_slot(f, srcs.clone(), origin, loc);
                         if let Some(l) = p.phv.slots.get(f).and_then(|x| x.length) {
-                            self.write_slot(l, Vec::new(), Origin::Packet, loc);
+                            self.write_slot(l, srcs.clone(), origin, loc);
                         }
                     }
-                    self.write_slot(hd.valid, Vec::new(), Origin::Packet, loc);
+                    self.write_slot(hd.valid, Vec::new(), origin, loc);
                     let union = hd.union.and_then(|u| p.phv.unions.get(u));
                     for &m in union.map_or(&[][..], |u| &u.members) {
                         if let (true, Some(x)) = (m != h, p.phv.headers.get(m)) {
@@ -161,6 +169,9 @@ impl<'a> Facts<'a> {
                         }
                     }
                 }
+            }
+            Stmt::Lookahead { dst } if self.egress_parser == Some(loc.body) => {
+                self.write(dst, self.repacked.clone(), Origin::Data, loc, ctx)
             }
             Stmt::Lookahead { dst } => self.write(dst, Vec::new(), Origin::Packet, loc, ctx),
             Stmt::PacketLength { dst } => self.write(dst, Vec::new(), Origin::Arch, loc, ctx),

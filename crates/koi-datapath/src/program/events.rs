@@ -28,6 +28,8 @@ impl<'p> Tracer<'p> {
             .get(slot)
             .map_or(value.width(), |s| s.width);
         let n = match self.setup.write_kind(slot) {
+            // PSA's `iin.ingress_port`: the port the packet came in on, as before the parser.
+            _ if self.psa_port_copy(slot) => self.add(Node::Port(w)),
             WriteKind::Input(what) => self.input(what, value.resize(w), w),
             WriteKind::Opaque => self.add(Node::Opaque(w)),
             WriteKind::Constant => self.constant(value.resize(w)),
@@ -177,14 +179,26 @@ impl<'p> Tracer<'p> {
     /// something else (nothing to do: the run is not compiled).
     pub fn tm_inputs(&self, k: &Known<'_>) -> Vec<SlotId> {
         let mut out = Vec::new();
-        for s in [
-            self.setup.egress_spec,
-            self.setup.mcast_grp,
-            self.setup.priority,
-        ]
-        .into_iter()
-        .flatten()
-        {
+        let inputs = match self.setup.xdp {
+            // XDP: the action, then the port it sends to (the input port or the output port).
+            Some((action, port)) => {
+                let to = match self.const_slot(action, k) {
+                    Some(koi_interp::ebpf::XDP_REDIRECT) => port,
+                    Some(_) => self.setup.port,
+                    None => None,
+                };
+                [action, to, None]
+            }
+            None => match &self.setup.psa {
+                Some(psa) => psa.tm_inputs(),
+                None => [
+                    self.setup.egress_spec,
+                    self.setup.mcast_grp,
+                    self.setup.priority,
+                ],
+            },
+        };
+        for s in inputs.into_iter().flatten() {
             let n = self.slots[s.index() as usize];
             if self.konst_deep(n, k).is_none() && !self.leaves(n, &mut out) {
                 return Vec::new();
@@ -205,7 +219,7 @@ impl<'p> Tracer<'p> {
                 }
                 whole
             }
-            Node::Port(_) => match self.p.intrinsic("ingress_port") {
+            Node::Port(_) => match self.setup.port {
                 Some(s) => {
                     if !out.contains(&s) {
                         out.push(s);
@@ -230,6 +244,12 @@ impl<'p> Tracer<'p> {
         use koi_interp::TmEvent;
         if self.failed.is_some() {
             return;
+        }
+        if let Some(xdp) = self.setup.xdp {
+            return self.xdp_tm(ev, xdp, k);
+        }
+        if self.setup.psa.is_some() {
+            return self.psa_tm(ev, k);
         }
         // Inputs computed from state (`egress_spec = r.read(..)`, a group from a register):
         // guarded to the values this event shows.
@@ -290,11 +310,45 @@ impl<'p> Tracer<'p> {
         }
     }
 
+    /// XDP's verdict: the output action (and the port it sends to) must be fixed by the
+    /// megaflow; a packet the parser rejected is dropped with the action still `XDP_ABORTED`.
+    fn xdp_tm(
+        &mut self,
+        ev: &koi_interp::TmEvent,
+        (action, port): (Option<SlotId>, Option<SlotId>),
+        k: &Known<'_>,
+    ) {
+        use koi_interp::TmEvent;
+        use koi_interp::ebpf::{XDP_PASS, XDP_REDIRECT, XDP_TX};
+        let a = self.const_slot(action, k);
+        let fixed = match ev {
+            TmEvent::Unicast { port: to } => match a {
+                Some(XDP_PASS | XDP_TX) => self.const_slot(self.setup.port, k) == Some(*to),
+                Some(XDP_REDIRECT) => self.const_slot(port, k) == Some(*to),
+                _ => false,
+            },
+            TmEvent::Drop(DropReason::Filter) => {
+                a.is_some_and(|a| !(XDP_PASS..=XDP_REDIRECT).contains(&a))
+            }
+            _ => false,
+        };
+        if !fixed {
+            self.fail("xdp output action or port not constant");
+            return;
+        }
+        if let TmEvent::Drop(why) = ev {
+            self.passes.push(Pass::Dropped(why.clone()));
+        }
+    }
+
     /// A pass through ingress or egress starts. An egress pass starts from the PHV its
     /// instance was queued with.
     pub fn instance(&mut self, role: koi_ir::Role) {
         if self.failed.is_some() || role != koi_ir::Role::Egress {
             return;
+        }
+        if self.setup.psa.is_some() {
+            return self.psa_egress();
         }
         self.emitted.clear();
         match self.queue.pop_front() {
@@ -310,6 +364,9 @@ impl<'p> Tracer<'p> {
     pub fn enqueued(&mut self) {
         if self.failed.is_none() {
             self.queue.push_back((self.slots.clone(), self.cut.clone()));
+            if self.setup.psa.is_some() {
+                self.psa.queued.push_back(self.emitted.clone());
+            }
         }
     }
 
@@ -376,6 +433,9 @@ impl<'p> Tracer<'p> {
     pub fn packet_out(&mut self, port: u64, k: &Known<'_>) {
         if self.failed.is_some() {
             return;
+        }
+        if self.setup.psa.is_some() {
+            return self.psa_packet_out(port, k);
         }
         // An `egress_spec` egress computed from state: guarded not to be the drop port.
         let not_dropped = match self.setup.egress_spec {

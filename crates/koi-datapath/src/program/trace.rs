@@ -47,6 +47,7 @@ impl<'p> Tracer<'p> {
             varbits: Vec::new(),
             inputs: Vec::new(),
             consts: Vec::with_capacity(setup.slots.len()),
+            psa: Default::default(),
         };
         for init in &setup.slots {
             let node = match *init {
@@ -326,7 +327,7 @@ impl<'p> Tracer<'p> {
                 fully_masked(k, *slot, s.width).then(|| k.phv(s.offset, s.width))
             }
             Node::Port(_) => {
-                let slot = self.p.intrinsic("ingress_port")?;
+                let slot = self.setup.port?;
                 let s = self.p.phv.slots.get(slot)?;
                 fully_masked(k, slot, s.width).then(|| k.phv(s.offset, s.width))
             }
@@ -829,6 +830,11 @@ impl<'p> Tracer<'p> {
                 }
             }
             Stmt::Builtin(b) => self.builtin(b, params, k),
+            // (Only PSA's egress parser runs after the first parse and is followed.)
+            Stmt::Extract {
+                header: koi_ir::HeaderRef::Header(h),
+                varbit_bits: None,
+            } if self.setup.psa.is_some() => self.psa_extract(*h),
             Stmt::Extract { .. }
             | Stmt::Lookahead { .. }
             | Stmt::Advance { .. }
