@@ -79,6 +79,10 @@ pub struct Checker<'o> {
     pub optional_methods: HashSet<DeclId>,
     /// Control-plane names given so far.
     pub cp_names: HashMap<String, DeclId>,
+    /// Where each field of a header, struct or union declaration was named, in field order.
+    pub field_spans: HashMap<DeclId, Vec<Span>>,
+    /// Headers already reported for holding more than one varbit field.
+    pub multi_varbit_reported: HashSet<DeclId>,
 }
 
 impl<'o> Checker<'o> {
@@ -96,6 +100,8 @@ impl<'o> Checker<'o> {
             error_spans: HashMap::new(),
             optional_methods: HashSet::new(),
             cp_names: HashMap::new(),
+            field_spans: HashMap::new(),
+            multi_varbit_reported: HashSet::new(),
         }
     }
 

@@ -330,7 +330,18 @@ impl Checker<'_> {
                 self.decl(*p).and_then(|i| i.param()).and_then(|x| x.dir),
             );
             self.check_expr_as(&a.value, pty);
-            if matches!(
+            if dir.is_none() {
+                // As p4c: the control plane supplies directionless parameters, one entry at a
+                // time; the action list binds only the directional ones.
+                let n = self.decl_name(*p);
+                let ps = self.decl_span(*p);
+                self.error_note(
+                    a.value.span,
+                    format!("parameter {n} cannot be bound: it is set by the control plane"),
+                    ps,
+                    "parameter declared here",
+                );
+            } else if matches!(
                 dir,
                 Some(koi_syntax::ast::Direction::Out | koi_syntax::ast::Direction::InOut)
             ) && !self.is_lvalue(&a.value)

@@ -65,6 +65,20 @@ fn action_lists() {
 }
 
 #[test]
+fn the_action_list_binds_only_directional_parameters() {
+    // `q(inout bit<8> x, bit<8> d)`: `d` is the control plane's, entry by entry.
+    ok(&table("actions = { q(h.a); } default_action = q(h.a, 1);"));
+    rejects(
+        &table("actions = {\n q(h.a, 1); // ERR\n }"),
+        "parameter d cannot be bound: it is set by the control plane",
+    );
+    rejects(
+        &table("actions = {\n p(2); // ERR\n }"),
+        "parameter v cannot be bound: it is set by the control plane",
+    );
+}
+
+#[test]
 fn default_actions() {
     ok(&table("actions = { a; p; q(h.a); } default_action = p(3);"));
     ok(&table(
