@@ -83,6 +83,8 @@ pub struct Checker<'o> {
     pub field_spans: HashMap<DeclId, Vec<Span>>,
     /// Headers already reported for holding more than one varbit field.
     pub multi_varbit_reported: HashSet<DeclId>,
+    /// The table whose properties are being checked (its name and where it is declared).
+    pub defining_table: Option<(String, Span)>,
 }
 
 impl<'o> Checker<'o> {
@@ -102,6 +104,7 @@ impl<'o> Checker<'o> {
             cp_names: HashMap::new(),
             field_spans: HashMap::new(),
             multi_varbit_reported: HashSet::new(),
+            defining_table: None,
         }
     }
 

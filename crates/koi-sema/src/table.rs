@@ -85,6 +85,7 @@ impl Checker<'_> {
             priority_delta: 1.into(),
         };
         let mut seen: Vec<(String, Span)> = Vec::new();
+        let outer_table = self.defining_table.replace((name.name.clone(), name.span));
         for p in props {
             let pname = match &p.kind {
                 TablePropertyKind::Key(_) => "key".to_string(),
@@ -105,6 +106,7 @@ impl Checker<'_> {
             seen.push((pname, p.span));
             self.check_table_property(name, p, &mut st);
         }
+        self.defining_table = outer_table;
         if st.listed.is_none() {
             self.error(
                 name.span,

@@ -192,3 +192,22 @@ fn tables_without_default_action_need_no_action() {
     assert_eq!(info.actions.len(), 2);
     assert_eq!(info.size, Some(16));
 }
+
+#[test]
+fn a_table_cannot_refer_to_itself() {
+    // Inside `table t`, `t` names the table, even where a parameter `t` exists outside.
+    let src = |key: &str| {
+        with_core(&format!(
+            "control c(in bit<8> t, in bit<8> u) {{\n action a() {{ }}\n table t {{\n key = {{ {key} }} // ERR\n actions = {{ a; }} }}\n apply {{ t.apply(); }}\n}}\n"
+        ))
+    };
+    ok(&src("u: exact;").replace(" // ERR", ""));
+    rejects(
+        &src("t: exact;"),
+        "t: Cannot refer to the containing table t",
+    );
+    rejects(
+        &src("u + t: exact @name(\"k\");"),
+        "Cannot refer to the containing table t",
+    );
+}
