@@ -548,6 +548,14 @@ impl Checker<'_> {
                 format!("{name}.apply(): tables can only be applied in control apply blocks"),
             ),
         }
+        if self.in_action_list_args {
+            // As p4c: an action list's arguments are evaluated with the table's action, after
+            // the lookup; applying a table there is not supported.
+            self.error(
+                e.span,
+                format!("{name}.apply: table invocation in action argument"),
+            );
+        }
         if let Some(a) = args.first() {
             self.error(a.span, format!("{name}.apply(): tables take no arguments"));
         }

@@ -85,6 +85,8 @@ pub struct Checker<'o> {
     pub multi_varbit_reported: HashSet<DeclId>,
     /// The table whose properties are being checked (its name and where it is declared).
     pub defining_table: Option<(String, Span)>,
+    /// Checking the arguments an action list binds (no table may be applied there).
+    pub in_action_list_args: bool,
 }
 
 impl<'o> Checker<'o> {
@@ -105,6 +107,7 @@ impl<'o> Checker<'o> {
             field_spans: HashMap::new(),
             multi_varbit_reported: HashSet::new(),
             defining_table: None,
+            in_action_list_args: false,
         }
     }
 

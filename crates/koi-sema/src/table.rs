@@ -331,7 +331,9 @@ impl Checker<'_> {
                 self.decl_ty(*p),
                 self.decl(*p).and_then(|i| i.param()).and_then(|x| x.dir),
             );
+            let outer = std::mem::replace(&mut self.in_action_list_args, true);
             self.check_expr_as(&a.value, pty);
+            self.in_action_list_args = outer;
             if dir.is_none() {
                 // As p4c: the control plane supplies directionless parameters, one entry at a
                 // time; the action list binds only the directional ones.

@@ -211,3 +211,17 @@ fn a_table_cannot_refer_to_itself() {
         "Cannot refer to the containing table t",
     );
 }
+
+#[test]
+fn action_list_arguments_cannot_apply_tables() {
+    let src = |arg: &str| {
+        with_core(&format!(
+            "control c(inout bit<8> x) {{\n action a() {{ }}\n action b(in bool v) {{ x = v ? 8w1 : 8w2; }}\n table u {{ actions = {{ a; }} }}\n table t {{ actions = {{\n b({arg}); // ERR\n }} }}\n apply {{ t.apply(); }}\n}}\n"
+        ))
+    };
+    ok(&src("x == 1").replace(" // ERR", ""));
+    rejects(
+        &src("u.apply().hit"),
+        "u.apply: table invocation in action argument",
+    );
+}
