@@ -48,7 +48,10 @@ impl Checker<'_> {
             if optional
                 && matches!(
                     owner,
-                    ParamOwner::ParserCtor | ParamOwner::ControlCtor | ParamOwner::Action
+                    ParamOwner::ParserCtor
+                        | ParamOwner::ControlCtor
+                        | ParamOwner::Action
+                        | ParamOwner::Function
                 )
             {
                 self.error(

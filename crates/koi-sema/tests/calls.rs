@@ -60,6 +60,11 @@ fn optional_parameters() {
         "control g(in bit t)(@optional bit tt) { apply { } } // ERR\n",
         "optional parameter not allowed here",
     );
+    // Only externs may leave a parameter unbound: a function's body reads it.
+    rejects(
+        "bit<8> f(@optional in bit<8> a) { return a; } // ERR\n",
+        "a: optional parameter not allowed here",
+    );
 }
 
 #[test]
