@@ -526,6 +526,20 @@ impl Checker<'_> {
                     self.error(arg.span, "cannot evaluate to a compile-time constant");
                     return false;
                 }
+                // An extern-valued constructor argument may come from a factory function,
+                // evaluated at instantiation: its own arguments must be compile-time known.
+                if let (ArgMode::Constructor, ExprKind::Call { args: inner, .. }, Ty::Extern(_)) =
+                    (mode, &arg.kind, self.ty(p.ty))
+                    && let Some(bad) = inner.iter().find(|a| {
+                        !matches!(a.value.kind, ExprKind::DontCare) && !self.is_ctk(&a.value)
+                    })
+                {
+                    self.error(
+                        bad.value.span,
+                        "an argument of a factory call in a constructor argument must be a compile-time constant",
+                    );
+                    return false;
+                }
                 true
             }
         }

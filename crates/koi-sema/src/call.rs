@@ -398,12 +398,7 @@ impl Checker<'_> {
             ("packet_in", "extract") => {
                 // As p4c: the one-argument form reads a fixed-size header, the two-argument
                 // form a header with a varbit field.
-                let varbits = self.out.types.agg(t).map_or(0, |a| {
-                    a.fields
-                        .iter()
-                        .filter(|f| matches!(self.ty(f.ty), Ty::Varbit(_)))
-                        .count()
-                });
+                let varbits = self.check_one_varbit(t);
                 let span = args.first().map(|a| a.value.span).unwrap_or(e.span);
                 if args.len() == 1 && varbits > 0 {
                     self.error(span, "extract: argument cannot contain varbit fields");
@@ -420,6 +415,7 @@ impl Checker<'_> {
                     ),
                 );
             }
+            ("packet_in", "lookahead") if self.check_one_varbit(t) > 1 => {}
             ("packet_in", "lookahead") if self.out.types.width(t).is_none() => {
                 self.error(
                     e.span,
@@ -428,6 +424,45 @@ impl Checker<'_> {
             }
             _ => {}
         }
+    }
+
+    /// The number of varbit fields of the header, struct or union `t`, reporting (once per
+    /// declaration, at its first varbit field as p4c does) one with more than one: the length
+    /// `extract` is given can size only one field.
+    fn check_one_varbit(&mut self, t: TypeId) -> usize {
+        let Some(a) = self.out.types.agg(t) else {
+            return 0;
+        };
+        let varbit: Vec<usize> = a
+            .fields
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| matches!(self.ty(f.ty), Ty::Varbit(_)))
+            .map(|(i, _)| i)
+            .collect();
+        let (decl, names) = (
+            a.decl,
+            varbit
+                .iter()
+                .map(|i| a.fields[*i].name.clone())
+                .collect::<Vec<_>>(),
+        );
+        if varbit.len() > 1 && self.multi_varbit_reported.insert(decl) {
+            let spans = self.field_spans.get(&decl);
+            let at = |i: usize| spans.and_then(|s| s.get(i)).copied();
+            if let (Some(first), Some(second)) = (at(varbit[0]), at(varbit[1])) {
+                self.error_note(
+                    first,
+                    format!(
+                        "{} and {}: multiple varbit fields in a header",
+                        names[0], names[1]
+                    ),
+                    second,
+                    "second varbit field",
+                );
+            }
+        }
+        varbit.len()
     }
 
     /// What `packet_out.emit` takes (p4c's `checkEmitType`): headers, stacks and unions, and
@@ -512,6 +547,14 @@ impl Checker<'_> {
                 e.span,
                 format!("{name}.apply(): tables can only be applied in control apply blocks"),
             ),
+        }
+        if self.in_action_list_args {
+            // As p4c: an action list's arguments are evaluated with the table's action, after
+            // the lookup; applying a table there is not supported.
+            self.error(
+                e.span,
+                format!("{name}.apply: table invocation in action argument"),
+            );
         }
         if let Some(a) = args.first() {
             self.error(a.span, format!("{name}.apply(): tables take no arguments"));

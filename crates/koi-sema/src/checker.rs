@@ -79,6 +79,14 @@ pub struct Checker<'o> {
     pub optional_methods: HashSet<DeclId>,
     /// Control-plane names given so far.
     pub cp_names: HashMap<String, DeclId>,
+    /// Where each field of a header, struct or union declaration was named, in field order.
+    pub field_spans: HashMap<DeclId, Vec<Span>>,
+    /// Headers already reported for holding more than one varbit field.
+    pub multi_varbit_reported: HashSet<DeclId>,
+    /// The table whose properties are being checked (its name and where it is declared).
+    pub defining_table: Option<(String, Span)>,
+    /// Checking the arguments an action list binds (no table may be applied there).
+    pub in_action_list_args: bool,
 }
 
 impl<'o> Checker<'o> {
@@ -96,6 +104,10 @@ impl<'o> Checker<'o> {
             error_spans: HashMap::new(),
             optional_methods: HashSet::new(),
             cp_names: HashMap::new(),
+            field_spans: HashMap::new(),
+            multi_varbit_reported: HashSet::new(),
+            defining_table: None,
+            in_action_list_args: false,
         }
     }
 

@@ -298,6 +298,16 @@ impl Checker<'_> {
     }
 
     fn check_equality(&mut self, op: BinOp, l: &Expr, r: &Expr, span: Span) -> TypeId {
+        if crate::stmt::has_dots(l) || crate::stmt::has_dots(r) {
+            self.error(
+                span,
+                format!(
+                    "Default values {{...}} cannot be used in operation relation {}",
+                    op_str(op)
+                ),
+            );
+            return TypeId::ERROR;
+        }
         let lt = self.type_of(l);
         let rt = self.type_of(r);
         let numeric =

@@ -48,7 +48,10 @@ impl Checker<'_> {
             if optional
                 && matches!(
                     owner,
-                    ParamOwner::ParserCtor | ParamOwner::ControlCtor | ParamOwner::Action
+                    ParamOwner::ParserCtor
+                        | ParamOwner::ControlCtor
+                        | ParamOwner::Action
+                        | ParamOwner::Function
                 )
             {
                 self.error(
@@ -72,7 +75,7 @@ impl Checker<'_> {
             if !self.is_err(ty) {
                 self.check_param_type(p, ty, owner);
             }
-            let default = self.check_param_default(p, ty);
+            let default = self.check_param_default(p, ty, optional);
             let info = ParamInfo {
                 dir: p.direction,
                 index,
@@ -89,9 +92,25 @@ impl Checker<'_> {
         out
     }
 
-    fn check_param_default(&mut self, p: &Param, ty: TypeId) -> Option<koi_syntax::ast::NodeId> {
+    fn check_param_default(
+        &mut self,
+        p: &Param,
+        ty: TypeId,
+        optional: bool,
+    ) -> Option<koi_syntax::ast::NodeId> {
         let d = p.default.as_ref()?;
-        if p.direction == Some(Direction::Out) {
+        if optional {
+            self.error(
+                p.name.span,
+                format!(
+                    "{}: optional parameters cannot have default values",
+                    p.name.name
+                ),
+            );
+            return None;
+        }
+        // As p4c (`hasOut`): `inout` parameters are written back too.
+        if matches!(p.direction, Some(Direction::Out | Direction::InOut)) {
             self.error(
                 p.name.span,
                 format!("{}: out parameters cannot have default values", p.name.name),

@@ -132,7 +132,6 @@ impl Checker<'_> {
                 | Ty::Enum(_)
                 | Ty::ErrorType
                 | Ty::NewType { .. }
-                | Ty::Varbit(_)
                 | Ty::Error
         )
     }

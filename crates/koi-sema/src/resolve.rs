@@ -50,6 +50,21 @@ impl Checker<'_> {
         if !p.global && name == "this" {
             return self.check_this(e);
         }
+        // Inside a table the table's own name is the table (p4c: the table is declared in
+        // the control before its properties), which no property may use.
+        if let Some((t, at)) = &self.defining_table
+            && !p.global
+            && t == name
+        {
+            let at = *at;
+            self.error_note(
+                p.span,
+                format!("{name}: Cannot refer to the containing table {name}"),
+                at,
+                "table declared here",
+            );
+            return TypeId::ERROR;
+        }
         let found: Vec<DeclId> = self.lookup_path(p).to_vec();
         let Some(&d) = found.first() else {
             self.report_not_found(name, p.span);

@@ -145,6 +145,13 @@ impl Checker<'_> {
                     self.check_expr(e);
                     self.error(e.span, "return expression in function with void return");
                 }
+                Some(e) if has_dots(e) => {
+                    self.check_expr_as(e, ret);
+                    self.error(
+                        s.span,
+                        "Default values {...} cannot be used in a return statement",
+                    );
+                }
                 Some(e) => {
                     self.check_expr_as(e, ret);
                 }
@@ -314,4 +321,15 @@ fn stmt_returns(s: &Stmt, depth: u32) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether `e` is `...` or a list or struct expression ending in `...` (p4c gives those their
+/// default values only where a declaration, an assignment or an argument gives them a type).
+pub fn has_dots(e: &Expr) -> bool {
+    matches!(
+        e.kind,
+        ExprKind::Dots
+            | ExprKind::List { dots: true, .. }
+            | ExprKind::StructInit { dots: true, .. }
+    )
 }

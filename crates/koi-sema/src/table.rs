@@ -85,6 +85,7 @@ impl Checker<'_> {
             priority_delta: 1.into(),
         };
         let mut seen: Vec<(String, Span)> = Vec::new();
+        let outer_table = self.defining_table.replace((name.name.clone(), name.span));
         for p in props {
             let pname = match &p.kind {
                 TablePropertyKind::Key(_) => "key".to_string(),
@@ -105,6 +106,7 @@ impl Checker<'_> {
             seen.push((pname, p.span));
             self.check_table_property(name, p, &mut st);
         }
+        self.defining_table = outer_table;
         if st.listed.is_none() {
             self.error(
                 name.span,
@@ -329,8 +331,21 @@ impl Checker<'_> {
                 self.decl_ty(*p),
                 self.decl(*p).and_then(|i| i.param()).and_then(|x| x.dir),
             );
+            let outer = std::mem::replace(&mut self.in_action_list_args, true);
             self.check_expr_as(&a.value, pty);
-            if matches!(
+            self.in_action_list_args = outer;
+            if dir.is_none() {
+                // As p4c: the control plane supplies directionless parameters, one entry at a
+                // time; the action list binds only the directional ones.
+                let n = self.decl_name(*p);
+                let ps = self.decl_span(*p);
+                self.error_note(
+                    a.value.span,
+                    format!("parameter {n} cannot be bound: it is set by the control plane"),
+                    ps,
+                    "parameter declared here",
+                );
+            } else if matches!(
                 dir,
                 Some(koi_syntax::ast::Direction::Out | koi_syntax::ast::Direction::InOut)
             ) && !self.is_lvalue(&a.value)

@@ -55,6 +55,8 @@ impl Checker<'_> {
             let fs = c.check_fields(kind, &name.name, fields);
             (params, fs)
         });
+        let (fs, spans) = fs;
+        self.field_spans.insert(id, spans);
         self.defining.pop();
         let args = params.iter().map(|p| self.decl_ty(*p)).collect();
         let ty = self.intern(Ty::Agg(AggTy {
@@ -72,8 +74,15 @@ impl Checker<'_> {
         id
     }
 
-    fn check_fields(&mut self, kind: AggKind, owner: &str, fields: &[StructField]) -> Vec<Field> {
+    /// The fields, and the span of each field's name.
+    fn check_fields(
+        &mut self,
+        kind: AggKind,
+        owner: &str,
+        fields: &[StructField],
+    ) -> (Vec<Field>, Vec<Span>) {
         let mut out: Vec<Field> = Vec::new();
+        let mut spans: Vec<Span> = Vec::new();
         let mut seen: HashMap<&str, Span> = HashMap::new();
         for f in fields {
             self.check_annotations(&f.annotations);
@@ -97,8 +106,9 @@ impl Checker<'_> {
                 name: f.name.name.clone(),
                 ty,
             });
+            spans.push(f.name.span);
         }
-        out
+        (out, spans)
     }
 
     /// `@length(f)` on a field must name an earlier field.

@@ -277,7 +277,11 @@ impl Checker<'_> {
         let Some(n) = n else {
             return TypeId::ERROR;
         };
-        let Some(n) = u32::try_from(&n).ok().filter(|n| *n <= MAX_STACK_SIZE) else {
+        // The spec: the size is a positive compile-time known integer (p4c's `getSize`).
+        let Some(n) = u32::try_from(&n)
+            .ok()
+            .filter(|n| (1..=MAX_STACK_SIZE).contains(n))
+        else {
             self.error(size.span, format!("Illegal array size: {n}"));
             return TypeId::ERROR;
         };

@@ -143,3 +143,18 @@ fn parameters_of_blocks_and_externs() {
         "out parameters cannot have default values",
     );
 }
+
+#[test]
+fn factory_calls_in_constructor_arguments_take_constant_arguments() {
+    // A factory function builds an extern object at instantiation time, before any packet.
+    let pre = "extern widget<T> { }\nextern widget<T> make<T>(T a);\nheader h { bit<16> f; }\ncontrol c1<T>(inout h x)(widget<T> w) { apply { } }\n";
+    ok(&with_core(&format!(
+        "{pre}control c2(inout h x) {{ c1<bit<16>>(make(16w3)) c; apply {{ c.apply(x); }} }}\n"
+    )));
+    rejects(
+        &with_core(&format!(
+            "{pre}control c2(inout h x) {{\n c1<bit<16>>(make(x.f)) c; // ERR\n apply {{ c.apply(x); }} }}\n"
+        )),
+        "an argument of a factory call in a constructor argument must be a compile-time constant",
+    );
+}

@@ -34,6 +34,24 @@ fn argument_counts_names_and_defaults() {
 }
 
 #[test]
+fn only_in_parameters_take_default_values() {
+    ok("extern void f(in bit<8> a = 1, bit<8> b = 2);\nvoid g(in bit<8> a = 3) { }\n");
+    rejects(
+        "extern void f(out bit<8> a = 1); // ERR\n",
+        "a: out parameters cannot have default values",
+    );
+    // An inout parameter is written back, like an out one.
+    rejects(
+        "void f(inout bit<8> a = 1) { } // ERR\n",
+        "a: out parameters cannot have default values",
+    );
+    rejects(
+        "extern void f(in bit<8> a,\n @optional in bit<8> b = 1); // ERR\n",
+        "b: optional parameters cannot have default values",
+    );
+}
+
+#[test]
 fn optional_parameters() {
     ok(
         "extern void h<T>(in bit<8> a, @optional in T b);\ncontrol c() { apply { h(1); h(1, true); } }\n",
@@ -41,6 +59,11 @@ fn optional_parameters() {
     rejects(
         "control g(in bit t)(@optional bit tt) { apply { } } // ERR\n",
         "optional parameter not allowed here",
+    );
+    // Only externs may leave a parameter unbound: a function's body reads it.
+    rejects(
+        "bit<8> f(@optional in bit<8> a) { return a; } // ERR\n",
+        "a: optional parameter not allowed here",
     );
 }
 
@@ -183,6 +206,26 @@ fn extract_forms_follow_the_header_s_varbit_field() {
         )),
         "extract: argument should contain a varbit field",
     );
+}
+
+#[test]
+fn a_header_extract_or_lookahead_reads_has_at_most_one_varbit_field() {
+    // p4c reports the header at its first varbit field, where `extract` or `lookahead` reads
+    // it; a declaration alone is accepted.
+    let pre = "header v {\n bit<8> l;\n varbit<32> o;\n varbit<8> q;\n}\nstruct s { v b; }\n";
+    ok(&with_core(pre));
+    let err = |body: &str| {
+        common::err(
+            &with_core(&format!(
+                "{pre}parser P(packet_in p, out s x) {{ state start {{\n {body}\n transition accept; }} }}\n"
+            )),
+            4,
+            "o and q: multiple varbit fields in a header",
+        )
+    };
+    err("p.extract(x.b, 8);");
+    err("p.extract(x.b);");
+    err("v w = p.lookahead<v>();");
 }
 
 #[test]

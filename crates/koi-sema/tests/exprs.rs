@@ -1,7 +1,7 @@
 //! Expressions: operators per type, implicit and explicit casts, slices, shifts,
 //! concatenation, comparisons, member access, header stacks and size methods.
 mod common;
-use common::{ok, rejects};
+use common::{ok, rejects, with_core};
 
 /// A control body with some variables in scope.
 fn body(stmts: &str) -> String {
@@ -152,6 +152,28 @@ fn struct_and_list_expressions_take_the_context_type() {
     );
     rejects(&body("h = {}; // ERR"), "type mismatch");
     rejects(&body("s = { 1, 2 }; // ERR"), "expected bool");
+}
+
+#[test]
+fn default_values_need_a_declared_type() {
+    // `...` takes its type from a declaration, an assignment or a parameter, not from the
+    // other operand of a comparison nor from a return statement (p4c's rule).
+    ok(&body("s = { a = 1, ... }; s = { ... }; s = ...;"));
+    rejects(
+        &body("d = s == { a = 1, ... }; // ERR"),
+        "Default values {...} cannot be used in operation relation ==",
+    );
+    rejects(
+        &body("d = { ... } != s; // ERR"),
+        "Default values {...} cannot be used in operation relation !=",
+    );
+    rejects(
+        &with_core("struct S { bit<8> a; bool b; }\nS f() {\n return { 1, ... }; // ERR\n}\n"),
+        "Default values {...} cannot be used in a return statement",
+    );
+    ok(&with_core(
+        "struct S { bit<8> a; bool b; }\nS f() {\n S s = { 1, ... };\n return s;\n}\n",
+    ));
 }
 
 #[test]

@@ -95,3 +95,22 @@ fn sub_parsers() {
         "instantiation of control in parser",
     );
 }
+
+#[test]
+fn select_cannot_match_varbit_fields() {
+    // p4c: no keyset can be compared with a varbit value; the select expression is refused.
+    let src = |key: &str| {
+        format!(
+            "#include <core.p4>\nheader v {{ varbit<16> o; bit<8> l; }}\nparser p(packet_in b, out v h) {{\n state start {{\n b.extract(h, 16);\n transition select({key}) {{ // ERR\n default: accept; }}\n }}\n}}\n"
+        )
+    };
+    ok(&src("h.l").replace(" // ERR", ""));
+    rejects(
+        &src("h.o"),
+        "Expression with a component of type 'varbit<16>' cannot be used in 'select'",
+    );
+    rejects(
+        &src("h.l, h.o"),
+        "Expression with a component of type 'varbit<16>' cannot be used in 'select'",
+    );
+}

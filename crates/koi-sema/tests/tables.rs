@@ -65,6 +65,20 @@ fn action_lists() {
 }
 
 #[test]
+fn the_action_list_binds_only_directional_parameters() {
+    // `q(inout bit<8> x, bit<8> d)`: `d` is the control plane's, entry by entry.
+    ok(&table("actions = { q(h.a); } default_action = q(h.a, 1);"));
+    rejects(
+        &table("actions = {\n q(h.a, 1); // ERR\n }"),
+        "parameter d cannot be bound: it is set by the control plane",
+    );
+    rejects(
+        &table("actions = {\n p(2); // ERR\n }"),
+        "parameter v cannot be bound: it is set by the control plane",
+    );
+}
+
+#[test]
 fn default_actions() {
     ok(&table("actions = { a; p; q(h.a); } default_action = p(3);"));
     ok(&table(
@@ -177,4 +191,37 @@ fn tables_without_default_action_need_no_action() {
     let info = checked.tables.values().next().expect("one table");
     assert_eq!(info.actions.len(), 2);
     assert_eq!(info.size, Some(16));
+}
+
+#[test]
+fn a_table_cannot_refer_to_itself() {
+    // Inside `table t`, `t` names the table, even where a parameter `t` exists outside.
+    let src = |key: &str| {
+        with_core(&format!(
+            "control c(in bit<8> t, in bit<8> u) {{\n action a() {{ }}\n table t {{\n key = {{ {key} }} // ERR\n actions = {{ a; }} }}\n apply {{ t.apply(); }}\n}}\n"
+        ))
+    };
+    ok(&src("u: exact;").replace(" // ERR", ""));
+    rejects(
+        &src("t: exact;"),
+        "t: Cannot refer to the containing table t",
+    );
+    rejects(
+        &src("u + t: exact @name(\"k\");"),
+        "Cannot refer to the containing table t",
+    );
+}
+
+#[test]
+fn action_list_arguments_cannot_apply_tables() {
+    let src = |arg: &str| {
+        with_core(&format!(
+            "control c(inout bit<8> x) {{\n action a() {{ }}\n action b(in bool v) {{ x = v ? 8w1 : 8w2; }}\n table u {{ actions = {{ a; }} }}\n table t {{ actions = {{\n b({arg}); // ERR\n }} }}\n apply {{ t.apply(); }}\n}}\n"
+        ))
+    };
+    ok(&src("x == 1").replace(" // ERR", ""));
+    rejects(
+        &src("u.apply().hit"),
+        "u.apply: table invocation in action argument",
+    );
 }

@@ -221,3 +221,20 @@ fn stacks_and_arrays() {
         "compile-time constant",
     );
 }
+
+#[test]
+fn stack_sizes_are_positive() {
+    ok("header h { bit<8> a; }\nstruct s { h[1] one; h[16] many; }\n");
+    rejects(
+        "header h { bit<8> a; }\nstruct s { h[0] none; } // ERR\n",
+        "Illegal array size: 0",
+    );
+    rejects(
+        "header h { bit<8> a; }\nconst int N = 2 - 2;\nstruct s { h[N] none; } // ERR\n",
+        "Illegal array size: 0",
+    );
+    rejects(
+        "header h { bit<8> a; }\nstruct s { h[-2] none; } // ERR\n",
+        "Illegal array size: -2",
+    );
+}

@@ -619,7 +619,7 @@ pub enum StmtKind {
         update: Vec<Stmt>,
         body: Box<Stmt>,
     },
-    /// `for ([T] x in collection) body`
+    /// `for (T x in collection) body` (the parser always gives `ty`)
     ForIn {
         annotations: Vec<Annotation>,
         ty: Option<Type>,

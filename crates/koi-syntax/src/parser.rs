@@ -2,7 +2,7 @@
 //! precedence climbing for expressions and error recovery.
 //!
 //! The grammar is that of `grammar.adoc` (P4-16 1.2.x) plus what p4c accepts beyond it
-//! (`{#}`, instantiations among statements, `for (x in e)` without a type). Like p4c, the
+//! (`{#}`, instantiations among statements). Like p4c, the
 //! parser tracks which names denote types (declared types, type parameters in scope, parsers,
 //! controls, externs and packages; shadowed by variables and parameters) to decide between a
 //! cast and a parenthesised expression, and whether a type name may stand where it does. Other

@@ -1,4 +1,4 @@
-//! `for` statements: `for (init; cond; update) body` and `for ([T] x in collection) body`,
+//! `for` statements: `for (init; cond; update) body` and `for (T x in collection) body`,
 //! where the collection is an expression, a range `a .. b`, or a type.
 
 use super::core::{PResult, Parser, Spec};
@@ -22,13 +22,10 @@ impl Parser<'_> {
 
     fn for_rest(&mut self, outer: Vec<Annotation>) -> PResult<StmtKind> {
         let inner = self.annotations()?;
+        // `for (T x in e)`: the loop variable's type is required (the grammar's `typeRef name
+        // IN`; p4c reports `for (i in ...)` as a syntax error at `in`).
         if !inner.is_empty() || self.is_typed_for_in() {
-            return self.for_in(outer, inner, true);
-        }
-        if (*self.peek() == Tok::Ident || Self::is_name_keyword(self.peek()))
-            && *self.nth(1) == Tok::In
-        {
-            return self.for_in(outer, inner, false);
+            return self.for_in(outer, inner);
         }
         let init = self.for_list(&Tok::Semi, true)?;
         self.expect(&Tok::Semi)?;
@@ -57,16 +54,11 @@ impl Parser<'_> {
         &mut self,
         annotations: Vec<Annotation>,
         inner: Vec<Annotation>,
-        typed: bool,
     ) -> PResult<StmtKind> {
         let mut annotations = annotations;
         annotations.extend(inner);
-        let ty = if typed { Some(self.type_ref()?) } else { None };
-        let name = if typed {
-            self.name()?
-        } else {
-            self.non_type_name()?
-        };
+        let ty = Some(self.type_ref()?);
+        let name = self.name()?;
         self.names.declare_object(&name.name);
         self.expect(&Tok::In)?;
         let collection = self.for_collection()?;

@@ -111,7 +111,10 @@ fn for_loops() {
         stmts("for (bit<8> v in vs) x = v;"),
         ["(for-in bit<8> v vs (= x v))"]
     );
-    assert_eq!(stmts("for (v in 1 .. n) {}"), ["(for-in v (.. 1 n) {})"]);
+    // The loop variable's type is required, as in the grammar and p4c.
+    let e = errs("control c() { bit<8> v; apply {\n for (v in 1 .. 3) {} } }");
+    assert_eq!(e.first().map(|(l, _)| *l), Some(2), "{e:?}");
+    assert!(e[0].1.contains("syntax error, unexpected IN"), "{e:?}");
     assert_eq!(
         stmts("@unroll for (@a T v in vs) {}"),
         ["(for-in T v vs {})"]
