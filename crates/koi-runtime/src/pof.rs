@@ -325,10 +325,13 @@ enum Undo {
 fn write(img: &Image, old: &[TableWrite], new: &[TableWrite]) -> Result<usize, String> {
     type Ids<'a> = HashMap<(&'a str, u32, bool), usize, foldhash::fast::RandomState>;
     fn by_id(ws: &[TableWrite]) -> Ids<'_> {
-        ws.iter()
-            .enumerate()
-            .map(|(i, w)| ((&*w.pof_table, w.id, w.miss), i))
-            .collect()
+        let mut ids = Ids::with_capacity_and_hasher(ws.len(), Default::default());
+        ids.extend(
+            ws.iter()
+                .enumerate()
+                .map(|(i, w)| ((&*w.pof_table, w.id, w.miss), i)),
+        );
+        ids
     }
     let (old_ids, new_ids) = (by_id(old), by_id(new));
     let same_match = |a: &TableWrite, b: &TableWrite| a.keys == b.keys && a.priority == b.priority;
