@@ -666,6 +666,14 @@ fn check_action(c: &Config, at: Loc, what: &What, a: &Action) -> R<()> {
             Ok(())
         }
         Action::ModifyField(f, _) => width(c, f, at).map(|_| ()),
+        // The parser makes sure of it; the action's parameters (the bytes) depend on it.
+        Action::AddField { length, value, .. } if value.len() as u64 * 8 != *length as u64 => err(
+            at,
+            format!(
+                "{what}: add_field inserts {length} bits but its value has {} bytes",
+                value.len()
+            ),
+        ),
         Action::AddField { offset, .. } | Action::DeleteField { offset, .. } if offset % 8 != 0 => {
             err(
                 at,
