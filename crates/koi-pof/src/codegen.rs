@@ -281,7 +281,8 @@ pub fn generate(c: &Config) -> R<Generated> {
         }
         // Two entries matching the same packets (with the same priority) cannot both be in
         // the table.
-        let mut seen: FastMap<(&[koi_ir::Pattern], Option<u32>), u32> = FastMap::default();
+        let mut seen: FastMap<(&[koi_ir::Pattern], Option<u32>), u32> =
+            FastMap::with_capacity_and_hasher(entries.len(), Default::default());
         for (w, e) in writes[first..].iter().zip(&entries) {
             if let Some(other) = seen.insert((&w.keys, w.priority), e.id) {
                 return err(
@@ -472,12 +473,13 @@ fn check_names(c: &Config) -> R<()> {
             message: format!("the first table {f} is not defined"),
         });
     }
-    let mut ids = BTreeSet::new();
+    let mut ids: FastMap<(&str, u32), ()> =
+        FastMap::with_capacity_and_hasher(c.entries.len(), Default::default());
     for e in &c.entries {
         let Some(t) = c.table(&e.table) else {
             return err(e.at, format!("entry {}: no table {}", e.id, e.table));
         };
-        if !ids.insert((&e.table, e.id)) {
+        if ids.insert((&e.table, e.id), ()).is_some() {
             return err(
                 e.at,
                 format!("entry {} of table {} is defined twice", e.id, e.table),
@@ -664,6 +666,14 @@ fn check_action(c: &Config, at: Loc, what: &What, a: &Action) -> R<()> {
             Ok(())
         }
         Action::ModifyField(f, _) => width(c, f, at).map(|_| ()),
+        // The parser makes sure of it; the action's parameters (the bytes) depend on it.
+        Action::AddField { length, value, .. } if value.len() as u64 * 8 != *length as u64 => err(
+            at,
+            format!(
+                "{what}: add_field inserts {length} bits but its value has {} bytes",
+                value.len()
+            ),
+        ),
         Action::AddField { offset, .. } | Action::DeleteField { offset, .. } if offset % 8 != 0 => {
             err(
                 at,

@@ -243,6 +243,21 @@ fn configurations_koi_cannot_compile_are_refused_with_the_reason() {
         "protocol p { field a 0 8 }\ntable t lpm { key p.a }\nentry t 1 match 8 { drop }\nentry t 2 match 8/8 { drop }\n",
     );
     assert!(e.contains("matches what entry 1 matches"), "{e}");
+    // A configuration built in code rather than parsed: the bytes must fill the length.
+    let mut c = parse(&format!(
+        "{base}entry t 1 match 1 {{ add_field 0 16 0xaabb }}\n"
+    ))
+    .unwrap();
+    c.entries[0].instructions[0] = crate::Instruction::Apply(crate::Action::AddField {
+        offset: 0,
+        length: 16,
+        value: vec![0xaa],
+    });
+    let e = compile(&c).map(|_| ()).unwrap_err().render("t.pof");
+    assert!(
+        e.contains("inserts 16 bits but its value has 1 bytes"),
+        "{e}"
+    );
 }
 
 #[test]

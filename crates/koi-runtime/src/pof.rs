@@ -8,7 +8,7 @@
 //! change left the structure as it was: [`koi_pof::Generated::same_structure`], the common
 //! case of entries added, modified or removed), the change is applied as **table writes**:
 //! the difference between the two configurations' writes, in one [`Image::update`] (between
-//! two batches of every poll thread, the caches told as for any table write), undone
+//! two batches of every poll thread, the caches told as for P4Runtime's table writes), undone
 //! whole if one write is refused. Otherwise the program is compiled and swapped in with the
 //! state carried over ([`Pipeline::swap`]), exactly as `koi ctl load` applies a P4 program:
 //! between two batches, with counters, meters, groups and sessions kept, the POF tables
@@ -325,10 +325,13 @@ enum Undo {
 fn write(img: &Image, old: &[TableWrite], new: &[TableWrite]) -> Result<usize, String> {
     type Ids<'a> = HashMap<(&'a str, u32, bool), usize, foldhash::fast::RandomState>;
     fn by_id(ws: &[TableWrite]) -> Ids<'_> {
-        ws.iter()
-            .enumerate()
-            .map(|(i, w)| ((&*w.pof_table, w.id, w.miss), i))
-            .collect()
+        let mut ids = Ids::with_capacity_and_hasher(ws.len(), Default::default());
+        ids.extend(
+            ws.iter()
+                .enumerate()
+                .map(|(i, w)| ((&*w.pof_table, w.id, w.miss), i)),
+        );
+        ids
     }
     let (old_ids, new_ids) = (by_id(old), by_id(new));
     let same_match = |a: &TableWrite, b: &TableWrite| a.keys == b.keys && a.priority == b.priority;
@@ -398,10 +401,14 @@ fn write(img: &Image, old: &[TableWrite], new: &[TableWrite]) -> Result<usize, S
                 r.map_err(|e| format!("{}: {e}", w.what()))?;
                 Ok((t, Undo::Default(t, old)))
             };
+            // The caches are told as for P4Runtime's writes: an entry changed or gone drops
+            // the flows it gave, a default action or an entry added to an exact table the
+            // flows that missed, another added entry the table's flows.
+            let index = |h: u32| koi_state::handles::split_handle(h).0;
             for w in &deletes {
                 if w.miss {
                     let (t, u) = default(state, w, false)?;
-                    changes.table(t);
+                    changes.misses(t);
                     undo.push(u);
                     continue;
                 }
@@ -409,12 +416,12 @@ fn write(img: &Image, old: &[TableWrite], new: &[TableWrite]) -> Result<usize, S
                 state
                     .table_delete(&w.table, h)
                     .map_err(|e| format!("{}: {e}", w.what()))?;
-                changes.table(t);
+                changes.entry(t, index(h));
                 undo.push(Undo::Deleted(t, entry));
             }
             for w in modifies.iter().chain(adds.iter()).filter(|w| w.miss) {
                 let (t, u) = default(state, w, true)?;
-                changes.table(t);
+                changes.misses(t);
                 undo.push(u);
             }
             for w in modifies.iter().filter(|w| !w.miss) {
@@ -422,7 +429,7 @@ fn write(img: &Image, old: &[TableWrite], new: &[TableWrite]) -> Result<usize, S
                 state
                     .table_modify(&w.table, h, w.spec().action)
                     .map_err(|e| format!("{}: {e}", w.what()))?;
-                changes.table(t);
+                changes.entry(t, index(h));
                 undo.push(Undo::Modified(t, entry));
             }
             for w in adds.iter().filter(|w| !w.miss) {
@@ -430,7 +437,14 @@ fn write(img: &Image, old: &[TableWrite], new: &[TableWrite]) -> Result<usize, S
                 let h = state
                     .table_add_id(t, w.spec())
                     .map_err(|e| format!("{}: {e}", w.what()))?;
-                changes.table(t);
+                if w.keys
+                    .iter()
+                    .all(|k| matches!(k, koi_ir::Pattern::Exact(_)))
+                {
+                    changes.misses(t);
+                } else {
+                    changes.table(t);
+                }
                 undo.push(Undo::Added(t, h));
             }
             Ok(())

@@ -181,6 +181,24 @@ fn kpofvs_example_forwards_between_namespaces_and_entry_changes_apply_live() {
             "the route to host 2 sends to port {port}"
         );
     }
+    // A longer prefix added takes the route's cached flows; removed, it gives them back.
+    let out = lab
+        .ctl(&[
+            "pof_entry_add",
+            &format!("entry ipv4_fwd 3 match 10.0.2.1/32 {{ {fwd} output 1 }}"),
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.contains("not recompiled"), "{out}");
+    assert_eq!(
+        udp(&lab, 1, 2, "10.0.2.1", 20),
+        0,
+        "the /32 sends to port 1"
+    );
+    let out = lab
+        .ctl(&["pof_entry_remove", "ipv4_fwd", "3"])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.contains("not recompiled"), "{out}");
+    assert_eq!(udp(&lab, 1, 2, "10.0.2.1", 20), 20, "the /24 again");
     assert_eq!(generation(), before, "no new program");
     let shown = lab.ctl(&["pof_show"]).unwrap_or_else(|e| panic!("{e}"));
     assert!(shown.contains("entry ipv4_fwd 2"), "{shown}");
