@@ -413,3 +413,63 @@ PSA_Switch(ip, PacketReplicationEngine(), ep, BufferingQueueingEngine()) main;
     let s = twin.dp.stats();
     assert_eq!((s.installs, s.compiled, s.uncacheable), (3, 3, 0), "{s:?}");
 }
+
+/// Ingress sets the class of service from the packet (`h.b`) and egress writes what it
+/// receives as `istd.class_of_service` into `h.a`: the class is the traffic manager's input,
+/// so the megaflow matches what it is computed from and each class is a compiled program of
+/// its own; a packet of another class never takes the first one's program (p4c's
+/// psa-unicast-or-drop writes the class into the packet the same way; a program compiled with
+/// the first packet's class once sent every class that).
+#[test]
+fn the_class_of_service_reaches_egress_as_the_packet_sets_it() {
+    let src = format!(
+        r#"{HEADERS}
+parser IP(packet_in pkt, out headers_t hdr, inout meta_t m,
+          in psa_ingress_parser_input_metadata_t istd, in empty_t r, in empty_t rc) {{
+    state start {{ pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }}
+}}
+control I(inout headers_t hdr, inout meta_t m, in psa_ingress_input_metadata_t istd,
+          inout psa_ingress_output_metadata_t ostd) {{
+    apply {{
+        send_to_port(ostd, (PortId_t) 2);
+        ostd.class_of_service = (ClassOfService_t) (ClassOfServiceUint_t) hdr.h.b;
+    }}
+}}
+control ID(packet_out pkt, out empty_t c, out empty_t r, out empty_t n, inout headers_t hdr,
+           in meta_t m, in psa_ingress_output_metadata_t istd) {{
+    apply {{ pkt.emit(hdr.eth); pkt.emit(hdr.h); }}
+}}
+parser EP(packet_in pkt, out headers_t hdr, inout meta_t m,
+          in psa_egress_parser_input_metadata_t istd, in empty_t n, in empty_t c,
+          in empty_t ce) {{
+    state start {{ pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }}
+}}
+control E(inout headers_t hdr, inout meta_t m, in psa_egress_input_metadata_t istd,
+          inout psa_egress_output_metadata_t ostd) {{
+    apply {{ hdr.h.a = (bit<8>) (ClassOfServiceUint_t) istd.class_of_service; }}
+}}
+control ED(packet_out pkt, out empty_t c, out empty_t r, inout headers_t hdr, in meta_t m,
+           in psa_egress_output_metadata_t istd, in psa_egress_deparser_input_metadata_t e) {{
+    apply {{ pkt.emit(hdr.eth); pkt.emit(hdr.h); }}
+}}
+IngressPipeline(IP(), I(), ID()) ip;
+EgressPipeline(EP(), E(), ED()) ep;
+PSA_Switch(ip, PacketReplicationEngine(), ep, BufferingQueueingEngine()) main;
+"#
+    );
+    let p = common::compile_str(&src).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = common::Twin::new(&p, |_| {});
+    let mut paths = Vec::new();
+    for round in 0..3u8 {
+        for b in [2u8, 3] {
+            let (got, path) = twin.send(&frame(9, b, round), 1);
+            assert_eq!(got.len(), 1, "{got:?}");
+            assert_eq!(got[0].1[14], b, "b {b}: the class the packet set");
+            paths.push(path);
+        }
+    }
+    // One megaflow per class: the first packet of each takes the slow path.
+    common::assert_compiled_except(&paths, &[0, 1]);
+    let s = twin.dp.stats();
+    assert_eq!((s.installs, s.compiled, s.uncacheable), (2, 2, 0), "{s:?}");
+}

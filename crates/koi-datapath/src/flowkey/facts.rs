@@ -293,7 +293,8 @@ impl<'a> Facts<'a> {
     /// PSA's writes between blocks: the ingress control's input metadata copied from the
     /// parser's; the egress blocks' port, instance, class of service and packet path from
     /// ingress's output metadata (the packet replication engine's choice); the traffic
-    /// manager's decision on what ingress's output metadata says. (Clones, resubmissions and
+    /// manager's decision on what ingress's output metadata says (the class of service
+    /// among it: egress receives it, and a compiled program takes it as a constant). (Clones, resubmissions and
     /// recirculations are not cached: `crate::observe`.)
     fn psa_flows(&mut self) {
         let node = |f: &Self, n: &str| f.intrinsic(n).map(Src::Node);
@@ -343,6 +344,7 @@ impl<'a> Facts<'a> {
             "iout.resubmit",
             "iout.multicast_group",
             "iout.egress_port",
+            "iout.class_of_service",
             "iout.clone",
             "iout.clone_session_id",
             "eout.drop",
@@ -354,7 +356,8 @@ impl<'a> Facts<'a> {
         .collect();
         self.decide(
             DecisionKind::TrafficManager,
-            "traffic manager: drop, resubmit, multicast_group, egress_port, clone".into(),
+            "traffic manager: drop, resubmit, multicast_group, egress_port, class_of_service, clone"
+                .into(),
             tm,
             None,
         );

@@ -4,8 +4,9 @@
 //! emitted, field for field.
 //!
 //! A run is compiled only when what decides the packet's path is fixed by the megaflow
-//! (`drop`, `resubmit`, `clone`, `multicast_group` and `egress_port` of ingress, `drop` and
-//! `clone` of egress: constants of the run) and the egress parser extracts exactly the
+//! (`drop`, `resubmit`, `clone`, `multicast_group`, `egress_port` and `class_of_service` of
+//! ingress, `drop` and `clone` of egress: constants of the run, the megaflow matching what
+//! they are computed from) and the egress parser extracts exactly the
 //! headers the ingress deparser emitted, each at the offset ingress emitted it and with the
 //! same field widths: the packet that leaves is then egress's emitted headers followed by
 //! the payload after the ingress parse, as for v1model. Anything else (an egress parser that
@@ -27,6 +28,9 @@ pub(super) struct PsaSetup {
     clone: Option<SlotId>,
     group: Option<SlotId>,
     port: Option<SlotId>,
+    /// `iout.class_of_service`: the traffic manager's class for the packet, which egress
+    /// receives as `istd.class_of_service`.
+    cos: Option<SlotId>,
     egress_drop: Option<SlotId>,
     egress_clone: Option<SlotId>,
 }
@@ -46,14 +50,17 @@ impl PsaSetup {
             clone: p.intrinsic("iout.clone"),
             group: p.intrinsic("iout.multicast_group"),
             port: p.intrinsic("iout.egress_port"),
+            cos: p.intrinsic("iout.class_of_service"),
             egress_drop: p.intrinsic("eout.drop"),
             egress_clone: p.intrinsic("eout.clone"),
         }
     }
 
-    /// The traffic manager's inputs a unicast or multicast takes its port or group from.
+    /// The traffic manager's inputs: the port or group a unicast or multicast takes, and
+    /// the class of service (egress reads it as a constant of the run, as v1model's egress
+    /// reads its priority).
     pub(super) fn tm_inputs(&self) -> [Option<SlotId>; 3] {
-        [self.port, self.group, None]
+        [self.port, self.group, self.cos]
     }
 }
 
@@ -164,10 +171,12 @@ impl Tracer<'_> {
             return;
         };
         let (drop, resubmit, clone, group, port) = (s.drop, s.resubmit, s.clone, s.group, s.port);
-        let (edrop, eclone) = (s.egress_drop, s.egress_clone);
+        let (edrop, eclone, cos) = (s.egress_drop, s.egress_clone, s.cos);
         let c = |slot| self.const_slot(slot, k);
         let nonzero = |v: Option<u64>| v.is_some_and(|v| v != 0);
-        let sends = c(clone) == Some(0) && c(resubmit) == Some(0) && c(drop) == Some(0);
+        // What egress receives is a constant of the run: the class of service too.
+        let sends =
+            c(clone) == Some(0) && c(resubmit) == Some(0) && c(drop) == Some(0) && c(cos).is_some();
         let fixed = match ev {
             TmEvent::Unicast { port: to } => sends && c(group) == Some(0) && c(port) == Some(*to),
             TmEvent::Multicast { group: g, .. } => sends && *g != 0 && c(group) == Some(*g),
