@@ -360,12 +360,10 @@ fn egress_parses_of_part_of_the_emitted_headers_are_replayed() {
     assert_eq!((s.installs, s.uncacheable, s.compiled), (1, 0, 0), "{s:?}");
 }
 
-/// Ingress sends to the port `h.b` names (source routing): the megaflow matches `h.b` whole,
-/// so each port is a compiled program of its own, and every packet leaves where the
-/// interpreter sends it.
-#[test]
-fn psa_egress_ports_from_the_packet_are_compiled_per_port() {
-    let src = format!(
+/// A PSA program that parses Ethernet and `h` in both pipelines and emits both: ingress runs
+/// `ingress` (its `apply` body), egress runs `egress`.
+fn passes(ingress: &str, egress: &str) -> String {
+    format!(
         r#"{HEADERS}
 parser IP(packet_in pkt, out headers_t hdr, inout meta_t m,
           in psa_ingress_parser_input_metadata_t istd, in empty_t r, in empty_t rc) {{
@@ -373,7 +371,7 @@ parser IP(packet_in pkt, out headers_t hdr, inout meta_t m,
 }}
 control I(inout headers_t hdr, inout meta_t m, in psa_ingress_input_metadata_t istd,
           inout psa_ingress_output_metadata_t ostd) {{
-    apply {{ send_to_port(ostd, (PortId_t) (bit<32>) hdr.h.b); hdr.h.a = hdr.h.a + 1; }}
+    apply {{ {ingress} }}
 }}
 control ID(packet_out pkt, out empty_t c, out empty_t r, out empty_t n, inout headers_t hdr,
            in meta_t m, in psa_ingress_output_metadata_t istd) {{
@@ -386,7 +384,7 @@ parser EP(packet_in pkt, out headers_t hdr, inout meta_t m,
 }}
 control E(inout headers_t hdr, inout meta_t m, in psa_egress_input_metadata_t istd,
           inout psa_egress_output_metadata_t ostd) {{
-    apply {{ hdr.h.b = (bit<8>) (bit<32>) istd.egress_port; }}
+    apply {{ {egress} }}
 }}
 control ED(packet_out pkt, out empty_t c, out empty_t r, inout headers_t hdr, in meta_t m,
            in psa_egress_output_metadata_t istd, in psa_egress_deparser_input_metadata_t e) {{
@@ -396,6 +394,17 @@ IngressPipeline(IP(), I(), ID()) ip;
 EgressPipeline(EP(), E(), ED()) ep;
 PSA_Switch(ip, PacketReplicationEngine(), ep, BufferingQueueingEngine()) main;
 "#
+    )
+}
+
+/// Ingress sends to the port `h.b` names (source routing): the megaflow matches `h.b` whole,
+/// so each port is a compiled program of its own, and every packet leaves where the
+/// interpreter sends it.
+#[test]
+fn psa_egress_ports_from_the_packet_are_compiled_per_port() {
+    let src = passes(
+        "send_to_port(ostd, (PortId_t) (bit<32>) hdr.h.b); hdr.h.a = hdr.h.a + 1;",
+        "hdr.h.b = (bit<8>) (bit<32>) istd.egress_port;",
     );
     let p = common::compile_str(&src).unwrap_or_else(|e| panic!("{e}"));
     let mut twin = common::Twin::new(&p, |_| {});
@@ -422,40 +431,12 @@ PSA_Switch(ip, PacketReplicationEngine(), ep, BufferingQueueingEngine()) main;
 /// the first packet's class once sent every class that).
 #[test]
 fn the_class_of_service_reaches_egress_as_the_packet_sets_it() {
-    let src = format!(
-        r#"{HEADERS}
-parser IP(packet_in pkt, out headers_t hdr, inout meta_t m,
-          in psa_ingress_parser_input_metadata_t istd, in empty_t r, in empty_t rc) {{
-    state start {{ pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }}
-}}
-control I(inout headers_t hdr, inout meta_t m, in psa_ingress_input_metadata_t istd,
-          inout psa_ingress_output_metadata_t ostd) {{
-    apply {{
-        send_to_port(ostd, (PortId_t) 2);
-        ostd.class_of_service = (ClassOfService_t) (ClassOfServiceUint_t) hdr.h.b;
-    }}
-}}
-control ID(packet_out pkt, out empty_t c, out empty_t r, out empty_t n, inout headers_t hdr,
-           in meta_t m, in psa_ingress_output_metadata_t istd) {{
-    apply {{ pkt.emit(hdr.eth); pkt.emit(hdr.h); }}
-}}
-parser EP(packet_in pkt, out headers_t hdr, inout meta_t m,
-          in psa_egress_parser_input_metadata_t istd, in empty_t n, in empty_t c,
-          in empty_t ce) {{
-    state start {{ pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }}
-}}
-control E(inout headers_t hdr, inout meta_t m, in psa_egress_input_metadata_t istd,
-          inout psa_egress_output_metadata_t ostd) {{
-    apply {{ hdr.h.a = (bit<8>) (ClassOfServiceUint_t) istd.class_of_service; }}
-}}
-control ED(packet_out pkt, out empty_t c, out empty_t r, inout headers_t hdr, in meta_t m,
-           in psa_egress_output_metadata_t istd, in psa_egress_deparser_input_metadata_t e) {{
-    apply {{ pkt.emit(hdr.eth); pkt.emit(hdr.h); }}
-}}
-IngressPipeline(IP(), I(), ID()) ip;
-EgressPipeline(EP(), E(), ED()) ep;
-PSA_Switch(ip, PacketReplicationEngine(), ep, BufferingQueueingEngine()) main;
-"#
+    let src = passes(
+        concat!(
+            "send_to_port(ostd, (PortId_t) 2);",
+            "ostd.class_of_service = (ClassOfService_t) (ClassOfServiceUint_t) hdr.h.b;"
+        ),
+        "hdr.h.a = (bit<8>) (ClassOfServiceUint_t) istd.class_of_service;",
     );
     let p = common::compile_str(&src).unwrap_or_else(|e| panic!("{e}"));
     let mut twin = common::Twin::new(&p, |_| {});

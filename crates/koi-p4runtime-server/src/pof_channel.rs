@@ -4,8 +4,9 @@
 //! compiled and swapped in (or written) exactly as those are, with the state kept.
 //!
 //! Messages are converted to koi-pof's model here (names checked to be identifiers, values
-//! to fit 128 bits) and handed to the commands in the text format, which the commands parse
-//! and check again. Changing needs the P4Runtime primary's election id for the device and
+//! to fit 128 bits). A whole configuration goes to `koi_runtime::pof::load_config`; each
+//! change of a `Write` to its `pof_*` command in the text format, which the command parses
+//! and checks as it checks `koi ctl`'s. Changing needs the P4Runtime primary's election id for the device and
 //! role, so one controller owns a device whichever channel it writes through.
 
 use crate::Devices;
@@ -16,7 +17,6 @@ use koi_pof as pof;
 use koi_proto::pof as pb;
 use koi_proto::pof::pof_server::Pof;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use tonic::{Code, Request, Response, Status};
 
 /// The service over the switch's devices.
@@ -57,17 +57,26 @@ fn current(d: &Device) -> Result<Arc<pof::Config>, Status> {
     }
 }
 
-/// Runs `pof_*` command `cmd` on `d`'s pipeline away from the async threads (a change
-/// compiles and swaps).
-async fn run(d: &Arc<Device>, cmd: &'static str, args: Vec<String>) -> Result<String, Status> {
+/// Runs `change` on `d`'s pipeline away from the async threads (a change compiles and
+/// swaps, or writes tables); its refusal is INVALID_ARGUMENT.
+async fn blocking(
+    d: &Arc<Device>,
+    change: impl FnOnce(&koi_runtime::Pipeline) -> Result<String, String> + Send + 'static,
+) -> Result<String, Status> {
     let d = Arc::clone(d);
-    tokio::task::spawn_blocking(move || {
+    tokio::task::spawn_blocking(move || change(&d.pipeline))
+        .await
+        .map_err(|e| status(Code::Internal, format!("POF change: {e}")))?
+        .map_err(invalid)
+}
+
+/// Runs `pof_*` command `cmd` with `args` on `d`'s pipeline.
+async fn run(d: &Arc<Device>, cmd: &'static str, args: Vec<String>) -> Result<String, Status> {
+    blocking(d, move |pl| {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        koi_runtime::pof::command(&d.pipeline, cmd, &args)
+        koi_runtime::pof::command(pl, cmd, &args)
     })
     .await
-    .map_err(|e| status(Code::Internal, format!("POF change: {e}")))?
-    .map_err(invalid)
 }
 
 #[tonic::async_trait]
@@ -91,37 +100,16 @@ impl Pof for PofService {
         let req = request.into_inner();
         let d = self.device(req.device_id)?;
         d.check_primary(&req.role, election_id(&req.election_id))?;
-        let text = match &req.config {
-            Some(c) => pof::print(&from_proto(c)?),
-            None => {
-                pof::parse(&req.text).map_err(|e| invalid(e.render("text")))?;
-                req.text.clone()
-            }
+        let config = match &req.config {
+            Some(c) => from_proto(c)?,
+            None => pof::parse(&req.text).map_err(|e| invalid(e.render("text")))?,
         };
-        // `pof_load` reads a file: the configuration goes through one of ours, named in no
-        // message.
-        static N: AtomicU64 = AtomicU64::new(0);
-        let path = std::env::temp_dir().join(format!(
-            "koi-pof-grpc-{}-{}.pof",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::write(&path, &text)
-            .map_err(|e| status(Code::Internal, format!("POF configuration: {e}")))?;
-        let p = path.display().to_string();
-        let mut args = vec![p.clone()];
-        if req.reset {
-            args.push("--reset".into());
-        }
-        let r = run(&d, "pof_load", args).await;
-        let _ = std::fs::remove_file(&path);
-        let clean = |s: String| s.replace(&p, "configuration");
-        match r {
-            Ok(report) => Ok(Response::new(pb::SetConfigResponse {
-                report: clean(report),
-            })),
-            Err(e) => Err(status(e.code(), clean(e.message().to_string()))),
-        }
+        let reset = req.reset;
+        let report = blocking(&d, move |pl| {
+            koi_runtime::pof::load_config(pl, "configuration", config, reset)
+        })
+        .await?;
+        Ok(Response::new(pb::SetConfigResponse { report }))
     }
 
     async fn write(
@@ -159,6 +147,10 @@ fn command_of(d: &Device, ch: &pb::Change) -> Result<(&'static str, Vec<String>)
     let text = |frag: pof::Config| vec![pof::print(&frag)];
     let not_found = |what: String| status(Code::NotFound, format!("no {what}"));
     let exists = |what: String| status(Code::AlreadyExists, format!("{what} exists"));
+    let has_table = |n: &str| match c.table(n) {
+        Some(_) => Ok(()),
+        None => Err(not_found(format!("table {n}"))),
+    };
     let Some(ch) = &ch.change else {
         return Err(invalid("a change with nothing in it"));
     };
@@ -204,16 +196,12 @@ fn command_of(d: &Device, ch: &pb::Change) -> Result<(&'static str, Vec<String>)
         }
         C::RemoveTable(n) => {
             ident(n, "table name")?;
-            if c.table(n).is_none() {
-                return Err(not_found(format!("table {n}")));
-            }
+            has_table(n)?;
             ("pof_table_remove", vec![n.clone()])
         }
         C::SetFirstTable(n) => {
             ident(n, "table name")?;
-            if c.table(n).is_none() {
-                return Err(not_found(format!("table {n}")));
-            }
+            has_table(n)?;
             let frag = pof::Config {
                 first: Some(n.clone()),
                 ..Default::default()
@@ -223,9 +211,7 @@ fn command_of(d: &Device, ch: &pb::Change) -> Result<(&'static str, Vec<String>)
         C::AddEntry(e) | C::ModifyEntry(e) => {
             let modify = matches!(ch, C::ModifyEntry(_));
             let e = entry(e)?;
-            if c.table(&e.table).is_none() {
-                return Err(not_found(format!("table {}", e.table)));
-            }
+            has_table(&e.table)?;
             let there = c.entries_of(&e.table).any(|x| x.id == e.id);
             match (modify, there) {
                 (true, false) => {
@@ -249,9 +235,7 @@ fn command_of(d: &Device, ch: &pb::Change) -> Result<(&'static str, Vec<String>)
         }
         C::SetMiss(m) => {
             let m = miss(m)?;
-            if c.table(&m.table).is_none() {
-                return Err(not_found(format!("table {}", m.table)));
-            }
+            has_table(&m.table)?;
             let frag = pof::Config {
                 misses: vec![m],
                 ..Default::default()

@@ -280,6 +280,38 @@ pub fn command(pl: &Pipeline, cmd: &str, args: &[&str]) -> Result<String, String
         },
         _ => return Err(format!("unknown POF command {cmd}")),
     };
+    apply(pl, cmd, &what, next, reset)
+}
+
+/// Replaces the POF configuration of `pl` with `config` (as `pof_load` does with a file's;
+/// `reset`: the state starts afresh), for a caller that holds the configuration already (the
+/// gRPC POF channel). `name` names it in messages.
+pub fn load_config(
+    pl: &Pipeline,
+    name: &str,
+    config: Config,
+    reset: bool,
+) -> Result<String, String> {
+    let _edit = crate::lock(&pl.pof_edit);
+    apply(
+        pl,
+        name,
+        &format!("configuration {name} loaded"),
+        config,
+        reset,
+    )
+}
+
+/// Puts configuration `next` in place on `pl` (whose edit lock the caller holds): as table
+/// writes when it runs the same program as the running one (and `reset` is not asked),
+/// else compiled and swapped in. `cmd` names the change in messages, `what` says what it did.
+fn apply(
+    pl: &Pipeline,
+    cmd: &str,
+    what: &str,
+    next: Config,
+    reset: bool,
+) -> Result<String, String> {
     let start = Instant::now();
     let g = koi_pof::generate(&next).map_err(|e| e.render(cmd))?;
     // The running program, when it is this configuration's: the change may be written.
