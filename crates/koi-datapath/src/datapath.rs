@@ -349,6 +349,8 @@ pub struct Datapath<'p> {
     rec: Recorder,
     /// The flow cache's counters at the last [`Datapath::reset_stats`].
     cache_base: (u64, u64),
+    /// The data of a hash key being computed ([`FlowKeyLayout::hash_keys`]).
+    hash_buf: koi_hash::bits::BitString,
 }
 
 /// The set of shared programs (hashed with foldhash: programs are compared whole).
@@ -447,6 +449,7 @@ impl<'p> Datapath<'p> {
             sites: Sites::new(pipeline),
             rec: Recorder::default(),
             cache_base: (0, 0),
+            hash_buf: koi_hash::bits::BitString::new(),
         })
     }
 
@@ -821,6 +824,12 @@ impl<'p> Datapath<'p> {
         ) {
             return None;
         }
+        // Hashes in the key: computed from its fields, and the key hashed with them (the
+        // parser's hash did not see them).
+        if !self.layout.hash_keys().is_empty() {
+            self.layout.fill_hash_keys(key, &mut self.hash_buf);
+            return Some(self.cache.hash(key));
+        }
         Some(hash.unwrap_or_else(|| self.cache.hash(key)))
     }
 
@@ -966,6 +975,8 @@ impl<'p> Datapath<'p> {
             state_seen: false,
             emitted_bits: 0,
             egress_parse: false,
+            copies: Vec::new(),
+            hash_buf: koi_hash::bits::BitString::new(),
         };
         let dropped = state.digests_dropped();
         let outcome = self.interp.run(state, packet, port, clock, &mut obs)?;

@@ -176,6 +176,11 @@ enum Ev {
         slot: SlotId,
         mask: u32,
     },
+    /// A decision read bits `bits` of hash key `key` ([`crate::flowkey::HashKey`]).
+    HashKeyInfluence {
+        key: u16,
+        bits: u64,
+    },
     GuardJump {
         at: usize,
         to: BlockId,
@@ -256,6 +261,7 @@ fn encode(ev: &Ev) -> ([u64; 3], usize) {
         Ev::GuardTable { table, keys } => two(tag(17, table.index()), span(*keys)),
         Ev::Table { table, hit } => two(tag(18, table.index()), hit.map_or(u64::MAX, u64::from)),
         Ev::Tm(i) => one(tag(19, *i)),
+        Ev::HashKeyInfluence { key, bits } => two(tag(20, u32::from(*key)), *bits),
     }
 }
 
@@ -426,6 +432,10 @@ impl Recorder {
         self.push(Ev::Influence { slot, mask });
     }
 
+    pub fn hash_key_influence(&mut self, key: u16, bits: u64) {
+        self.push(Ev::HashKeyInfluence { key, bits });
+    }
+
     pub fn guard_jump(&mut self, t: &Terminator, to: BlockId, params: &[Bits]) {
         let args = self.span(params);
         self.push(Ev::GuardJump {
@@ -506,6 +516,11 @@ pub(crate) fn replay<'p>(
             }
             Ev::Influence { slot, mask: m } => {
                 layout.mask_for(*slot, &log.bits[*m as usize], mask);
+            }
+            Ev::HashKeyInfluence { key, bits } => {
+                if let Some(k) = layout.hash_keys().get(usize::from(*key)) {
+                    k.mask(*bits, mask);
+                }
             }
             Ev::GuardJump { at, to, args } => {
                 let term = sites
