@@ -115,6 +115,11 @@ fn a_ring_over_a_key_hash_shares_megaflows_between_keys() {
     let hk = twin.dp.layout().hash_keys();
     assert_eq!(hk.len(), 1, "{hk:?}");
     assert_eq!(hk[0].name, "crc32(hdr.k.key)");
+    let printed = twin.dp.layout().to_string();
+    assert!(
+        printed.contains("crc32(hdr.k.key) -> meta.crc"),
+        "{printed}"
+    );
     let mut rng = Rng(0x5eed_1234_9876_abcd);
     let keys: Vec<Vec<u8>> = (0..2000)
         .map(|_| (0..16).map(|_| b'a' + (rng.next() % 26) as u8).collect())

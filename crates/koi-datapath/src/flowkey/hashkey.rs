@@ -55,8 +55,9 @@ pub struct HashKey {
     /// `crc32(hdr.mc_key.key, hdr.mc_key_t1.b)`, for key printouts.
     pub name: String,
     pub(crate) calc: HashAlgorithm,
-    /// The result's slot and width.
+    /// The result's slot, its name and its width.
     pub dst: SlotId,
+    pub dst_name: String,
     pub width: u32,
     pub(crate) base: u64,
     pub(crate) max: Option<u64>,
@@ -241,6 +242,7 @@ pub(crate) fn find(f: &Facts<'_>, demanded: &[bool], fields: &[KeyField]) -> Vec
             name: format!("{}({})", algo.name(), names.join(", ")),
             calc,
             dst: *dst,
+            dst_name: slot.name.clone(),
             width: slot.width,
             base: base.low_u64(),
             max,

@@ -820,6 +820,20 @@ impl fmt::Display for FlowKeyLayout {
                 )?;
             }
         }
+        if !self.hash_keys.is_empty() {
+            writeln!(f, "  -- hash keys")?;
+        }
+        for k in &self.hash_keys {
+            let (a, b) = (k.key_offset, k.key_offset + k.width);
+            let range = format!("{a}..{b}");
+            writeln!(
+                f,
+                "{:>5}  {range:>9}  {:>5}  {:<32}  hash of packet fields",
+                a / 64,
+                k.width,
+                format!("{} -> {}", k.name, k.dst_name),
+            )?;
+        }
         for d in self.state_dependent() {
             writeln!(f, "state-dependent {}: {}", d.kind.name(), d.location)?;
         }
