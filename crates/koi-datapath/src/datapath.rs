@@ -350,7 +350,7 @@ pub struct Datapath<'p> {
     /// The flow cache's counters at the last [`Datapath::reset_stats`].
     cache_base: (u64, u64),
     /// The data of a hash key being computed ([`FlowKeyLayout::hash_keys`]).
-    hash_buf: koi_hash::bits::BitString,
+    hash_buf: crate::flowkey::HashBuf,
 }
 
 /// The set of shared programs (hashed with foldhash: programs are compared whole).
@@ -449,7 +449,7 @@ impl<'p> Datapath<'p> {
             sites: Sites::new(pipeline),
             rec: Recorder::default(),
             cache_base: (0, 0),
-            hash_buf: koi_hash::bits::BitString::new(),
+            hash_buf: crate::flowkey::HashBuf::default(),
         })
     }
 
@@ -976,7 +976,7 @@ impl<'p> Datapath<'p> {
             emitted_bits: 0,
             egress_parse: false,
             copies: Vec::new(),
-            hash_buf: koi_hash::bits::BitString::new(),
+            hash_buf: crate::flowkey::HashBuf::default(),
         };
         let dropped = state.digests_dropped();
         let outcome = self.interp.run(state, packet, port, clock, &mut obs)?;

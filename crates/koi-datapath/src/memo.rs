@@ -15,7 +15,10 @@
 //!   pipeline, which outlives the datapath's runs) with its arguments, each action call,
 //!   architecture write, instance, copy, packet out, extern result, table decision, guard,
 //!   traffic manager event, and each influence that grew the megaflow mask, which the tracer
-//!   consults to fold into constants the fields the megaflow fixes;
+//!   consults to fold into constants the fields the megaflow fixes (not those on hash keys,
+//!   [`crate::flowkey::HashKey`]: their bits are no field's, so the tracer folds nothing from
+//!   them, and leaving them out lets runs whose hashes fall in different blocks share one
+//!   program);
 //! - the parts of the PHV it reads as constants ([`crate::program::Known`]'s `fixed`, the
 //!   initial values of metadata and of headers not parsed), and the per-packet inputs and
 //!   extern results it reads, which only the check at installation uses.
@@ -176,11 +179,6 @@ enum Ev {
         slot: SlotId,
         mask: u32,
     },
-    /// A decision read bits `bits` of hash key `key` ([`crate::flowkey::HashKey`]).
-    HashKeyInfluence {
-        key: u16,
-        bits: u64,
-    },
     GuardJump {
         at: usize,
         to: BlockId,
@@ -261,7 +259,6 @@ fn encode(ev: &Ev) -> ([u64; 3], usize) {
         Ev::GuardTable { table, keys } => two(tag(17, table.index()), span(*keys)),
         Ev::Table { table, hit } => two(tag(18, table.index()), hit.map_or(u64::MAX, u64::from)),
         Ev::Tm(i) => one(tag(19, *i)),
-        Ev::HashKeyInfluence { key, bits } => two(tag(20, u32::from(*key)), *bits),
     }
 }
 
@@ -432,10 +429,6 @@ impl Recorder {
         self.push(Ev::Influence { slot, mask });
     }
 
-    pub fn hash_key_influence(&mut self, key: u16, bits: u64) {
-        self.push(Ev::HashKeyInfluence { key, bits });
-    }
-
     pub fn guard_jump(&mut self, t: &Terminator, to: BlockId, params: &[Bits]) {
         let args = self.span(params);
         self.push(Ev::GuardJump {
@@ -517,11 +510,6 @@ pub(crate) fn replay<'p>(
             Ev::Influence { slot, mask: m } => {
                 layout.mask_for(*slot, &log.bits[*m as usize], mask);
             }
-            Ev::HashKeyInfluence { key, bits } => {
-                if let Some(k) = layout.hash_keys().get(usize::from(*key)) {
-                    k.mask(*bits, mask);
-                }
-            }
             Ev::GuardJump { at, to, args } => {
                 let term = sites
                     .terms
@@ -584,7 +572,18 @@ impl Entry {
 fn set_bits(mask: &mut [u8], off: u32, w: u32) {
     let (mut bit, end) = (u64::from(off), u64::from(off) + u64::from(w));
     while bit < end {
-        let Some(m) = mask.get_mut((bit / 8) as usize) else {
+        let at = (bit / 8) as usize;
+        // Whole bytes at once.
+        if bit % 8 == 0 && end - bit >= 8 {
+            let n = (((end - bit) / 8) as usize).min(mask.len().saturating_sub(at));
+            if n == 0 {
+                return;
+            }
+            mask[at..at + n].fill(0xff);
+            bit += 8 * n as u64;
+            continue;
+        }
+        let Some(m) = mask.get_mut(at) else {
             return;
         };
         let first = (bit % 8) as u32;

@@ -93,7 +93,7 @@ pub(crate) struct DpObserver<'a> {
     /// a decision on one masks those bits of the hash key.
     pub(crate) copies: Vec<(SlotId, HashCopy)>,
     /// The data of a hash key being computed.
-    pub(crate) hash_buf: koi_hash::bits::BitString,
+    pub(crate) hash_buf: crate::flowkey::HashBuf,
 }
 
 /// A slot holding bits of a hash key: its value bits `0..width` are the hash key's bits
@@ -686,7 +686,8 @@ impl Observer for DpObserver<'_> {
             if let Some(k) = self.layout.hash_keys().get(usize::from(c.key)) {
                 k.mask(bits, &mut self.mask);
             }
-            self.record(|r| r.hash_key_influence(c.key, bits));
+            // (Not recorded for the tracer: hash key bits are no field's, so it folds
+            // nothing from them; `crate::memo`.)
             return;
         }
         let compiling = self.recording_trace;

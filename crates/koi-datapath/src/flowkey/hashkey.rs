@@ -77,21 +77,77 @@ pub(crate) fn fixed_algorithm(a: HashAlgo) -> Option<HashAlgorithm> {
     }
 }
 
+/// The buffers a hash key's data is assembled in.
+#[derive(Clone, Debug, Default)]
+pub struct HashBuf {
+    bits: BitString,
+    bytes: Vec<u8>,
+}
+
 impl HashKey {
     /// The hash of `key`'s data, as the statement computes it.
-    pub(crate) fn compute(&self, key: &[u64], buf: &mut BitString) -> u64 {
+    pub(crate) fn compute(&self, key: &[u64], buf: &mut HashBuf) -> u64 {
+        let h = match self.bytes(key, &mut buf.bytes) {
+            true => Calculation::new(self.calc).compute_bytes(&buf.bytes),
+            false => {
+                self.bits(key, &mut buf.bits);
+                Calculation::new(self.calc).compute(&buf.bits)
+            }
+        };
+        let h = h.unwrap_or(0);
+        match self.max {
+            Some(max) => hash_result(h, self.base, max, self.width),
+            None => koi_hash::v1model::truncate(h, self.width),
+        }
+    }
+
+    /// The data as bytes, when every piece counted starts and ends on a byte (the usual
+    /// case: whole-byte fields, varbits of whole bytes); `false` if one does not.
+    fn bytes(&self, key: &[u64], out: &mut Vec<u8>) -> bool {
+        out.clear();
+        for p in &self.data {
+            if read_key(key, p.valid, 1) == 0 {
+                continue;
+            }
+            let (start, len) = self.span(key, p);
+            if start % 8 != 0 || len % 8 != 0 {
+                return false;
+            }
+            let (mut k, end) = (start, start + len);
+            while k < end {
+                let w = key.get((k / 64) as usize).copied().unwrap_or(0);
+                let b = k % 64;
+                if b == 0 && end - k >= 64 {
+                    out.extend_from_slice(&w.to_be_bytes());
+                    k += 64;
+                } else {
+                    out.push((w >> (56 - b)) as u8);
+                    k += 8;
+                }
+            }
+        }
+        true
+    }
+
+    /// Where piece `p`'s value is in `key`: its first key bit and its length.
+    fn span(&self, key: &[u64], p: &Piece) -> (u32, u32) {
+        match p.length {
+            Some((off, w)) => {
+                let l = read_key(key, off, w).min(u64::from(p.width)) as u32;
+                (p.off + p.width - l, l)
+            }
+            None => (p.off, p.width),
+        }
+    }
+
+    /// The data as a bit string (any widths).
+    fn bits(&self, key: &[u64], buf: &mut BitString) {
         buf.clear();
         for p in &self.data {
             if read_key(key, p.valid, 1) == 0 {
                 continue;
             }
-            let (start, len) = match p.length {
-                Some((off, w)) => {
-                    let l = read_key(key, off, w).min(u64::from(p.width)) as u32;
-                    (p.off + p.width - l, l)
-                }
-                None => (p.off, p.width),
-            };
+            let (start, len) = self.span(key, p);
             let mut done = 0;
             while done < len {
                 let n = (len - done).min(64);
@@ -99,15 +155,10 @@ impl HashKey {
                 done += n;
             }
         }
-        let h = Calculation::new(self.calc).compute(buf).unwrap_or(0);
-        match self.max {
-            Some(max) => hash_result(h, self.base, max, self.width),
-            None => koi_hash::v1model::truncate(h, self.width),
-        }
     }
 
     /// Writes the hash of `key`'s data into `key`.
-    pub(crate) fn fill(&self, key: &mut [u64], buf: &mut BitString) {
+    pub(crate) fn fill(&self, key: &mut [u64], buf: &mut HashBuf) {
         let v = self.compute(key, buf);
         if let Some(w) = key.get_mut((self.key_offset / 64) as usize) {
             *w = match self.width {

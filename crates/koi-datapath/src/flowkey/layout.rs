@@ -445,7 +445,7 @@ impl FlowKeyLayout {
 
     /// Computes every hash key of `key` from its fields.
     #[inline]
-    pub(crate) fn fill_hash_keys(&self, key: &mut [u64], buf: &mut koi_hash::bits::BitString) {
+    pub(crate) fn fill_hash_keys(&self, key: &mut [u64], buf: &mut hashkey::HashBuf) {
         for k in &self.hash_keys {
             k.fill(key, buf);
         }

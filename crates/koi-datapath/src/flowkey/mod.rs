@@ -12,7 +12,7 @@ mod closure;
 mod facts;
 pub(crate) use facts::{bodies, for_each_stmt};
 mod hashkey;
-pub use hashkey::HashKey;
+pub use hashkey::{HashBuf, HashKey};
 mod layout;
 mod reads;
 mod region;
