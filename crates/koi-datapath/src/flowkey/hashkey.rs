@@ -101,8 +101,9 @@ impl HashKey {
         }
     }
 
-    /// The data as bytes, when every piece counted starts and ends on a byte (the usual
-    /// case: whole-byte fields, varbits of whole bytes); `false` if one does not.
+    /// The data as bytes, when every piece counted is whole bytes (the usual case:
+    /// whole-byte fields, varbits of whole bytes), wherever in the key it starts; `false`
+    /// if one is not.
     fn bytes(&self, key: &[u64], out: &mut Vec<u8>) -> bool {
         out.clear();
         for p in &self.data {
@@ -110,20 +111,18 @@ impl HashKey {
                 continue;
             }
             let (start, len) = self.span(key, p);
-            if start % 8 != 0 || len % 8 != 0 {
+            if len % 8 != 0 {
                 return false;
             }
-            let (mut k, end) = (start, start + len);
-            while k < end {
-                let w = key.get((k / 64) as usize).copied().unwrap_or(0);
-                let b = k % 64;
-                if b == 0 && end - k >= 64 {
-                    out.extend_from_slice(&w.to_be_bytes());
-                    k += 64;
-                } else {
-                    out.push((w >> (56 - b)) as u8);
-                    k += 8;
-                }
+            let mut done = 0;
+            while len - done >= 64 {
+                out.extend_from_slice(&read_key(key, start + done, 64).to_be_bytes());
+                done += 64;
+            }
+            let rest = len - done;
+            if rest > 0 {
+                let v = read_key(key, start + done, rest) << (64 - rest);
+                out.extend_from_slice(&v.to_be_bytes()[..(rest / 8) as usize]);
             }
         }
         true
