@@ -136,6 +136,9 @@ impl Lowerer<'_> {
                 ast::DeclKind::Const { .. } => self.local_decl(l)?,
                 ast::DeclKind::Instantiation { name, .. } => {
                     let id = self.decl_of(name)?;
+                    if self.removed.instances.contains(&id) {
+                        continue;
+                    }
                     let b = self.instance_binding(id, l)?;
                     self.bind(id, b);
                 }
