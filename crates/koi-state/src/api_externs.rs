@@ -282,11 +282,15 @@ impl State {
     /// member could not run both, so such a name is ambiguous.
     pub fn profile_action(&self, profile: &str, action: &str) -> Result<ActionId> {
         let p = self.profile(profile)?;
-        let items = p
+        // Each control-plane name once: which specialisation is decided below.
+        let mut seen = std::collections::HashSet::new();
+        let items: Vec<(&str, ActionId)> = p
             .actions
             .iter()
-            .filter_map(|a| Some((self.action_schema(*a)?.name.as_str(), *a)));
-        let a = crate::names::resolve("action", action, items)?;
+            .filter_map(|a| Some((self.action_schema(*a)?.name.as_str(), *a)))
+            .filter(|(n, _)| seen.insert(*n))
+            .collect();
+        let a = crate::names::resolve("action", action, items.into_iter())?;
         let name = self.action_schema(a).map(|x| x.name.as_str());
         let same: Vec<&str> = p
             .actions

@@ -145,3 +145,38 @@ fn a_reload_carries_each_entry_to_its_tables_specialisation() {
         (specialisation(&new, "tbl2"), 0x22)
     );
 }
+
+#[test]
+fn a_member_of_a_profile_whose_tables_bind_the_action_differently_is_ambiguous() {
+    let src = r#"
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> k; bit<8> a; bit<8> b; }
+struct headers { h_t h; }
+struct meta_t {}
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control VC(inout headers hdr, inout meta_t m) { apply {} }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    action setbyte(out bit<8> reg, bit<8> val) { reg = val; }
+    action_profile(4) ap;
+    table t1 { key = { hdr.h.k : exact; } actions = { setbyte(hdr.h.a); } implementation = ap; }
+    table t2 { key = { hdr.h.k : exact; } actions = { setbyte(hdr.h.b); } implementation = ap; }
+    apply { t1.apply(); t2.apply(); }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply {} }
+control CC(inout headers hdr, inout meta_t m) { apply {} }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"#;
+    let p = common::compile("shared_profile.p4", src);
+    let mut s = State::new(&p).unwrap();
+    let c = command::parse("act_prof_create_member ap setbyte 1")
+        .unwrap()
+        .unwrap();
+    let err = cli::execute(&mut s, &c).unwrap_err().to_string();
+    assert!(err.contains("setbyte"), "{err}");
+    assert!(err.contains("I.t2.setbyte"), "{err}");
+    assert!(s.profile("ap").unwrap().members.is_empty());
+}
