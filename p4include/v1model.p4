@@ -6,7 +6,8 @@
 // The declarations are compatible with p4c's v1model.p4 of the same name (same names, type
 // parameters, parameter names and directions, overloads, annotations and order, and the same
 // dependence on V1MODEL_VERSION), so that a program written for p4c compiles unchanged with
-// koi. The comments describe what koi does; its v1model semantics are simple_switch's.
+// koi. The comments describe what koi does; its v1model semantics are simple_switch's. One
+// extension: HashAlgorithm has four more members after p4c's, the FNV hashes (fnv1a_32, ...).
 //
 // A packet goes through the V1Switch package's blocks in this order:
 //
@@ -222,7 +223,15 @@ enum HashAlgorithm {
     random,       // A random value; the data is ignored.
     identity,     // The data itself, truncated to the result's width.
     csum16,       // The 16-bit ones' complement Internet checksum (RFC 1071).
-    xor16         // The XOR of the data's 16-bit words.
+    xor16,        // The XOR of the data's 16-bit words.
+    // koi's extension (not in p4c's v1model.p4 nor in BMv2): the FNV hashes (FNV-1 and
+    // FNV-1a; offset basis 0x811c9dc5 / 0xcbf29ce484222325, prime 0x01000193 /
+    // 0x100000001b3) over the data's bytes, serialised as for the CRCs (fields MSB-first, the
+    // last byte padded with zeros), 32 or 64 bits wide before hash() takes H % max.
+    fnv1a_32,     // FNV-1a, 32 bits.
+    fnv1a_64,     // FNV-1a, 64 bits.
+    fnv1_32,      // FNV-1, 32 bits.
+    fnv1_64       // FNV-1, 64 bits.
 }
 
 // Old form of mark_to_drop(standard_metadata); does the same.

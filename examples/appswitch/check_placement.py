@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Checks that ketama.py places keys where a running twemproxy does.
 
-    check_placement.py POOL.yml KEYS
+    check_placement.py POOL.yml KEYS [high]
 
 Empties every server of the pool (`flush_all`), stores KEYS keys (of 16, 80, 250, 1, 2 and 3
-bytes in turn) through the pool's `listen` address
+bytes in turn; with `high`, keys whose bytes are 0x80 or more but for their number) through
+the pool's `listen` address
 (twemproxy, memcached's ASCII protocol over TCP), then asks every server of the pool
 directly which keys it holds, and compares each key's server with `ketama.place`. Prints
 `placed N keys: M as twemproxy, per server: ...` and the keys that differ; exits 1 when any
@@ -19,18 +20,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ketama  # noqa: E402
 
 
-def key_of(i):
+def key_of(i, high=False):
     """Key `i`: `key-I-xxx...` of 16, 80 or 250 bytes, or a short one of 1, 2 or 3 bytes, in
     turn. A short key is i // 6 in base 94, a printable character ('!' to '~') per digit,
-    lowest first: distinct for the first 564 keys."""
+    lowest first: distinct for the first 564 keys. `high`: every byte but the digits of I is
+    0x80 | b instead of b, and a short key's digits are 0xa1 to 0xfe."""
     size = (16, 80, 250, 1, 2, 3)[i % 6]
     if size <= 3:
-        n, out = i // 6, ""
+        n, out = i // 6, b""
         for _ in range(size):
-            out += chr(33 + n % 94)
+            out += bytes([(0xA1 if high else 33) + n % 94])
             n //= 94
-        return out.encode()
-    return (f"key-{i}-" + "x" * size)[:size].encode()
+        return out
+    key = (f"key-{i}-" + "x" * size)[:size].encode()
+    if not high:
+        return key
+    return bytes(b if b in b"0123456789" else 0x80 | b for b in key)
 
 
 def ask(sock, line, until):
@@ -47,7 +52,10 @@ def ask(sock, line, until):
 def main():
     pool = ketama.Pool.load(sys.argv[1])
     n = int(sys.argv[2])
-    keys = [key_of(i) for i in range(n)]
+    high = sys.argv[3:] == ["high"]
+    if sys.argv[3:] and not high:
+        sys.exit(f"usage: {sys.argv[0]} POOL.yml KEYS [high]")
+    keys = [key_of(i, high) for i in range(n)]
     # Start from empty servers.
     for s in pool.servers:
         conn = socket.create_connection((s.addr, s.port), timeout=10)

@@ -5,7 +5,8 @@ the server twemproxy would, from the same pool file.
   `servers`, `auto_eject_hosts`, `server_failure_limit`, `server_retry_timeout`).
 - `key_hash(name, key)`: the hash functions the switch computes (`crc32`: twemproxy's
   libmemcached-compatible 15-bit CRC-32; `crc32a`: the whole CRC-32; `crc16`: CRC-16/XMODEM
-  run through a 32-bit register, as twemproxy's hash_crc16 does).
+  run through a 32-bit register, as twemproxy's hash_crc16 does; `fnv1a_64`, `fnv1_64`,
+  `fnv1a_32`, `fnv1_32`: FNV as twemproxy's nc_fnv.c computes it, see `fnv`).
 - `ketama(servers)`: the continuum twemproxy builds for the live servers (160 points per
   server, weighted, from MD5 of "NAME-i"), and `ring_ranges(...)`: the same continuum as
   ranges of hash values, each to the server that owns it, which is what the switch's `ring`
@@ -13,7 +14,7 @@ the server twemproxy would, from the same pool file.
 - `modula(servers)`: twemproxy's `modula` slots (each server as many times as its weight).
 - `place(pool, key)`: the server a key goes to.
 
-Each rule is twemproxy's (nc_conf.c, nc_ketama.c, nc_crc32.c), written down here:
+Each rule is twemproxy's (nc_conf.c, nc_ketama.c, nc_crc32.c, nc_fnv.c), written down here:
 - A server line is `ADDR:PORT:WEIGHT [NAME]`; its name on the continuum is NAME, else ADDR
   when PORT is 11211, else ADDR:PORT.
 - Points per server: floor(weight / total * 160 / 4 * live + 1e-10) * 4, computed in single
@@ -38,7 +39,33 @@ def f32(x):
     return struct.unpack("f", struct.pack("f", x))[0]
 
 
-HASHES = ("crc32", "crc32a", "crc16")
+HASHES = ("crc32", "crc32a", "crc16", "fnv1a_64", "fnv1a_32", "fnv1_64", "fnv1_32")
+
+# Twemproxy's FNV hashes as a 32-bit register: (offset basis, prime, FNV-1a). Its "64-bit"
+# ones return the low 32 bits of 64-bit FNV, which only the low 32 bits of the 64-bit offset
+# basis (0xcbf29ce484222325) and prime (0x100000001b3) decide (hash_fnv1a_64 keeps a uint32
+# register seeded with them; hash_fnv1_64 a uint64 one, cut at the end).
+FNV = {
+    "fnv1a_64": (0x84222325, 0x000001B3, True),
+    "fnv1_64": (0x84222325, 0x000001B3, False),
+    "fnv1a_32": (0x811C9DC5, 0x01000193, True),
+    "fnv1_32": (0x811C9DC5, 0x01000193, False),
+}
+
+
+def fnv(name, key):
+    """Twemproxy's FNV hash `name` of `key` (bytes). It reads each byte as a C `char`, signed
+    on x86, so a byte of 0x80 or more enters as 0xFFFFFF00 | byte (`(uint32_t)key[x]`); the
+    switch computes standard FNV over unsigned bytes, which is the same only for keys without
+    such bytes."""
+    h, prime, a = FNV[name]
+    for b in key:
+        v = b | 0xFFFFFF00 if b >= 0x80 else b
+        if a:
+            h = ((h ^ v) * prime) & 0xFFFFFFFF
+        else:
+            h = ((h * prime) & 0xFFFFFFFF) ^ v
+    return h
 
 
 def crc16_xmodem_table():
@@ -69,6 +96,8 @@ def key_hash(name, key):
         for b in key:
             crc = ((crc << 8) ^ CRC16_TABLE[((crc >> 8) ^ b) & 0xFF]) & 0xFFFFFFFF
         return crc
+    if name in FNV:
+        return fnv(name, key)
     crc = zlib.crc32(key) & 0xFFFFFFFF
     if name == "crc32a":
         return crc

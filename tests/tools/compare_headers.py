@@ -25,6 +25,10 @@ How a file is reduced (standard library only, no external preprocessor):
    parameter name, direction, default value and annotation does. Annotations on one declaration
    are compared as a set (their order carries no meaning).
 
+koi's documented extensions (`EXTENSIONS`: v1model's FNV members of HashAlgorithm,
+docs/v1model.md) are the only items allowed in ours alone, and only after every member p4c
+declares in the same declaration, so that p4c's members keep their order.
+
 The tool also checks include-guard behaviour: preprocessing a file twice in a row (as a second
 #include does) must declare nothing the second time.
 
@@ -56,6 +60,18 @@ DEFAULT_CONFIGS = [
     {"UBPF_MODEL_VERSION": "20200304"},
     {"UBPF_MODEL_VERSION": "20200515"},
 ]
+
+
+# koi's extensions of p4c's headers, by file name: items only ours declares, each after every
+# member of its declaration that p4c's declares (docs/v1model.md).
+EXTENSIONS = {
+    "v1model.p4": [
+        "enum HashAlgorithm :: fnv1a_32",
+        "enum HashAlgorithm :: fnv1a_64",
+        "enum HashAlgorithm :: fnv1_32",
+        "enum HashAlgorithm :: fnv1_64",
+    ],
+}
 
 
 class HeaderError(Exception):
@@ -500,16 +516,22 @@ def reduce_text(text, name, config):
 # Comparing
 
 
-def compare_items(ours, theirs):
-    """Differences between two item lists, as human-readable lines."""
+def compare_items(ours, theirs, extensions=()):
+    """Differences between two item lists, as human-readable lines. `extensions`: keys that
+    may be in ours only, after every other member of their parent."""
     diffs = []
     omap = {i.key: i for i in ours}
     tmap = {i.key: i for i in theirs}
     for i in theirs:
         if i.key not in omap:
             diffs.append(f"missing from ours: {i.key}\n      theirs: {i.sig}")
-    for i in ours:
-        if i.key not in tmap:
+    for n, i in enumerate(ours):
+        if i.key not in tmap and i.key in extensions:
+            later = [j.key for j in ours[n + 1:] if j.parent == i.parent and j.key in tmap]
+            if i.parent is None or later:
+                diffs.append(f"extension before p4c's members: {i.key}\n      then:   "
+                             f"{', '.join(later[:4])}")
+        elif i.key not in tmap:
             diffs.append(f"only in ours: {i.key}\n      ours:   {i.sig}")
         elif tmap[i.key].sig != i.sig:
             diffs.append(
@@ -557,14 +579,18 @@ def compare_files(ours_path, theirs_path, configs, quiet=False, dump=False):
             print(f"== {ours_path} [{config_label(config)}]: {len(ours)} items")
             for i in ours:
                 print(f"  {i.key}: {i.sig}")
-        diffs = compare_items(ours, theirs)
+        extensions = EXTENSIONS.get(label, ())
+        diffs = compare_items(ours, theirs, extensions)
         total += len(diffs)
         if diffs:
             print(f"{label} [{config_label(config)}]: {len(diffs)} difference(s)")
             for d in diffs:
                 print(f"  - {d}")
         elif not quiet:
-            print(f"{label} [{config_label(config)}]: OK, {len(ours)} items identical")
+            extra = sum(1 for i in ours if i.key in extensions)
+            same = len(ours) - extra
+            more = f", {extra} koi extension(s)" if extra else ""
+            print(f"{label} [{config_label(config)}]: OK, {same} items identical{more}")
     return total
 
 

@@ -94,6 +94,8 @@ pub(crate) struct DpObserver<'a> {
     pub(crate) copies: Vec<(SlotId, HashCopy)>,
     /// The data of a hash key being computed.
     pub(crate) hash_buf: crate::flowkey::HashBuf,
+    /// The datapath's set of hash keys a megaflow may match (bit `i`: hash key `i`).
+    pub(crate) hash_used: &'a mut u64,
 }
 
 /// A slot holding bits of a hash key: its value bits `0..width` are the hash key's bits
@@ -685,6 +687,9 @@ impl Observer for DpObserver<'_> {
             let bits = bits.checked_shl(c.lsb).unwrap_or(0);
             if let Some(k) = self.layout.hash_keys().get(usize::from(c.key)) {
                 k.mask(bits, &mut self.mask);
+                if bits != 0 && c.key < 64 {
+                    *self.hash_used |= 1 << c.key;
+                }
             }
             // (Not recorded for the tracer: hash key bits are no field's, so it folds
             // nothing from them; `crate::memo`.)

@@ -270,3 +270,52 @@ fn a_hash_of_a_rewritten_field_is_no_key_field() {
     // One megaflow per (a, b): the hash's fields are matched.
     assert_eq!(twin.dp.megaflows(), 40);
 }
+
+/// The fast path computes a hash key only once some megaflow matches its bits: while the
+/// bucket table is empty no megaflow needs the hash; once entries are added (and the
+/// megaflows invalidated, as every table write does), the buckets' megaflows match it, and
+/// every packet still gives the interpreter's outputs, a second round all from the cache.
+#[test]
+fn a_hash_key_first_needed_after_packets_are_cached_is_computed_from_then_on() {
+    let p = common::eth_h_program(common::ETH_H_PARSER, ECMP);
+    let mut twin = Twin::new(&p, |_| {});
+    let frame = |a: u8| {
+        let mut f = vec![0u8; 12];
+        f.extend_from_slice(&[0x88, 0xb5, a, a.wrapping_mul(37)]);
+        f
+    };
+    for round in 0..2 {
+        for a in 0..64u8 {
+            let (_, path) = twin.send(&frame(a), 1);
+            if round == 1 {
+                assert!(matches!(path, PathTaken::Compiled(_)), "{path:?}");
+            }
+        }
+    }
+    assert_eq!(twin.dp.megaflows(), 1);
+    for v in 0..4u64 {
+        let spec = EntrySpec {
+            keys: vec![Pattern::Exact(Bits::from_u64(16, v))],
+            action: ActionSpec::action("to", vec![Bits::from_u64(9, 2 + v)]),
+            priority: None,
+            timeout_ns: None,
+        };
+        for s in [&mut twin.sd, &mut twin.si] {
+            s.table_add("bucket", spec.clone())
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+    twin.dp.invalidate_all();
+    let mut ports = std::collections::BTreeSet::new();
+    for round in 0..2 {
+        for a in 0..=255u8 {
+            let (out, path) = twin.send(&frame(a), 1);
+            ports.extend(out.iter().map(|o| o.0));
+            if round == 1 {
+                assert!(matches!(path, PathTaken::Compiled(_)), "{path:?}");
+            }
+        }
+    }
+    assert_eq!(ports.len(), 4, "{ports:?}");
+    assert_eq!(twin.dp.megaflows(), 4);
+}

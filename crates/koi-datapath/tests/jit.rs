@@ -1,6 +1,7 @@
 //! Native code for action programs ([`koi_datapath::program::Jit`]): a program computing every
 //! kind of expression the JIT lowers, over byte-aligned and unaligned fields of 1 to 64 bits,
-//! gives the interpreter's outputs on random packets once it runs as native code.
+//! gives the interpreter's outputs on random packets once it runs as native code; so do
+//! koi's FNV hashes.
 
 mod common;
 
@@ -313,6 +314,116 @@ fn native_code_calls_the_interpreters_functions_exactly() {
     assert_native(&twin, 200);
     // The registers ended the same both ways.
     assert_eq!(format!("{:?}", twin.sd), format!("{:?}", twin.si));
+}
+
+/// koi's FNV members of v1model's `HashAlgorithm`, over aligned and unaligned fields and a
+/// varbit key of 0 to `KEY` bytes (the first byte's low bits: `LEN` is `2:0` or `4:0`)
+/// followed by a byte (as AppSwitch hashes its keys), into results of 16, 32 and 64 bits.
+const FNV: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> n; bit<8> a; bit<3> p; bit<13> q; bit<32> e; }
+header k_t { varbit<256> k; }
+header o_t {
+    bit<64> a64; bit<32> a32; bit<64> f64; bit<32> f32; bit<32> low; bit<32> low1; bit<16> m;
+}
+struct headers { h_t h; k_t k; o_t o; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.h);
+        pkt.extract(hdr.k, (bit<32>) hdr.h.n[LEN] * 8);
+        pkt.extract(hdr.o);
+        transition accept;
+    }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply {
+        hash(hdr.o.a64, HashAlgorithm.fnv1a_64, 64w0, { hdr.h.a, hdr.h.e }, 64w0xffffffffffffffff);
+        hash(hdr.o.a32, HashAlgorithm.fnv1a_32, 32w0, { hdr.h.p, hdr.h.q, hdr.h.a }, 64w0x100000000);
+        hash(hdr.o.f64, HashAlgorithm.fnv1_64, 64w0, { hdr.h.e, hdr.h.p }, 64w0xffffffffffffffff);
+        hash(hdr.o.f32, HashAlgorithm.fnv1_32, 32w0, { hdr.h.q }, 33w0x100000000);
+        hash(hdr.o.low, HashAlgorithm.fnv1a_64, 32w0, { hdr.k.k, hdr.h.a }, 64w0x100000000);
+        hash(hdr.o.low1, HashAlgorithm.fnv1_64, 32w0, { hdr.k.k }, 64w0x100000000);
+        hash(hdr.o.m, HashAlgorithm.fnv1a_32, 16w7, { hdr.h.e }, 16w1000);
+        sm.egress_spec = 2;
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) {
+    apply { pkt.emit(hdr.h); pkt.emit(hdr.k); pkt.emit(hdr.o); }
+}
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+/// FNV-1 (`a` false) or FNV-1a of `bytes`, 64 bits (offset basis 0xcbf29ce484222325, prime
+/// 0x100000001b3).
+fn fnv64(bytes: &[u8], a: bool) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        if a {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        } else {
+            h.wrapping_mul(0x100_0000_01b3) ^ u64::from(b)
+        }
+    })
+}
+
+/// FNV-1a of `bytes`, 32 bits (offset basis 0x811c9dc5, prime 0x01000193).
+fn fnv1a32(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5u32, |h, &b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
+}
+
+/// Sends 400 random packets of [`FNV`] with keys of up to `max_key` bytes (7 or 31) through
+/// a twin, checking each output against FNV computed here; returns the twin.
+fn fnv_twin(p: &koi_ir::Pipeline, max_key: u8) -> common::Twin<'_> {
+    let mut twin = common::Twin::new(p, |_| {});
+    let mut seed = 0x5eed_f00d_1234_5678u64;
+    let k = usize::from(max_key);
+    // h is 8 bytes, the key up to `max_key`, o 34; a payload of 3.
+    for i in 0..400 {
+        let mut pkt = bytes(&mut seed, 8 + k + 34 + 3);
+        if i % 4 == 0 {
+            // The key's bytes at and above 0x80 too.
+            for b in &mut pkt[8..8 + k] {
+                *b |= 0x80;
+            }
+        }
+        let n = usize::from(pkt[0] & max_key);
+        let (outs, _) = twin.send(&pkt, 1);
+        let [(2, out)] = outs.as_slice() else {
+            panic!("one output on port 2: {outs:?}");
+        };
+        // The values written, against FNV computed here.
+        let (a, e, key) = (pkt[1], &pkt[4..8], &pkt[8..8 + n]);
+        let o = &out[8 + n..8 + n + 34];
+        let be =
+            |r: std::ops::Range<usize>| o[r].iter().fold(0u64, |v, b| (v << 8) | u64::from(*b));
+        let ae: Vec<u8> = [a].iter().chain(e).copied().collect();
+        assert_eq!(be(0..8), fnv64(&ae, true) % u64::MAX, "packet {i}");
+        let key_a: Vec<u8> = key.iter().copied().chain([a]).collect();
+        assert_eq!(be(24..28), fnv64(&key_a, true) & 0xffff_ffff, "packet {i}");
+        assert_eq!(be(28..32), fnv64(key, false) & 0xffff_ffff, "packet {i}");
+        assert_eq!(be(32..34), 7 + u64::from(fnv1a32(e)) % 1000, "packet {i}");
+    }
+    twin
+}
+
+#[test]
+fn fnv_hashes_are_the_interpreters_compiled_and_native() {
+    // Keys of up to 7 bytes: every program gets native code.
+    let p = common::compile_str(&FNV.replace("LEN", "2:0")).unwrap_or_else(|e| panic!("{e}"));
+    assert_native(&fnv_twin(&p, 7), 300);
+    // Up to 31: a hash over a varbit of more than 64 bits keeps an interpreted action
+    // program (as a CRC does), compiled all the same.
+    let p = common::compile_str(&FNV.replace("LEN", "4:0")).unwrap_or_else(|e| panic!("{e}"));
+    let st = fnv_twin(&p, 31).dp.stats();
+    assert_eq!(st.compile_mismatch, 0, "{st:?}");
+    assert_eq!(st.not_compiled, 0, "{st:?}");
+    assert!(st.compiled_hits > 300, "{st:?}");
 }
 
 /// One program per table entry: each rewrites the destination with its own constant.

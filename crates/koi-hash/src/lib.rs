@@ -5,13 +5,15 @@
 //! targets compute:
 //!
 //! - [`v1model`]: `HashAlgorithm`, `hash(...)`, `verify_checksum` / `update_checksum`, as
-//!   BMv2 simple_switch computes them (custom CRC parameters included).
+//!   BMv2 simple_switch computes them (custom CRC parameters included), and koi's FNV
+//!   members.
 //! - [`psa`]: `PSA_HashAlgorithm_t`, the `Hash` and `InternetChecksum` externs, as BMv2
 //!   psa_switch computes them.
 //! - [`ubpf`]: ubpf_model's `hash` (lookup3) and `csum_replace2` / `csum_replace4`, as p4c's
 //!   uBPF back end compiles them.
-//! - [`crc`], [`checksum`], [`lookup3`]: the underlying algorithms (Rocksoft-model CRCs, the
-//!   Internet checksum and its RFC 1624 incremental update, Bob Jenkins' lookup3).
+//! - [`crc`], [`checksum`], [`lookup3`], [`fnv`]: the underlying algorithms (Rocksoft-model
+//!   CRCs, the Internet checksum and its RFC 1624 incremental update, Bob Jenkins' lookup3,
+//!   FNV-1 and FNV-1a).
 //! - [`bits`]: the bit-string input and the two byte layouts BMv2 uses for it.
 //!
 //! No function here panics on any input, and the crate has no `unsafe` code.
@@ -19,6 +21,7 @@
 pub mod bits;
 pub mod checksum;
 pub mod crc;
+pub mod fnv;
 pub mod lookup3;
 pub mod psa;
 pub mod ubpf;

@@ -20,6 +20,12 @@
 //! | `identity` | the **first** `min(8, len)` bytes as a big-endian number ([`identity`]) |
 //! | `random` | no BMv2 calculation of that name exists: see [`HashAlgorithm::Random`] |
 //!
+//! koi adds four members after the standard ones (a koi extension; BMv2 has no such
+//! calculations): `fnv1a_32`, `fnv1a_64`, `fnv1_32` and `fnv1_64`, the standard FNV hashes
+//! ([`crate::fnv`]) over the same bytes as the CRCs (so a list that is not a whole number of
+//! bytes is hashed with its right zero padding), 32 or 64 bits wide before `hash` takes its
+//! modulo and truncates.
+//!
 //! `hash(result, algo, base, data, max)` then writes `(H % max) + base` computed in 64 bits,
 //! truncated to `result`'s width; simple_switch treats `max == 0` as 1 (result = `base`)
 //! (`modify_field_with_hash_based_offset` in `targets/simple_switch/primitives.cpp`). See
@@ -34,6 +40,7 @@
 use crate::bits::BitString;
 use crate::checksum::{csum16, xor16};
 use crate::crc::{CRC16, CRC16_ARC, CRC32, CRC32_ISO_HDLC, Crc, CrcError, CrcParams};
+use crate::fnv;
 
 /// v1model's `enum HashAlgorithm`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -58,11 +65,19 @@ pub enum HashAlgorithm {
     Csum16,
     /// XOR of 16-bit words.
     Xor16,
+    /// FNV-1a, 32 bits (koi's extension).
+    Fnv1a32,
+    /// FNV-1a, 64 bits (koi's extension).
+    Fnv1a64,
+    /// FNV-1, 32 bits (koi's extension).
+    Fnv1_32,
+    /// FNV-1, 64 bits (koi's extension).
+    Fnv1_64,
 }
 
 impl HashAlgorithm {
     /// All the algorithms, in declaration order.
-    pub const ALL: [HashAlgorithm; 8] = [
+    pub const ALL: [HashAlgorithm; 12] = [
         HashAlgorithm::Crc32,
         HashAlgorithm::Crc32Custom,
         HashAlgorithm::Crc16,
@@ -71,6 +86,10 @@ impl HashAlgorithm {
         HashAlgorithm::Identity,
         HashAlgorithm::Csum16,
         HashAlgorithm::Xor16,
+        HashAlgorithm::Fnv1a32,
+        HashAlgorithm::Fnv1a64,
+        HashAlgorithm::Fnv1_32,
+        HashAlgorithm::Fnv1_64,
     ];
 
     /// The algorithm named by a `HashAlgorithm` member (`"crc16"`, ...) or BMv2 calculation
@@ -90,18 +109,28 @@ impl HashAlgorithm {
             HashAlgorithm::Identity => "identity",
             HashAlgorithm::Csum16 => "csum16",
             HashAlgorithm::Xor16 => "xor16",
+            HashAlgorithm::Fnv1a32 => "fnv1a_32",
+            HashAlgorithm::Fnv1a64 => "fnv1a_64",
+            HashAlgorithm::Fnv1_32 => "fnv1_32",
+            HashAlgorithm::Fnv1_64 => "fnv1_64",
         }
     }
 
     /// Width of the values the algorithm produces (all fit in a `u64`).
     pub const fn output_width(self) -> u32 {
         match self {
-            HashAlgorithm::Crc32 | HashAlgorithm::Crc32Custom => 32,
+            HashAlgorithm::Crc32
+            | HashAlgorithm::Crc32Custom
+            | HashAlgorithm::Fnv1a32
+            | HashAlgorithm::Fnv1_32 => 32,
             HashAlgorithm::Crc16
             | HashAlgorithm::Crc16Custom
             | HashAlgorithm::Csum16
             | HashAlgorithm::Xor16 => 16,
-            HashAlgorithm::Random | HashAlgorithm::Identity => 64,
+            HashAlgorithm::Random
+            | HashAlgorithm::Identity
+            | HashAlgorithm::Fnv1a64
+            | HashAlgorithm::Fnv1_64 => 64,
         }
     }
 }
@@ -225,6 +254,10 @@ impl Calculation {
             HashAlgorithm::Identity => identity(bytes),
             HashAlgorithm::Csum16 => u64::from(csum16(bytes)),
             HashAlgorithm::Xor16 => u64::from(xor16(bytes)),
+            HashAlgorithm::Fnv1a32 => u64::from(fnv::fnv1a_32(bytes)),
+            HashAlgorithm::Fnv1a64 => fnv::fnv1a_64(bytes),
+            HashAlgorithm::Fnv1_32 => u64::from(fnv::fnv1_32(bytes)),
+            HashAlgorithm::Fnv1_64 => fnv::fnv1_64(bytes),
         })
     }
 
@@ -314,6 +347,36 @@ mod tests {
             run(HashAlgorithm::Csum16),
             Some(u64::from(!(folded as u16)))
         );
+    }
+
+    #[test]
+    fn fnv_over_the_data_bytes() {
+        let run = |a, d: &BitString| Calculation::new(a).compute(d);
+        let d = data(b"foobar");
+        assert_eq!(run(HashAlgorithm::Fnv1a32, &d), Some(0xbf9c_f968));
+        assert_eq!(run(HashAlgorithm::Fnv1a64, &d), Some(0x8594_4171_f739_67e8));
+        assert_eq!(run(HashAlgorithm::Fnv1_32, &d), Some(0x31f0_b262));
+        assert_eq!(run(HashAlgorithm::Fnv1_64, &d), Some(0x340d_8765_a4dd_a9c2));
+        // Fields concatenated MSB-first: 4 bits 0x6 then 12 bits 0x161 are the bytes "a" "a"
+        // (0x61 0x61); 12 bits 0x616 are "a" then 0x60 (right zero padding).
+        let mut two = BitString::new();
+        two.push_u64(0x6, 4);
+        two.push_u64(0x161, 12);
+        assert_eq!(
+            run(HashAlgorithm::Fnv1a64, &two),
+            Some(fnv::fnv1a_64(b"aa"))
+        );
+        let mut odd = BitString::new();
+        odd.push_u64(0x616, 12);
+        assert_eq!(
+            run(HashAlgorithm::Fnv1a32, &odd),
+            Some(u64::from(fnv::fnv1a_32(&[0x61, 0x60])))
+        );
+        // hash(): the 64-bit value modulo max, truncated to the result.
+        let c = Calculation::new(HashAlgorithm::Fnv1a64);
+        assert_eq!(c.hash(&data(b"a"), 0, 1 << 32, 32), Some(0x8601_ec8c));
+        assert_eq!(c.hash(&data(b"a"), 0, 0, 64), Some(0));
+        assert_eq!(c.hash(&data(b"a"), 0, u64::MAX, 16), Some(0xec8c));
     }
 
     #[test]

@@ -23,6 +23,10 @@ fn v1model_algo(a: HashAlgo) -> Option<HashAlgorithm> {
         HashAlgo::Identity => HashAlgorithm::Identity,
         HashAlgo::Csum16 => HashAlgorithm::Csum16,
         HashAlgo::Xor16 => HashAlgorithm::Xor16,
+        HashAlgo::Fnv1a32 => HashAlgorithm::Fnv1a32,
+        HashAlgo::Fnv1a64 => HashAlgorithm::Fnv1a64,
+        HashAlgo::Fnv1_32 => HashAlgorithm::Fnv1_32,
+        HashAlgo::Fnv1_64 => HashAlgorithm::Fnv1_64,
         HashAlgo::Lookup3 => return None,
     })
 }

@@ -367,12 +367,31 @@ fn random_is_seeded_digests_queue_logs_collect_and_asserts_abort() {
 
 #[test]
 fn action_selectors_pick_a_member_by_hash() {
+    // identity of the selector byte: hash % 3 picks the member.
+    assert_eq!(
+        selector_ports(HashAlgo::Identity, &[0, 1, 2, 4]),
+        [1, 2, 3, 2]
+    );
+    // koi's FNV-1a (32 bits) of the byte: FNV-1a("a") = 0xe40c292c, whose remainder by 3 is
+    // 1 (the second member); the others by koi-hash's FNV.
+    assert_eq!(selector_ports(HashAlgo::Fnv1a32, &[0x61]), [2]);
+    let tys = [0u16, 1, 2, 4, 0x61, 0xff];
+    let want: Vec<u64> = tys
+        .iter()
+        .map(|t| 1 + u64::from(koi_hash::fnv::fnv1a_32(&[*t as u8])) % 3)
+        .collect();
+    assert_eq!(selector_ports(HashAlgo::Fnv1a32, &tys), want);
+}
+
+/// The ports an action selector of `algo` over the EtherType's low byte sends frames of the
+/// EtherTypes `tys` to, its group holding members for ports 1, 2 and 3.
+fn selector_ports(algo: HashAlgo, tys: &[u16]) -> Vec<u64> {
     let mut bb = B::v1model();
     let sel = ext(
         &mut bb.p,
         "ig.sel",
         ExternKind::ActionSelector {
-            algo: HashAlgo::Identity,
+            algo,
             size: 16,
             output_width: 16,
         },
@@ -423,15 +442,7 @@ fn action_selectors_pick_a_member_by_hash() {
         s.profile_delete_group("sel", g).is_err(),
         "used by an entry"
     );
-    // identity of the selector byte: hash % 3 picks the member.
-    let port = |s: &mut State, ty| run(&p, s, &frame(1, ty, &[]), 0).outputs[0].port;
-    assert_eq!(
-        [
-            port(&mut s, 0),
-            port(&mut s, 1),
-            port(&mut s, 2),
-            port(&mut s, 4)
-        ],
-        [1, 2, 3, 2]
-    );
+    tys.iter()
+        .map(|ty| run(&p, &mut s, &frame(1, *ty, &[]), 0).outputs[0].port)
+        .collect()
 }

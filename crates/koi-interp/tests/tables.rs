@@ -30,6 +30,7 @@ fn build() -> Built {
             b.terminate(Terminator::Exit);
             b.finish()
         },
+        cp_name: None,
     });
     let nop = bb.action("NoAction", &[], vec![]);
     let (ty, dst) = (bb.f(eth, "type"), bb.f(eth, "dst"));

@@ -194,11 +194,19 @@ impl ActionParam {
 
 /// An action. Directional parameters were bound by lowering (to the slots passed, with
 /// explicit copies): only control-plane parameters remain, read with [`Expr::Param`].
+///
+/// An action whose directional parameters are bound differently in several places (`a(hdr.x)`
+/// in one table's action list, `a(hdr.y)` in another's) is one IR action per binding, each
+/// with a name of its own (`preamble.name`, unique) and all with the control-plane name of
+/// the source action ([`Action::control_plane_name`]): the control plane sees one action, and
+/// a table's use of that name means the table's own specialisation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Action {
     pub preamble: Preamble,
     pub params: Vec<ActionParam>,
     pub body: Body,
+    /// The control-plane name when it differs from `preamble.name` (a specialisation).
+    pub cp_name: Option<String>,
 }
 
 impl Action {
@@ -208,7 +216,14 @@ impl Action {
             preamble: Preamble::new(name),
             params,
             body: Body::from_stmts(stmts),
+            cp_name: None,
         }
+    }
+
+    /// The name the control plane knows the action by (P4Info's, the CLI's): shared by the
+    /// specialisations of one source action.
+    pub fn control_plane_name(&self) -> &str {
+        self.cp_name.as_deref().unwrap_or(&self.preamble.name)
     }
 }
 

@@ -66,7 +66,10 @@
 //! - Tables: actions exist, the default action is allowed as default and gets arguments of
 //!   the parameters' widths, entries have one pattern per key of the key's width and a
 //!   priority exactly when the table needs one, implementations and direct resources are
-//!   externs of the right kind; control-plane names are unique per kind.
+//!   externs of the right kind; control-plane names are unique per kind, except that the
+//!   specialisations of one action (its directional parameters bound differently in several
+//!   tables' action lists) share the source action's ([`control::Action::control_plane_name`]):
+//!   they have equal parameters and no table lists two of them.
 //! - The package binds every role of the architecture exactly once, to a block of the right
 //!   kind.
 //!

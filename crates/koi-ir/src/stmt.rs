@@ -43,6 +43,14 @@ pub enum HashAlgo {
     Xor16,
     /// ubpf_model's `lookup3`.
     Lookup3,
+    /// FNV-1a, 32 bits: koi's extension of v1model's `HashAlgorithm` (`fnv1a_32`).
+    Fnv1a32,
+    /// FNV-1a, 64 bits (`fnv1a_64`, koi's extension).
+    Fnv1a64,
+    /// FNV-1, 32 bits (`fnv1_32`, koi's extension).
+    Fnv1_32,
+    /// FNV-1, 64 bits (`fnv1_64`, koi's extension).
+    Fnv1_64,
 }
 
 impl HashAlgo {
@@ -66,6 +74,10 @@ impl HashAlgo {
             HashAlgo::Csum16 => "csum16",
             HashAlgo::Xor16 => "xor16",
             HashAlgo::Lookup3 => "lookup3",
+            HashAlgo::Fnv1a32 => "fnv1a_32",
+            HashAlgo::Fnv1a64 => "fnv1a_64",
+            HashAlgo::Fnv1_32 => "fnv1_32",
+            HashAlgo::Fnv1_64 => "fnv1_64",
         }
     }
 }

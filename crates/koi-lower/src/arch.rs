@@ -118,7 +118,7 @@ impl Lowerer<'_> {
     fn bind_top_level(&mut self) -> R<()> {
         let main = self.ck.main.as_ref().map(|m| m.decl);
         for d in self.ck.top_level.clone() {
-            if Some(d) == main {
+            if Some(d) == main || self.removed.instances.contains(&d) {
                 continue;
             }
             let Some(ad) = self.idx.decls.get(&d).copied() else {

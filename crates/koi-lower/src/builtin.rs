@@ -334,6 +334,10 @@ impl Lowerer<'_> {
             "csum16" => HashAlgo::Csum16,
             "xor16" => HashAlgo::Xor16,
             "lookup3" => HashAlgo::Lookup3,
+            "fnv1a_32" => HashAlgo::Fnv1a32,
+            "fnv1a_64" => HashAlgo::Fnv1a64,
+            "fnv1_32" => HashAlgo::Fnv1_32,
+            "fnv1_64" => HashAlgo::Fnv1_64,
             _ => return unsupported(span, format!("hash algorithm {m}")),
         })
     }

@@ -136,6 +136,9 @@ impl Lowerer<'_> {
                 ast::DeclKind::Const { .. } => self.local_decl(l)?,
                 ast::DeclKind::Instantiation { name, .. } => {
                     let id = self.decl_of(name)?;
+                    if self.removed.instances.contains(&id) {
+                        continue;
+                    }
                     let b = self.instance_binding(id, l)?;
                     self.bind(id, b);
                 }
@@ -403,7 +406,10 @@ impl Lowerer<'_> {
             return internal(span, "not an action");
         };
         let mut cp = names::cp_name(&prefix, &ad.annotations, &name.name);
+        // The control plane knows every specialisation by the source action's name.
+        let mut cp_name = None;
         if self.p.action_by_name(&cp).is_some() {
+            cp_name = Some(cp.clone());
             // Another binding of the directional parameters in another table: the name must
             // stay unique; it still ends with the action's name.
             cp = match context {
@@ -433,6 +439,7 @@ impl Lowerer<'_> {
         let mut action = Action::new(&cp, ps, vec![]);
         action.preamble = names::preamble(cp, &ad.annotations);
         action.body = b.finish();
+        action.cp_name = cp_name;
         let n = self.action_keys.len();
         let key = if top {
             let seq = self.inst_seq.get(&self.path).copied().unwrap_or(0);

@@ -169,6 +169,8 @@ pub struct Lowerer<'a> {
     /// Union-stack references resolved to one element while a statement is expanded per
     /// index (see [`crate::ustack`]), innermost last.
     pub union_forced: Vec<(koi_ir::HeaderId, Loc)>,
+    /// Dead calls and unused instances p4c's front end removes (see [`crate::unused`]).
+    pub removed: crate::unused::Removed,
 }
 
 impl<'a> Lowerer<'a> {
@@ -176,6 +178,7 @@ impl<'a> Lowerer<'a> {
         Lowerer {
             ck,
             idx: AstIndex::build(prog, ck),
+            removed: crate::unused::removed(prog, ck),
             types: ck.types.clone(),
             p,
             frames: vec![HashMap::new()],

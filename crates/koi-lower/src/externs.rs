@@ -694,6 +694,10 @@ fn algo_of(m: &str) -> HashAlgo {
         "csum16" => HashAlgo::Csum16,
         "xor16" => HashAlgo::Xor16,
         "lookup3" => HashAlgo::Lookup3,
+        "fnv1a_32" => HashAlgo::Fnv1a32,
+        "fnv1a_64" => HashAlgo::Fnv1a64,
+        "fnv1_32" => HashAlgo::Fnv1_32,
+        "fnv1_64" => HashAlgo::Fnv1_64,
         _ => HashAlgo::Crc32,
     }
 }

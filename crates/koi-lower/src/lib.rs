@@ -34,6 +34,9 @@
 //!    once per block instance, with p4c's control-plane names and annotations ([`names`]). A
 //!    register of a struct keeps each cell packed (the fields' bits in order, the first
 //!    highest): `write` packs its argument, `read` unpacks into its out argument.
+//!    What p4c's front end removes as unused where the control plane would see it
+//!    ([`unused`]) is left out: dead calls of `@noSideEffects` extern methods, then the
+//!    instances of a `typedef`'d extern type nothing else refers to.
 //! 6. **Order** ([`order`]): actions and tables are renumbered in p4c's order (by block
 //!    instance, then declaration), which P4Info follows.
 //! 7. **Verification**: in debug builds [`koi_ir::verify`] runs on the result; a violation is
@@ -82,6 +85,7 @@ pub mod psa;
 mod sink;
 pub mod stmt;
 pub mod table;
+pub mod unused;
 mod ustack;
 
 use koi_ir::Pipeline;

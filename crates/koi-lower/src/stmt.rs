@@ -27,6 +27,7 @@ impl Lowerer<'_> {
         }
         match &s.kind {
             StmtKind::Assign { lhs, op, rhs } => self.assign(lhs, *op, rhs),
+            StmtKind::Call(e) if self.removed.calls.contains(&e.id) => Ok(()),
             StmtKind::Call(e) => self.call(e).map(|_| ()),
             StmtKind::Empty => Ok(()),
             StmtKind::Exit => {

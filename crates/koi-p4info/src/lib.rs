@@ -14,7 +14,10 @@
 //!
 //! # Conventions (p4c's; `koi_proto`'s crate documentation has the golden evidence)
 //!
-//! - **Names** are the IR's preamble names (lowering computes p4c's fully qualified names).
+//! - **Names** are the IR's preamble names (lowering computes p4c's fully qualified names);
+//!   an action's is its control-plane name, so the specialisations of one action (a
+//!   directional parameter bound per table) are one P4Info action, which every table using
+//!   one of them refers to.
 //!   **Aliases** are the shortest unique suffixes over every symbol p4c collects (hidden
 //!   objects and unused direct resources too, controller headers by header type name, only
 //!   the actions p4c keeps; `symbols.rs`). **Ids** are

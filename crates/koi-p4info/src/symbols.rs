@@ -68,9 +68,12 @@ pub(crate) fn collect(p: &Pipeline, uses: &ActionUse) -> Vec<Symbol> {
         id_annotation: id,
     };
     let mut out = Vec::new();
-    for (id, a) in p.actions.iter() {
-        if uses.listed(id) {
-            out.push(sym(Prefix::Action, &a.preamble.name, a.preamble.id));
+    // One symbol per control-plane name (specialisations share theirs).
+    let mut seen = std::collections::HashSet::new();
+    for a in p.actions.values() {
+        let name = a.control_plane_name();
+        if uses.listed_name(name) && seen.insert(name) {
+            out.push(sym(Prefix::Action, name, a.preamble.id));
         }
     }
     for t in p.tables.values() {

@@ -87,7 +87,7 @@ impl<'p> Gen<'p> {
     fn action_id(&mut self, owner: &str, id: ActionId) -> Option<(u32, &'p Action)> {
         let p = self.p;
         match p.actions.get(id) {
-            Some(a) => Some((self.symbols.id(Prefix::Action, &a.preamble.name), a)),
+            Some(a) => Some((self.symbols.id(Prefix::Action, a.control_plane_name()), a)),
             None => {
                 self.problems.push(Problem::Dangling {
                     owner: owner.to_string(),
@@ -216,14 +216,15 @@ impl<'p> Gen<'p> {
         let p = self.p;
         let mut out = Vec::new();
         let mut seen = std::collections::HashSet::new();
-        for (id, a) in p.actions.iter() {
-            // p4c serializes an action once per name (a top-level action copied into
-            // several controls, a specialization per table).
-            if !seen.insert(a.preamble.name.as_str()) {
+        for a in p.actions.values() {
+            // p4c serializes an action once per control-plane name (the specialisations of
+            // an action whose directional parameters tables bind differently share it).
+            let name = a.control_plane_name();
+            if !seen.insert(name) {
                 continue;
             }
-            if self.uses.listed(id) && !hidden(&a.preamble.annotations) {
-                let with_params = self.uses.in_table(id);
+            if self.uses.listed_name(name) && !hidden(&a.preamble.annotations) {
+                let with_params = self.uses.in_table_name(name);
                 out.push(self.action(a, with_params));
             }
         }
@@ -232,7 +233,7 @@ impl<'p> Gen<'p> {
 
     /// An action; its parameters are listed when a table uses it (`with_params`).
     fn action(&mut self, a: &Action, with_params: bool) -> p4info::Action {
-        let owner = format!("action {}", a.preamble.name);
+        let owner = format!("action {}", a.control_plane_name());
         let cp_params = if with_params { &a.params[..] } else { &[] };
         let named: Vec<(&str, Option<u32>)> =
             cp_params.iter().map(|p| (p.name.as_str(), p.id)).collect();
@@ -258,9 +259,17 @@ impl<'p> Gen<'p> {
             })
             .collect();
         p4info::Action {
-            preamble: Some(self.preamble(Prefix::Action, &a.preamble, &[])),
+            preamble: Some(self.preamble(Prefix::Action, &cp_preamble(a), &[])),
             params,
         }
+    }
+}
+
+/// An action's preamble under its control-plane name.
+fn cp_preamble(a: &Action) -> koi_ir::types::Preamble {
+    koi_ir::types::Preamble {
+        name: a.control_plane_name().to_string(),
+        ..a.preamble.clone()
     }
 }
 

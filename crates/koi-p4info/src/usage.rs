@@ -9,6 +9,11 @@
 //! (`issue323.p4`: `my_a(bit<32> v)` called as `my_a(0)` is listed without `v`). An action
 //! only called from other actions (`xor_test.p4`'s `srcAddr`) or never used (an unused
 //! `NoAction`) is not listed, and is not a symbol either.
+//!
+//! Specialisations of one action (its directional parameters bound differently in several
+//! tables) share a control-plane name ([`koi_ir::control::Action::control_plane_name`]):
+//! P4Info lists that name once, if any of them is listed, with parameters if any of them is
+//! in a table ([`ActionUse::listed_name`], [`ActionUse::in_table_name`]).
 
 use std::collections::HashSet;
 
@@ -34,6 +39,8 @@ pub(crate) struct ActionUse {
     in_table: HashSet<ActionId>,
     listed: HashSet<ActionId>,
     runs: HashSet<ActionId>,
+    in_table_names: HashSet<String>,
+    listed_names: HashSet<String>,
 }
 
 impl ActionUse {
@@ -49,6 +56,15 @@ impl ActionUse {
         for c in p.controls.values() {
             u.listed.extend(calls(&c.body));
         }
+        for (id, a) in p.actions.iter() {
+            let name = a.control_plane_name();
+            if u.listed.contains(&id) {
+                u.listed_names.insert(name.to_string());
+            }
+            if u.in_table.contains(&id) {
+                u.in_table_names.insert(name.to_string());
+            }
+        }
         // Everything a listed action runs, through calls from actions.
         let mut todo: Vec<ActionId> = u.listed.iter().copied().collect();
         while let Some(a) = todo.pop() {
@@ -62,14 +78,20 @@ impl ActionUse {
         u
     }
 
-    /// Whether P4Info lists the action.
-    pub fn listed(&self, a: ActionId) -> bool {
-        self.listed.contains(&a)
-    }
-
     /// Whether the action's parameters are control-plane parameters (a table uses it).
     pub fn in_table(&self, a: ActionId) -> bool {
         self.in_table.contains(&a)
+    }
+
+    /// Whether P4Info lists the control-plane name (one of its actions is listed).
+    pub fn listed_name(&self, name: &str) -> bool {
+        self.listed_names.contains(name)
+    }
+
+    /// Whether the control-plane name has control-plane parameters (a table uses one of its
+    /// actions).
+    pub fn in_table_name(&self, name: &str) -> bool {
+        self.in_table_names.contains(name)
     }
 
     /// Whether the action's body runs as part of a listed action (itself or called by one).

@@ -94,3 +94,53 @@ fn new_types_keep_their_annotations() {
     assert_eq!(anns("d_t").unwrap(), ["@a4"]);
     assert_eq!(anns("r_t").unwrap(), ["@a5"]);
 }
+
+/// The registers P4Info lists for an ingress with `decl` as its local and `body` as its
+/// apply block, after `decls` at top level.
+fn registers(decls: &str, decl: &str, body: &str) -> Vec<String> {
+    let src = v1model(
+        decls,
+        &format!(
+            "control I(inout hs hdr, inout m_t m, inout standard_metadata_t sm) {{\n\
+                 {decl}\n\
+                 apply {{ {body} }}\n}}"
+        ),
+    );
+    let info = p4info(&src).unwrap_or_else(|e| panic!("{e}"));
+    info.registers
+        .iter()
+        .map(|r| r.preamble.as_ref().unwrap().name.clone())
+        .collect()
+}
+
+#[test]
+fn unused_instances_of_a_typedefd_extern_type_are_left_out_as_p4c_does() {
+    let td = "typedef register<bit<8>> R;";
+    // p4c removes a @noSideEffects read whose result nothing reads, then the instance of a
+    // typedef'd type that nothing uses (issue2735-bmv2.p4).
+    let dead = "bit<8> v; r.read(v, 0);";
+    assert!(registers(td, "R(4) r;", dead).is_empty());
+    assert!(registers(td, "R(4) r;", "").is_empty());
+    // A dead read whose target is also assigned, never read: still dead.
+    assert!(registers(td, "R(4) r;", "bit<8> v; v = 1; r.read(v, 0);").is_empty());
+    // Kept: the read's result is used, the register is written, the value lands in a header
+    // (an output of the block), or the instance is declared with the extern type itself
+    // (p4c keeps every such instance, used or not).
+    let kept = ["I.r"];
+    assert_eq!(
+        registers(td, "R(4) r;", "bit<8> v; r.read(v, 0); hdr.h.a = v;"),
+        kept
+    );
+    assert_eq!(registers(td, "R(4) r;", "r.write(0, 1);"), kept);
+    assert_eq!(registers(td, "R(4) r;", "r.read(hdr.h.a, 0);"), kept);
+    assert_eq!(
+        registers(
+            td,
+            "R(4) r;",
+            "bit<8> v; r.read(v, 0); r.read(v, 1); hdr.h.a = v;"
+        ),
+        kept
+    );
+    assert_eq!(registers("", "register<bit<8>>(4) r;", dead), kept);
+    assert_eq!(registers("", "register<bit<8>>(4) r;", ""), kept);
+}

@@ -5,6 +5,9 @@
 //!
 //! P4Info names are koi-state's full names, so objects are matched by name; widths must agree
 //! (for a translated type, P4Info gives the controller's width and koi-state the data plane's).
+//! An action's name is its control-plane name: the specialisations of one source action (its
+//! directional parameters bound differently per table) are one P4Info action, resolved per
+//! table by name when written and mapped back to its one id when read.
 
 use crate::error::{Result, invalid, not_found};
 use crate::translate::{Codec, Sdn};
@@ -55,11 +58,12 @@ pub struct ParamInfo {
     pub codec: Codec,
 }
 
-/// An action.
+/// An action: a control-plane name, which designates in each table the table's action of
+/// that name (the specialisations of one source action share it; see
+/// [`Schema::action_of`]).
 #[derive(Clone, Debug)]
 pub struct ActionInfo {
     pub name: String,
-    pub action: ActionId,
     pub params: Vec<ParamInfo>,
 }
 
@@ -171,6 +175,7 @@ pub struct Schema {
     pub tables: Objects<TableInfo>,
     pub table_of: HashMap<TableId, u32>,
     pub actions: Objects<ActionInfo>,
+    /// The P4Info action of every IR action P4Info lists (several for specialisations).
     pub action_of: HashMap<ActionId, u32>,
     pub profiles: Objects<ProfileInfo>,
     pub profile_of: HashMap<ExternId, u32>,
@@ -313,15 +318,20 @@ impl Schema {
     }
 
     fn actions_of(&mut self, info: &P4Info, state: &State) -> Result<()> {
-        let mut by_name = HashMap::new();
+        // The actions of each control-plane name: one, or the specialisations of one source
+        // action (the table's use of the name picks its own).
+        let mut by_name: HashMap<String, Vec<ActionId>> = HashMap::new();
         let mut i = 0;
         while let Some(a) = state.action_schema(ActionId::new(i)) {
-            by_name.entry(a.name.clone()).or_insert(ActionId::new(i));
+            by_name
+                .entry(a.name.clone())
+                .or_default()
+                .push(ActionId::new(i));
             i += 1;
         }
         for a in &info.actions {
             let (id, name) = name_of(&a.preamble);
-            let Some(&action) = by_name.get(&name) else {
+            let Some(&action) = by_name.get(&name).and_then(|v| v.first()) else {
                 return Err(invalid(format!(
                     "P4Info action {name} is not in the program"
                 )));
@@ -362,15 +372,10 @@ impl Schema {
                     ),
                 })
                 .collect();
-            self.action_of.insert(action, id);
-            self.actions.add(
-                id,
-                ActionInfo {
-                    name,
-                    action,
-                    params,
-                },
-            )?;
+            for x in &by_name[&name] {
+                self.action_of.insert(*x, id);
+            }
+            self.actions.add(id, ActionInfo { name, params })?;
         }
         Ok(())
     }

@@ -182,7 +182,7 @@ pub(crate) fn read(
             t.schema
                 .actions
                 .get(a.action_id)
-                .map(|x| x.action)
+                .map(|_| a.action_id)
                 .ok_or_else(|| invalid(format!("no action with id {}", a.action_id)))?,
         ),
         Some(_) => {
@@ -204,7 +204,7 @@ pub(crate) fn read(
         keys.as_ref().is_none_or(|k| *k == e.keys)
             && (te.priority == 0 || e.priority == u32::try_from(te.priority).ok())
             && action_filter
-                .is_none_or(|a| matches!(&e.action, EntryAction::Action(c) if c.action == a))
+                .is_none_or(|a| matches!(&e.action, EntryAction::Action(c) if t.schema.action_of.get(&c.action) == Some(&a)))
             && (te.controller_metadata == 0
                 || e.cookie.controller_metadata == te.controller_metadata)
             && (te.metadata.is_empty() || e.cookie.metadata == te.metadata)

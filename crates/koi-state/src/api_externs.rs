@@ -11,7 +11,7 @@ use crate::schema::check_args;
 use crate::state::{ExternState, State};
 use crate::value_set::DigestMessage;
 use koi_ir::entity::EntityId;
-use koi_ir::{ActionCall, Bits, Pattern, TableId, ValueSetId};
+use koi_ir::{ActionCall, ActionId, Bits, Pattern, TableId, ValueSetId};
 
 fn wrong(name: &str, expected: &'static str) -> StateError {
     StateError::WrongKind {
@@ -277,13 +277,40 @@ impl State {
         }
     }
 
-    fn member_call(&self, profile: &str, action: &str, args: &[Bits]) -> Result<ActionCall> {
+    /// Resolves `action` among the actions of profile `profile`'s tables. Tables binding an
+    /// action's directional parameters differently run different specialisations of it: a
+    /// member could not run both, so such a name is ambiguous.
+    pub fn profile_action(&self, profile: &str, action: &str) -> Result<ActionId> {
         let p = self.profile(profile)?;
-        let items = p
+        // Each control-plane name once: which specialisation is decided below.
+        let mut seen = std::collections::HashSet::new();
+        let items: Vec<(&str, ActionId)> = p
             .actions
             .iter()
-            .filter_map(|a| Some((self.action_schema(*a)?.name.as_str(), *a)));
-        let a = crate::names::resolve("action", action, items)?;
+            .filter_map(|a| Some((self.action_schema(*a)?.name.as_str(), *a)))
+            .filter(|(n, _)| seen.insert(*n))
+            .collect();
+        let a = crate::names::resolve("action", action, items.into_iter())?;
+        let name = self.action_schema(a).map(|x| x.name.as_str());
+        let same: Vec<&str> = p
+            .actions
+            .iter()
+            .filter_map(|b| self.action_schema(*b))
+            .filter(|x| Some(x.name.as_str()) == name)
+            .map(|x| x.ir_name.as_str())
+            .collect();
+        if same.len() > 1 {
+            return Err(StateError::Ambiguous {
+                kind: "action",
+                name: action.to_string(),
+                candidates: same.join(", "),
+            });
+        }
+        Ok(a)
+    }
+
+    fn member_call(&self, profile: &str, action: &str, args: &[Bits]) -> Result<ActionCall> {
+        let a = self.profile_action(profile, action)?;
         if let Some(s) = self.action_schema(a) {
             check_args(s, args)?;
         }

@@ -577,7 +577,7 @@ impl<'a> Cx<'a> {
     ) -> Cx<'a> {
         let new_actions = (0..)
             .zip(&new.actions)
-            .map(|(i, a)| (a.name.clone(), ActionId::new(i)))
+            .map(|(i, a)| (a.ir_name.clone(), ActionId::new(i)))
             .collect();
         let new_tables = new
             .tables
@@ -658,7 +658,17 @@ impl<'a> Cx<'a> {
             return Err(format!("action {} is unknown", call.action));
         };
         let name = &os.name;
-        let Some(&id) = self.new_actions.get(name) else {
+        // In a table, the table's action of that control-plane name (its own specialisation);
+        // elsewhere the action of the same IR name.
+        let in_table = match use_ {
+            Use::Entry(t) | Use::Default(t) => t.actions.iter().map(|(a, _)| *a).find(|a| {
+                self.new
+                    .action_schema(*a)
+                    .is_some_and(|x| x.name == os.name)
+            }),
+            Use::Member(_) => None,
+        };
+        let Some(id) = in_table.or_else(|| self.new_actions.get(&os.ir_name).copied()) else {
             return Err(format!("action {name} is not in the new program"));
         };
         let Some(ns) = self.new.action_schema(id) else {

@@ -191,12 +191,7 @@ fn profiles(s: &mut State, c: &Command) -> Result<String> {
 }
 
 fn member_args(s: &State, profile: &str, action: &str, params: &[String]) -> Result<Vec<Bits>> {
-    let p = s.profile(profile)?;
-    let items = p
-        .actions
-        .iter()
-        .filter_map(|a| Some((s.action_schema(*a)?.name.as_str(), *a)));
-    let a = crate::names::resolve("action", action, items)?;
+    let a = s.profile_action(profile, action)?;
     parse_args(s, a, params)
 }
 

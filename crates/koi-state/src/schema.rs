@@ -146,9 +146,14 @@ fn lookup_kind(keys: &[KeySchema]) -> LookupKind {
 }
 
 /// An action: its name and parameters (name, width).
+///
+/// `name` is the control-plane name (P4Info's, the CLI's), shared by the specialisations of
+/// one source action (one per binding of its directional parameters in a table's action
+/// list), so it designates an action only within one table; `ir_name` is unique.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ActionSchema {
     pub name: String,
+    pub ir_name: String,
     pub params: Vec<(String, u32)>,
 }
 
@@ -171,7 +176,8 @@ impl Schema {
                 .actions
                 .values()
                 .map(|a| ActionSchema {
-                    name: a.preamble.name.clone(),
+                    name: a.control_plane_name().to_string(),
+                    ir_name: a.preamble.name.clone(),
                     params: a
                         .params
                         .iter()

@@ -5,7 +5,7 @@
 //! service address back; other traffic is switched unchanged; what cannot be routed (several
 //! datagrams, an IP fragment, no key, a key over 250 bytes, a truncated key, a header that
 //! is not a request) goes to the fallback and never to a server. The key hashes are computed
-//! here independently (bitwise CRC-32/ISO-HDLC and CRC-16/ARC).
+//! here independently (bitwise CRC-32/ISO-HDLC and CRC-16/ARC, FNV-1 and FNV-1a).
 
 mod ctl_support;
 mod e2e;
@@ -51,6 +51,31 @@ fn crc16_arc(data: &[u8]) -> u16 {
         }
     }
     c
+}
+
+/// The ring point of twemproxy's FNV hash `mode` (`fnv1a_64`, `fnv1_64`, `fnv1a_32`,
+/// `fnv1_32`) as the switch computes it: standard FNV over the key's bytes, the 64-bit ones
+/// cut to their low 32 bits.
+fn fnv_point(mode: &str, key: &[u8]) -> u32 {
+    let (basis, prime) = if mode.ends_with("_64") {
+        (0xcbf2_9ce4_8422_2325u64, 0x100_0000_01b3u64)
+    } else {
+        (0x811c_9dc5, 0x0100_0193)
+    };
+    let mask = if mode.ends_with("_64") {
+        u64::MAX
+    } else {
+        0xffff_ffff
+    };
+    let a = mode.starts_with("fnv1a");
+    let h = key.iter().fold(basis, |h, &b| {
+        if a {
+            ((h ^ u64::from(b)).wrapping_mul(prime)) & mask
+        } else {
+            (h.wrapping_mul(prime) & mask) ^ u64::from(b)
+        }
+    });
+    h as u32
 }
 
 /// An Ethernet/IPv4/UDP frame with both checksums computed (`udp_csum`: else 0, none).
@@ -324,6 +349,53 @@ fn a_pinned_key_wins_over_the_ring_and_the_hash_mode_is_twemproxys() {
     }
 }
 
+/// The FNV hash modes: the ring (the example's halves) is indexed by the key's FNV, for keys
+/// of 1 to 250 bytes, binary and ASCII requests. A key with bytes of 0x80 and more is hashed
+/// as bytes, standard FNV (twemproxy reads them as signed chars: README.md).
+#[test]
+fn fnv_hash_modes_index_the_ring_by_the_keys_fnv() {
+    assert_eq!(fnv_point("fnv1a_64", b"foobar"), 0xf739_67e8);
+    assert_eq!(fnv_point("fnv1a_32", b"foobar"), 0xbf9c_f968);
+    assert_eq!(fnv_point("fnv1_64", b"foobar"), 0xa4dd_a9c2);
+    assert_eq!(fnv_point("fnv1_32", b"foobar"), 0x31f0_b262);
+    let mut keys: Vec<Vec<u8>> = vec![
+        b"a".to_vec(),
+        b"k7".to_vec(),
+        b"foobar".to_vec(),
+        b"user:1000".to_vec(),
+        vec![b'z'; 250],
+        "clé-été".as_bytes().to_vec(),
+    ];
+    keys.extend((0..4).map(|i| format!("key:{i}").into_bytes()));
+    for mode in ["fnv1a_64", "fnv1_64", "fnv1a_32", "fnv1_32"] {
+        let extra = format!("table_set_default hash_mode hash_{mode}");
+        let mut sides = [0; 2];
+        for key in &keys {
+            let low = fnv_point(mode, key) < 0x8000_0000;
+            sides[usize::from(!low)] += 1;
+            let server = if low { A } else { B };
+            let m = get(key);
+            assert_eq!(
+                trace(&request(&m, true), 1, &extra),
+                Some(to_server(&m, server, true)),
+                "{mode} {key:?}"
+            );
+        }
+        assert!(sides[0] > 0 && sides[1] > 0, "{mode}: keys on both halves");
+        let m = ascii(&[b"get ", &keys[3], b"\r\n"]);
+        let server = if fnv_point(mode, &keys[3]) < 0x8000_0000 {
+            A
+        } else {
+            B
+        };
+        assert_eq!(
+            trace(&request(&m, true), 1, &extra),
+            Some(to_server(&m, server, true)),
+            "{mode} ascii"
+        );
+    }
+}
+
 #[test]
 fn replies_carry_the_service_address_and_other_traffic_is_switched() {
     let reply = binary(0, 1, 0x81, 0x00, &[0, 0, 0, 0], b"", 0);
@@ -494,11 +566,27 @@ fn the_ascii_parser_is_what_its_generator_writes() {
 /// ring request's flow is cached (it was not while the static analysis alone decided: every
 /// request then took the slow path). `koi bench --json` over requests for 50 keys, GETs and
 /// SETs: every upcall installs a megaflow, none is uncacheable, keys share megaflows, and the
-/// later passes hit.
+/// later passes hit. With the example's hash (CRC-32) and with FNV-1a (twemproxy's default
+/// `fnv1a_64`).
 #[test]
 fn ring_requests_are_cached_flows() {
-    let dir = std::env::temp_dir().join(format!("koi-appswitch-cache-{}", std::process::id()));
+    for mode in ["crc32a", "fnv1a_64"] {
+        ring_requests_are_cached_with(mode);
+    }
+}
+
+fn ring_requests_are_cached_with(mode: &str) {
+    let dir =
+        std::env::temp_dir().join(format!("koi-appswitch-cache-{}-{mode}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let entries = dir.join("appswitch.entries");
+    let base = std::fs::read_to_string(format!("{root}/{ENTRIES}")).unwrap();
+    std::fs::write(
+        &entries,
+        format!("{base}\ntable_set_default hash_mode hash_{mode}\n"),
+    )
+    .unwrap();
     let mut frames = Vec::new();
     for i in 0..200u32 {
         let key = format!("key-{:02}-xxxxxxx", i % 50).into_bytes();
@@ -511,17 +599,10 @@ fn ring_requests_are_cached_flows() {
     }
     let pcap = dir.join("requests.pcap");
     ctl_support::write_pcap(&pcap, &frames);
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     let out = Command::new(env!("CARGO_BIN_EXE_koi"))
-        .args([
-            "bench",
-            PROGRAM,
-            "--entries",
-            ENTRIES,
-            "--port",
-            "1",
-            "--pcap",
-        ])
+        .args(["bench", PROGRAM, "--entries"])
+        .arg(&entries)
+        .args(["--port", "1", "--pcap"])
         .arg(&pcap)
         .args(["--seconds", "0.2", "--warmup", "0", "--json"])
         .current_dir(root)
@@ -529,7 +610,7 @@ fn ring_requests_are_cached_flows() {
         .unwrap();
     assert!(
         out.status.success(),
-        "{}",
+        "{mode}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -539,14 +620,14 @@ fn ring_requests_are_cached_flows() {
             .and_then(|v| v.as_u64())
             .unwrap_or(u64::MAX)
     };
-    assert_eq!(n("/counters/uncacheable"), 0, "{report}");
-    assert_eq!(n("/warmup/uncacheable"), 0, "{report}");
+    assert_eq!(n("/counters/uncacheable"), 0, "{mode}: {report}");
+    assert_eq!(n("/warmup/uncacheable"), 0, "{mode}: {report}");
     // 50 keys, each with a GET and a SET, over a ring of two halves: the megaflows match
-    // the key's CRC (a hash key), not its bytes, and only its top bit (which half): one
+    // the key's hash (a hash key), not its bytes, and only its top bit (which half): one
     // megaflow per half and operation, installed once each, then hit.
-    assert_eq!(n("/warmup/upcalls"), 4, "{report}");
-    assert_eq!(n("/warmup/installs"), 4, "{report}");
-    assert_eq!(n("/cache/megaflows"), 4, "{report}");
-    assert_eq!(n("/counters/misses"), 0, "{report}");
+    assert_eq!(n("/warmup/upcalls"), 4, "{mode}: {report}");
+    assert_eq!(n("/warmup/installs"), 4, "{mode}: {report}");
+    assert_eq!(n("/cache/megaflows"), 4, "{mode}: {report}");
+    assert_eq!(n("/counters/misses"), 0, "{mode}: {report}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -3,13 +3,15 @@
 //! - `examples/appswitch/ketama.py` against the real twemproxy (Debian's `nutcracker`) and
 //!   three real memcached servers in a network namespace: 300 keys of 16, 80, 250, 1, 2 and
 //!   3 bytes stored through twemproxy land on the server ketama.py names, with the hashes
-//!   `crc32a`, `crc32` and `crc16` and the distributions `ketama` and `modula`, servers
-//!   named by address, by address and port, and by name, one weighted twice
-//!   (`check_placement.py`);
+//!   `crc32a`, `crc32`, `crc16`, `fnv1a_64`, `fnv1_64`, `fnv1a_32` and `fnv1_32` and the
+//!   distributions `ketama` and `modula`, servers named by address, by address and port, and
+//!   by name, one weighted twice (`check_placement.py`); the same with 300 keys of bytes of
+//!   0x80 and more (which twemproxy's FNV reads as signed chars);
 //! - the switch's entries that ketama.py writes for a pool, traced through
-//!   `examples/appswitch/appswitch.p4` with `koi trace`: every request goes to the port of
-//!   the server ketama.py places its key on, for every hash and distribution; and with
-//!   `random`, requests spread over every server.
+//!   `examples/appswitch/appswitch.p4` with `koi trace`: each of the same 300 (printable)
+//!   keys' requests goes to the port of the server ketama.py places it on, for every hash and
+//!   distribution, so the switch places them where twemproxy does; and with `random`,
+//!   requests spread over every server.
 //!
 //! Needs root, memcached, nutcracker and the Python venv (PyYAML); see `e2e/mod.rs`.
 
@@ -32,15 +34,27 @@ beta:
 ";
 
 /// The (hash, distribution) pairs whose placement is checked: twemproxy's ketama and modula
-/// over its 32-bit and its 15-bit CRC-32 and its `crc16`.
-const PLACEMENTS: [(&str, &str); 6] = [
+/// over its 32-bit and its 15-bit CRC-32, its `crc16` and its four FNV hashes.
+const PLACEMENTS: [(&str, &str); 14] = [
     ("crc32a", "ketama"),
     ("crc32", "ketama"),
     ("crc16", "ketama"),
+    ("fnv1a_64", "ketama"),
+    ("fnv1_64", "ketama"),
+    ("fnv1a_32", "ketama"),
+    ("fnv1_32", "ketama"),
     ("crc32a", "modula"),
     ("crc32", "modula"),
     ("crc16", "modula"),
+    ("fnv1a_64", "modula"),
+    ("fnv1_64", "modula"),
+    ("fnv1a_32", "modula"),
+    ("fnv1_32", "modula"),
 ];
+
+/// How many keys each placement is checked with, through twemproxy and through the switch
+/// (the same keys: `key_of(0..KEYS)`).
+const KEYS: usize = 300;
 
 /// Hosts of the traced topology: address = MAC @ switch port.
 const HOSTS: [&str; 4] = [
@@ -94,7 +108,7 @@ fn the_switch_routes_every_key_where_ketama_places_it() {
     };
     let dir = std::env::temp_dir().join(format!("koi-appswitch-ring-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let n = 90;
+    let n = KEYS;
     let keys: Vec<Vec<u8>> = (0..n).map(key_of).collect();
     let pcap = dir.join("requests.pcap");
     write_pcap(
@@ -320,23 +334,27 @@ fn ketama_places_keys_where_twemproxy_does() {
             let _ = proxy.kill();
             panic!("nutcracker does not listen");
         }
-        let out = in_ns(py.to_str().unwrap())
-            .arg(repo().join("examples/appswitch/check_placement.py"))
-            .arg(&pool)
-            .arg("300")
-            .output()
-            .unwrap();
+        // Printable keys (the switch's test's), then keys of high bytes.
+        for high in [&[][..], &["high"][..]] {
+            let out = in_ns(py.to_str().unwrap())
+                .arg(repo().join("examples/appswitch/check_placement.py"))
+                .arg(&pool)
+                .arg(KEYS.to_string())
+                .args(high)
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            let placed = format!("placed {KEYS} keys: {KEYS} as twemproxy");
+            if !out.status.success() || !text.contains(&placed) {
+                let _ = proxy.kill();
+                let _ = proxy.wait();
+                panic!(
+                    "{hash}/{dist} {high:?}: {text}{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        }
         let _ = proxy.kill();
         let _ = proxy.wait();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{hash}/{dist}: {text}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            text.contains("placed 300 keys: 300 as twemproxy"),
-            "{hash}/{dist}: {text}"
-        );
     }
 }

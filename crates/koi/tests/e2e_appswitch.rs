@@ -8,9 +8,10 @@
 //! asked directly, holds exactly the keys twemproxy's placement gives it (ketama.py, itself
 //! checked against twemproxy in `appswitch_ring.rs`). Then one server is killed: it is
 //! ejected, and every request goes to the two others as twemproxy would place them; it comes
-//! back and is restored. Twice: with twemproxy's `ketama` and `crc32a`, the hosts found, and
-//! with `modula` and `crc16`, the hosts given. Needs root, memcached and the Python venv
-//! (finsy, PyYAML); see `e2e/mod.rs`.
+//! back and is restored. Three times: with twemproxy's `ketama` and `crc32a`, the hosts found;
+//! with `modula` and `crc16`, the hosts given; with `ketama` and twemproxy's default hash
+//! `fnv1a_64` (koi's FNV extension of v1model), the hosts found. Needs root, memcached and
+//! the Python venv (finsy, PyYAML); see `e2e/mod.rs`.
 
 mod e2e;
 use e2e::*;
@@ -166,6 +167,18 @@ fn appswitch_with_modula_and_crc16_places_keys_as_twemproxy_would() {
         "modula",
         "crc16",
         true,
+    );
+}
+
+/// The same with twemproxy's default hash, `fnv1a_64`: the ring is indexed by the low 32 bits
+/// of the key's 64-bit FNV-1a.
+#[test]
+fn appswitch_with_fnv1a_64_places_keys_as_twemproxy_would() {
+    end_to_end(
+        "appswitch_with_fnv1a_64_places_keys_as_twemproxy_would",
+        "ketama",
+        "fnv1a_64",
+        false,
     );
 }
 

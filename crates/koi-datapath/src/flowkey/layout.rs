@@ -451,6 +451,25 @@ impl FlowKeyLayout {
         }
     }
 
+    /// Computes the hash keys of `key` in set `used` (bit `i`: hash key `i`; those past 64
+    /// always), and zeroes the others: a megaflow that matches none of a hash key's bits
+    /// does not need it, and the fast path need not pay for it.
+    #[inline]
+    pub(crate) fn fill_used_hash_keys(
+        &self,
+        key: &mut [u64],
+        buf: &mut hashkey::HashBuf,
+        used: u64,
+    ) {
+        for (i, k) in self.hash_keys.iter().enumerate() {
+            if i >= 64 || used >> i & 1 == 1 {
+                k.fill(key, buf);
+            } else if let Some(w) = key.get_mut((k.key_offset / 64) as usize) {
+                *w = 0;
+            }
+        }
+    }
+
     /// The hash key statement `s` computes, if it is one.
     pub(crate) fn hash_key_of(&self, s: &koi_ir::Stmt) -> Option<usize> {
         let a = hashkey::addr(s);

@@ -322,6 +322,9 @@ impl Pipeline {
 
     fn write_actions(&self, out: &mut String) -> fmt::Result {
         for a in self.actions.values() {
+            if let Some(cp) = &a.cp_name {
+                writeln!(out, "\n// control-plane name {cp}")?;
+            }
             let head = format!("{}action {}", annotations(&a.preamble), a.preamble.name);
             writeln!(out, "\n{head}({}) {{", params_text(&a.params))?;
             self.write_body(out, &a.body, &a.params)?;

@@ -70,6 +70,9 @@ pub enum ErrorKind {
     WrongExternKind { expected: &'static str },
     /// Two objects of one kind with the same control-plane name.
     DuplicateName { name: String },
+    /// Actions sharing a control-plane name that the control plane could not tell apart or
+    /// treat as one (different parameters, or two of them in one table).
+    SharedName { name: String, why: &'static str },
     /// A role of the architecture bound zero or several times, or to the wrong kind of block.
     Package(String),
     /// An action that calls itself, directly or not.
@@ -113,6 +116,9 @@ impl fmt::Display for ErrorKind {
             }
             WrongExternKind { expected } => write!(f, "expected an extern of kind {expected}"),
             DuplicateName { name } => write!(f, "duplicate control-plane name {name}"),
+            SharedName { name, why } => {
+                write!(f, "actions named {name} for the control plane: {why}")
+            }
             Package(why) => write!(f, "package: {why}"),
             RecursiveAction => f.write_str("action calls itself"),
             UnknownError { code } => write!(f, "error code {code} is not declared"),

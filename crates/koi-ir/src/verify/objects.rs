@@ -186,6 +186,7 @@ impl Verifier<'_> {
         let p = self.p;
         self.unique("table", p.tables.values().map(|t| &t.preamble.name));
         self.unique("action", p.actions.values().map(|a| &a.preamble.name));
+        self.shared_names();
         self.unique("extern", p.externs.values().map(|e| &e.preamble.name));
         self.unique("value set", p.value_sets.values().map(|v| &v.preamble.name));
         self.unique("digest", p.digests.values().map(|d| &d.preamble.name));
@@ -200,6 +201,50 @@ impl Verifier<'_> {
                         found: 0,
                     },
                 );
+            }
+        }
+    }
+
+    /// Actions sharing a control-plane name (specialisations of one source action) have the
+    /// same parameters, and no table lists two of them.
+    fn shared_names(&mut self) {
+        let p = self.p;
+        let mut first: std::collections::HashMap<&str, &crate::control::Action> =
+            std::collections::HashMap::new();
+        for a in p.actions.values() {
+            let name = a.control_plane_name();
+            let prev = *first.entry(name).or_insert(a);
+            let params = |a: &crate::control::Action| {
+                a.params
+                    .iter()
+                    .map(|x| (x.name.clone(), x.ty.width()))
+                    .collect::<Vec<_>>()
+            };
+            if params(prev) != params(a) {
+                self.err(
+                    format!("action {}", a.preamble.name),
+                    ErrorKind::SharedName {
+                        name: name.to_string(),
+                        why: "their parameters differ",
+                    },
+                );
+            }
+        }
+        for t in p.tables.values() {
+            let mut seen = HashSet::new();
+            for r in &t.actions {
+                let Some(a) = p.actions.get(r.action) else {
+                    continue;
+                };
+                if !seen.insert(a.control_plane_name()) {
+                    self.err(
+                        format!("table {}", t.preamble.name),
+                        ErrorKind::SharedName {
+                            name: a.control_plane_name().to_string(),
+                            why: "a table lists two of them",
+                        },
+                    );
+                }
             }
         }
     }

@@ -15,12 +15,16 @@ pub(super) const HELPERS: [(&str, *const u8); 5] = [
 ];
 
 /// The v1model algorithms [`koi_jit_hash`] computes, by code.
-pub(super) const HASH_ALGOS: [HashAlgo; 5] = [
+pub(super) const HASH_ALGOS: [HashAlgo; 9] = [
     HashAlgo::Crc32,
     HashAlgo::Crc16,
     HashAlgo::Identity,
     HashAlgo::Csum16,
     HashAlgo::Xor16,
+    HashAlgo::Fnv1a32,
+    HashAlgo::Fnv1a64,
+    HashAlgo::Fnv1_32,
+    HashAlgo::Fnv1_64,
 ];
 
 /// v1model hash `algo` (an index into [`HASH_ALGOS`]) of the `len` bytes at `data`.

@@ -1,0 +1,98 @@
+//! Fowler-Noll-Vo hashes (FNV-1 and FNV-1a, 32 and 64 bits) over bytes, as Landon Curt
+//! Noll's reference defines them: start from the offset basis; per byte, FNV-1 multiplies by
+//! the prime then XORs the byte in, FNV-1a XORs first then multiplies; arithmetic modulo
+//! 2^32 or 2^64.
+//!
+//! | width | offset basis | prime |
+//! |---|---|---|
+//! | 32 | 0x811c9dc5 | 0x01000193 |
+//! | 64 | 0xcbf29ce484222325 | 0x00000100000001b3 |
+//!
+//! Because both steps work modulo a power of two, the low 32 bits of a 64-bit FNV depend only
+//! on the low 32 bits of its basis and prime: they are what a 32-bit register seeded with
+//! `0x84222325` and multiplied by `0x1b3` gives (twemproxy's `fnv1a_64`).
+
+/// FNV's 32-bit offset basis.
+pub const OFFSET_32: u32 = 0x811c_9dc5;
+/// FNV's 32-bit prime.
+pub const PRIME_32: u32 = 0x0100_0193;
+/// FNV's 64-bit offset basis.
+pub const OFFSET_64: u64 = 0xcbf2_9ce4_8422_2325;
+/// FNV's 64-bit prime.
+pub const PRIME_64: u64 = 0x0000_0100_0000_01b3;
+
+/// FNV-1, 32 bits.
+pub fn fnv1_32(bytes: &[u8]) -> u32 {
+    bytes
+        .iter()
+        .fold(OFFSET_32, |h, &b| h.wrapping_mul(PRIME_32) ^ u32::from(b))
+}
+
+/// FNV-1a, 32 bits.
+pub fn fnv1a_32(bytes: &[u8]) -> u32 {
+    bytes
+        .iter()
+        .fold(OFFSET_32, |h, &b| (h ^ u32::from(b)).wrapping_mul(PRIME_32))
+}
+
+/// FNV-1, 64 bits.
+pub fn fnv1_64(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(OFFSET_64, |h, &b| h.wrapping_mul(PRIME_64) ^ u64::from(b))
+}
+
+/// FNV-1a, 64 bits.
+pub fn fnv1a_64(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(OFFSET_64, |h, &b| (h ^ u64::from(b)).wrapping_mul(PRIME_64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The published test vectors (Noll's test_fnv.c) for "", "a" and "foobar".
+    #[test]
+    fn published_vectors() {
+        assert_eq!(fnv1_32(b""), 0x811c_9dc5);
+        assert_eq!(fnv1a_32(b""), 0x811c_9dc5);
+        assert_eq!(fnv1_64(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a_64(b""), 0xcbf2_9ce4_8422_2325);
+
+        assert_eq!(fnv1_32(b"a"), 0x050c_5d7e);
+        assert_eq!(fnv1a_32(b"a"), 0xe40c_292c);
+        assert_eq!(fnv1_64(b"a"), 0xaf63_bd4c_8601_b7be);
+        assert_eq!(fnv1a_64(b"a"), 0xaf63_dc4c_8601_ec8c);
+
+        assert_eq!(fnv1_32(b"foobar"), 0x31f0_b262);
+        assert_eq!(fnv1a_32(b"foobar"), 0xbf9c_f968);
+        assert_eq!(fnv1_64(b"foobar"), 0x340d_8765_a4dd_a9c2);
+        assert_eq!(fnv1a_64(b"foobar"), 0x8594_4171_f739_67e8);
+    }
+
+    /// The low 32 bits of the 64-bit hashes are what a 32-bit register seeded with
+    /// 0x84222325 and multiplied by 0x1b3 gives (twemproxy's `hash_fnv1a_64`).
+    #[test]
+    fn low_half_of_64_bits_is_a_32_bit_register() {
+        let narrow = |bytes: &[u8], a: bool| {
+            let p = 0x1b3u32;
+            bytes.iter().fold(0x8422_2325u32, |h, &b| {
+                if a {
+                    (h ^ u32::from(b)).wrapping_mul(p)
+                } else {
+                    h.wrapping_mul(p) ^ u32::from(b)
+                }
+            })
+        };
+        let data: Vec<u8> = (0..=255u8)
+            .chain(b"key-17-xxxxxxxxx".iter().copied())
+            .collect();
+        for n in [0, 1, 2, 7, 100, data.len()] {
+            let d = &data[..n];
+            assert_eq!(fnv1a_64(d) as u32, narrow(d, true), "{n}");
+            assert_eq!(fnv1_64(d) as u32, narrow(d, false), "{n}");
+        }
+    }
+}
