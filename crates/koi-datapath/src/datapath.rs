@@ -349,6 +349,12 @@ pub struct Datapath<'p> {
     rec: Recorder,
     /// The flow cache's counters at the last [`Datapath::reset_stats`].
     cache_base: (u64, u64),
+    /// The data of a hash key being computed ([`FlowKeyLayout::hash_keys`]).
+    hash_buf: crate::flowkey::HashBuf,
+    /// The hash keys some slow-path run has masked bits of (bit `i`: hash key `i`): the
+    /// only ones the fast path computes. Megaflows are installed only by this datapath's
+    /// slow path, which sets a hash key's bit before a megaflow can match it.
+    hash_used: u64,
 }
 
 /// The set of shared programs (hashed with foldhash: programs are compared whole).
@@ -447,6 +453,8 @@ impl<'p> Datapath<'p> {
             sites: Sites::new(pipeline),
             rec: Recorder::default(),
             cache_base: (0, 0),
+            hash_buf: crate::flowkey::HashBuf::default(),
+            hash_used: 0,
         })
     }
 
@@ -821,6 +829,13 @@ impl<'p> Datapath<'p> {
         ) {
             return None;
         }
+        // Hashes in the key: computed from its fields, and the key hashed with them (the
+        // parser's hash did not see them).
+        if !self.layout.hash_keys().is_empty() {
+            self.layout
+                .fill_used_hash_keys(key, &mut self.hash_buf, self.hash_used);
+            return Some(self.cache.hash(key));
+        }
         Some(hash.unwrap_or_else(|| self.cache.hash(key)))
     }
 
@@ -966,6 +981,9 @@ impl<'p> Datapath<'p> {
             state_seen: false,
             emitted_bits: 0,
             egress_parse: false,
+            copies: Vec::new(),
+            hash_buf: crate::flowkey::HashBuf::default(),
+            hash_used: &mut self.hash_used,
         };
         let dropped = state.digests_dropped();
         let outcome = self.interp.run(state, packet, port, clock, &mut obs)?;

@@ -55,6 +55,12 @@
 //! lets [`stages::stages`] give the classifier one lookup stage per group of words (in key
 //! order, or in the order `@koi_stage(N)` annotations on headers give).
 //!
+//! After the fields come the **hash keys** (`flowkey::hashkey`): a v1model `hash` of fields
+//! that only the parser writes is computed from the key's fields into a word of its own,
+//! so that a decision on its result (a consistent-hash ring, an ECMP bucket) masks the
+//! result's bits rather than every bit hashed. They add words, never remove a field: the
+//! hashed fields stay key fields.
+//!
 //! # Soundness
 //!
 //! Claim: if two packets P and Q agree on every key bit a megaflow mask covers, and that

@@ -15,7 +15,10 @@
 //!   pipeline, which outlives the datapath's runs) with its arguments, each action call,
 //!   architecture write, instance, copy, packet out, extern result, table decision, guard,
 //!   traffic manager event, and each influence that grew the megaflow mask, which the tracer
-//!   consults to fold into constants the fields the megaflow fixes;
+//!   consults to fold into constants the fields the megaflow fixes (not those on hash keys,
+//!   [`crate::flowkey::HashKey`]: their bits are no field's, so the tracer folds nothing from
+//!   them, and leaving them out lets runs whose hashes fall in different blocks share one
+//!   program);
 //! - the parts of the PHV it reads as constants ([`crate::program::Known`]'s `fixed`, the
 //!   initial values of metadata and of headers not parsed), and the per-packet inputs and
 //!   extern results it reads, which only the check at installation uses.
@@ -569,7 +572,18 @@ impl Entry {
 fn set_bits(mask: &mut [u8], off: u32, w: u32) {
     let (mut bit, end) = (u64::from(off), u64::from(off) + u64::from(w));
     while bit < end {
-        let Some(m) = mask.get_mut((bit / 8) as usize) else {
+        let at = (bit / 8) as usize;
+        // Whole bytes at once.
+        if bit % 8 == 0 && end - bit >= 8 {
+            let n = (((end - bit) / 8) as usize).min(mask.len().saturating_sub(at));
+            if n == 0 {
+                return;
+            }
+            mask[at..at + n].fill(0xff);
+            bit += 8 * n as u64;
+            continue;
+        }
+        let Some(m) = mask.get_mut(at) else {
             return;
         };
         let first = (bit % 8) as u32;

@@ -89,6 +89,22 @@ pub(crate) struct DpObserver<'a> {
     /// egress parser extracts as computed from the emitted headers).
     pub(crate) emitted_bits: u64,
     pub(crate) egress_parse: bool,
+    /// The slots that hold a copy of a hash key's bits now ([`crate::flowkey::HashKey`]):
+    /// a decision on one masks those bits of the hash key.
+    pub(crate) copies: Vec<(SlotId, HashCopy)>,
+    /// The data of a hash key being computed.
+    pub(crate) hash_buf: crate::flowkey::HashBuf,
+    /// The datapath's set of hash keys a megaflow may match (bit `i`: hash key `i`).
+    pub(crate) hash_used: &'a mut u64,
+}
+
+/// A slot holding bits of a hash key: its value bits `0..width` are the hash key's bits
+/// `lsb..lsb + width` (bit 0 the least significant); its bits above are zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct HashCopy {
+    pub key: u16,
+    pub lsb: u32,
+    pub width: u32,
 }
 
 impl<'a> DpObserver<'a> {
@@ -99,6 +115,95 @@ impl<'a> DpObserver<'a> {
     pub(crate) fn diverge(&mut self) {
         self.mode = Mode::Evaluating;
         self.stats.diverged += 1;
+    }
+
+    fn copy_of(&self, slot: SlotId) -> Option<HashCopy> {
+        self.copies
+            .iter()
+            .find(|(s, _)| *s == slot)
+            .map(|(_, c)| *c)
+    }
+
+    /// Follows statement `s` (about to run) for the slots holding hash key bits: a hash
+    /// key's statement in the first pass makes its result one; a copy, slice or
+    /// zero-extending cast of one assigned to a whole slot makes that slot one; any other
+    /// write ends what the written slots held (a statement that writes other than through
+    /// places, such as `extract` or an extern's arguments, ends all of them).
+    fn follow_copies(&mut self, s: &koi_ir::Stmt) {
+        use koi_ir::{Builtin, Place, Stmt};
+        let copy = match s {
+            Stmt::Builtin(Builtin::Hash {
+                dst: Place::Slot(d),
+                ..
+            }) => self
+                .layout
+                .hash_key_of(s)
+                .filter(|_| self.parses == 1)
+                .and_then(|k| {
+                    let key = u16::try_from(k).ok()?;
+                    let width = self.layout.hash_keys().get(k)?.width;
+                    Some((*d, Some(HashCopy { key, lsb: 0, width })))
+                })
+                .unwrap_or((*d, None)),
+            Stmt::Assign {
+                dst: Place::Slot(d),
+                value,
+            } => {
+                let w = self.pipeline.phv.slots.get(*d).map_or(0, |x| x.width);
+                (*d, self.copy_in(value).map(|c| narrow(c, 0, w)))
+            }
+            Stmt::Assign {
+                dst: Place::Slice { slot, .. },
+                ..
+            } => (*slot, None),
+            Stmt::Builtin(b) => {
+                let mut written = Vec::new();
+                b.for_each_operand(&mut |o| {
+                    if let koi_ir::stmt::Operand::Write(p) = o {
+                        written.push(match p {
+                            Place::Slot(x) | Place::Slice { slot: x, .. } => Some(*x),
+                            Place::StackField { .. } => None,
+                        });
+                    }
+                });
+                for w in written {
+                    match w {
+                        Some(x) => self.copies.retain(|(s, _)| *s != x),
+                        None => self.copies.clear(),
+                    }
+                }
+                return;
+            }
+            _ => {
+                self.copies.clear();
+                return;
+            }
+        };
+        self.copies.retain(|(s, _)| *s != copy.0);
+        if let (d, Some(c)) = copy {
+            self.copies.push((d, c));
+        }
+    }
+
+    /// The hash key bits `e`'s value holds, if it is a slot holding some, a slice of one or
+    /// a zero-extending width cast of either.
+    fn copy_in(&self, e: &koi_ir::Expr) -> Option<HashCopy> {
+        use koi_ir::{Cast, Expr};
+        match e {
+            Expr::Slot(s) => self.copy_of(*s),
+            Expr::Slice { value, hi, lo } => {
+                let c = self.copy_in(value)?;
+                Some(narrow(c, *lo, hi.checked_sub(*lo)? + 1))
+            }
+            Expr::Cast(
+                Cast::Resize {
+                    signed: false,
+                    width,
+                },
+                a,
+            ) => Some(narrow(self.copy_in(a)?, 0, *width)),
+            _ => None,
+        }
     }
 
     /// Whether statement `s` reads a slot holding state the architecture wrote (a
@@ -128,6 +233,8 @@ impl<'a> DpObserver<'a> {
     pub(crate) fn first_parse(&mut self, phv: &[u8]) {
         self.layout.extract(phv, &mut self.key);
         self.layout.set_stop(&mut self.key, self.short_bits);
+        self.layout
+            .fill_hash_keys(&mut self.key, &mut self.hash_buf);
         let found = if self.known_miss {
             None
         } else {
@@ -173,6 +280,8 @@ impl<'a> DpObserver<'a> {
         if !ok {
             return;
         }
+        self.layout
+            .fill_hash_keys(self.fast_key, &mut self.hash_buf);
         if self.fast_key[..] != self.key[..] {
             self.stats.fast_parse_mismatch += 1;
             return;
@@ -495,6 +604,9 @@ impl Observer for DpObserver<'_> {
         {
             self.state_seen = true;
         }
+        if self.tracking() && (!self.copies.is_empty() || !self.layout.hash_keys().is_empty()) {
+            self.follow_copies(s);
+        }
         self.record(|r| r.stmt(s, params));
     }
 
@@ -507,6 +619,7 @@ impl Observer for DpObserver<'_> {
     }
 
     fn arch_write(&mut self, slot: SlotId, value: &koi_ir::Bits) {
+        self.copies.retain(|(s, _)| *s != slot);
         let (setup, p) = (self.setup, self.pipeline);
         self.record(|r| {
             let w = p.phv.slots.get(slot).map_or(value.width(), |s| s.width);
@@ -515,6 +628,7 @@ impl Observer for DpObserver<'_> {
     }
 
     fn instance(&mut self, role: koi_ir::Role, _ev: &koi_interp::observer::InstanceEvent) {
+        self.copies.clear();
         self.record(|r| r.instance(role));
     }
 
@@ -523,10 +637,12 @@ impl Observer for DpObserver<'_> {
     }
 
     fn copy_begin(&mut self, kind: koi_interp::CopyKind) {
+        self.copies.clear();
         self.record(|r| r.copy_begin(kind));
     }
 
     fn metadata_reset(&mut self, fl: Option<koi_ir::FieldListId>) {
+        self.copies.clear();
         self.record(|r| r.metadata_reset(fl));
     }
 
@@ -564,6 +680,20 @@ impl Observer for DpObserver<'_> {
         // A decision on a timestamp (or a queue depth) itself: state the architecture wrote.
         if self.layout.state_input(slot) {
             self.state_seen = true;
+        }
+        // A copy of a hash key's bits: those bits of the hash key, not the fields hashed.
+        if let Some(c) = self.copy_of(slot) {
+            let bits = (mask.low_u128() as u64) & low_bits(c.width);
+            let bits = bits.checked_shl(c.lsb).unwrap_or(0);
+            if let Some(k) = self.layout.hash_keys().get(usize::from(c.key)) {
+                k.mask(bits, &mut self.mask);
+                if bits != 0 && c.key < 64 {
+                    *self.hash_used |= 1 << c.key;
+                }
+            }
+            // (Not recorded for the tracer: hash key bits are no field's, so it folds
+            // nothing from them; `crate::memo`.)
+            return;
         }
         let compiling = self.recording_trace;
         // A branch or `switch` on a state-dependent value: the compiled program checks the
@@ -648,6 +778,9 @@ impl Observer for DpObserver<'_> {
 
     fn parsed(&mut self, phv: &[u8]) {
         self.parses += 1;
+        // A second pass (resubmitted, recirculated) parses another packet: its hashes are
+        // not the key's.
+        self.copies.clear();
         if self.parses == 1 {
             self.first_parse(phv);
         }
@@ -716,5 +849,25 @@ impl Observer for DpObserver<'_> {
             },
             Mode::Deciding | Mode::Evaluating => {}
         }
+    }
+}
+
+/// Bits `lo..lo + width` of a value holding `c`: the hash key bits there (above `c.width`,
+/// zeros).
+fn narrow(c: HashCopy, lo: u32, width: u32) -> HashCopy {
+    let width = width.min(c.width.saturating_sub(lo));
+    HashCopy {
+        key: c.key,
+        lsb: if width == 0 { 0 } else { c.lsb + lo },
+        width,
+    }
+}
+
+/// The low `n` bits set (`n >= 64`: all).
+fn low_bits(n: u32) -> u64 {
+    match n {
+        0 => 0,
+        n if n >= 64 => u64::MAX,
+        n => (1 << n) - 1,
     }
 }

@@ -97,7 +97,7 @@ impl Test {
         }
     }
 
-    /// [`mismatch128`]'s bit, else [`pattern_mask128`]'s mask, for a key `k` that fails.
+    /// [`mismatch128`]'s bits, else [`pattern_mask128`]'s mask, for a key `k` that fails.
     #[inline]
     fn witness(self, k: u128, km: u128) -> u128 {
         match self {
@@ -110,17 +110,17 @@ impl Test {
                 }
             }
             Test::Range { full: true, .. } => 0,
-            Test::Range { .. } => km,
+            Test::Range { lo, hi, .. } => range_mask128(lo, hi, k, km),
         }
     }
 
-    /// [`pattern_mask128`].
+    /// [`hit_mask128`], for a key `k` that passes.
     #[inline]
-    fn mask(self, km: u128) -> u128 {
+    fn mask(self, k: u128, km: u128) -> u128 {
         match self {
             Test::Mask { m, .. } => m,
             Test::Range { full: true, .. } => 0,
-            Test::Range { .. } => km,
+            Test::Range { lo, hi, .. } => range_mask128(lo, hi, k, km),
         }
     }
 }
@@ -834,8 +834,9 @@ fn lookup_scan<'a>(
         let hit =
             patterns.len() == keys.len() && patterns.iter().zip(keys).all(|(p, k)| matches(p, k));
         if let Some(m) = masks.as_deref_mut() {
-            // The entry hit: every bit it looks at matters. It missed: one bit where the key
-            // differs from it is enough (every key with that bit misses it too); the most
+            // The entry hit: every bit it looks at matters (of a range, those that keep the key
+            // in it). It missed: one bit where the key differs from it is enough (of a range,
+            // the bits that keep the key out of it): every key with it misses it too; the most
             // significant such bit, so that keys differing only in low bits share the mask.
             let witness = match hit {
                 true => None,
@@ -855,7 +856,7 @@ fn lookup_scan<'a>(
                     // missed, whole.
                     Some((f, None)) if *f == j => *acc = acc.or(&pattern_mask(p, k.width())),
                     Some((_, None)) => {}
-                    None => *acc = acc.or(&pattern_mask(p, k.width())),
+                    None => *acc = acc.or(&hit_mask(p, k)),
                 }
             }
         }
@@ -905,7 +906,7 @@ fn lookup_scan_narrow<'a>(
                 }
                 None => {
                     for (j, p) in patterns.iter().take(n).enumerate() {
-                        acc[j] |= pattern_mask128(p, w[j]);
+                        acc[j] |= hit_mask128(p, k[j], w[j]);
                     }
                 }
             }
@@ -947,7 +948,7 @@ fn lookup_scan_compiled(
                 Some(f) => acc[f] |= t[f].witness(k[f], km[f]),
                 None => {
                     for j in 0..n {
-                        acc[j] |= t[j].mask(km[j]);
+                        acc[j] |= t[j].mask(k[j], km[j]);
                     }
                 }
             }
@@ -992,9 +993,51 @@ fn mismatch128(p: &Pattern, k: u128, w: u32) -> Option<u128> {
         Pattern::Exact(v) => (k ^ low(v)) & km,
         Pattern::Mask { value, mask } => (k ^ low(value)) & low(mask),
         Pattern::Prefix { value, len } => (k ^ low(value)) & km & !low_mask(w - (*len).min(w)),
-        Pattern::Range { .. } | Pattern::Any => return None,
+        Pattern::Range { lo, hi } => {
+            let (lo, hi) = (low(lo), low(hi));
+            return (k < lo || k > hi).then(|| range_mask128(lo, hi, k & km, km));
+        }
+        Pattern::Any => return None,
     };
     (d != 0).then(|| 1u128 << (127 - d.leading_zeros()))
+}
+
+/// The key bits a hit on pattern `p` depends on, for a key of `w <= 128` bits whose value
+/// is `k`: the pattern's mask, but for a range only the bits that keep the key inside it
+/// ([`range_mask128`]).
+fn hit_mask128(p: &Pattern, k: u128, w: u32) -> u128 {
+    let km = low_mask(w);
+    match p {
+        Pattern::Range { lo, hi } if pattern_mask128(p, w) != 0 => {
+            range_mask128(lo.low_u128() & km, hi.low_u128() & km, k & km, km)
+        }
+        _ => pattern_mask128(p, w),
+    }
+}
+
+/// The key bits whether key `k` is in `[lo, hi]` depends on, for a field whose bits are
+/// `km`: the leading bits of the largest aligned block of values around `k` (the values
+/// that share those bits with it) lying wholly inside the range when `k` is in it, wholly
+/// outside when not. Every key with those bits answers as `k` does, so a range need not make
+/// a megaflow match its field exactly: the keys of one range take as few megaflows as the
+/// blocks it splits into.
+fn range_mask128(lo: u128, hi: u128, k: u128, km: u128) -> u128 {
+    let inside = lo <= k && k <= hi;
+    let w = 128 - km.leading_zeros();
+    let mut j = 0;
+    while j < w {
+        let low = low_mask(j + 1);
+        let (start, end) = (k & km & !low, (k & km) | low);
+        let same = match inside {
+            true => lo <= start && end <= hi,
+            false => end < lo || start > hi,
+        };
+        if !same {
+            break;
+        }
+        j += 1;
+    }
+    km & !low_mask(j)
 }
 
 /// [`pattern_mask`] for a field of `w <= 128` bits, as a `u128`.
@@ -1015,14 +1058,25 @@ fn pattern_mask128(p: &Pattern, w: u32) -> u128 {
 }
 
 /// For a pattern `p` that `key` does not match: a one-bit mask (of the key's width) of the
-/// most significant bit where the key differs from the pattern's value under its mask;
-/// `None` (use the whole pattern mask) for ranges and keys over 128 bits.
+/// most significant bit where the key differs from the pattern's value under its mask (for
+/// a range, the leading bits that keep every key sharing them out of it, [`range_mask128`]);
+/// `None` (use the whole pattern mask) for keys over 128 bits.
 fn mismatch_bit(p: &Pattern, key: &Bits) -> Option<Bits> {
     let w = key.width();
     if w > 128 {
         return None;
     }
     mismatch128(p, key.low_u128(), w).map(|b| Bits::from_u128(w, b))
+}
+
+/// The key bits a hit on pattern `p` by `key` depends on ([`hit_mask128`]; the whole
+/// pattern mask for keys over 128 bits).
+fn hit_mask(p: &Pattern, key: &Bits) -> Bits {
+    let w = key.width();
+    match w <= 128 {
+        true => Bits::from_u128(w, hit_mask128(p, key.low_u128(), w)),
+        false => pattern_mask(p, w),
+    }
 }
 
 /// [`Pattern::matches`], on `u128`s for keys of at most 128 bits (no intermediate values):
@@ -1533,6 +1587,65 @@ mod tests {
                     prop_assert_eq!(m.lookup(&q, none, None), hit, "key {:?} masks {:?}", k, masks);
                 }
             }
+        }
+    }
+
+    /// A consistent-hash ring: 480 ranges over a 32-bit point (each a server's arc). A point
+    /// needs only the leading bits that keep it inside its arc and off the others, so that
+    /// points of one arc share a few masks instead of each its own (an exact match), for
+    /// points of 32 bits and of 128 (the widest that is not matched whole).
+    #[test]
+    fn range_lookups_need_only_the_bits_that_keep_the_key_in_its_range() {
+        let arcs: Vec<(u128, u128)> = (0..480u128)
+            .map(|i| (i * 8_947_848, (i + 1) * 8_947_848 - 1))
+            .chain([(480 * 8_947_848, u128::from(u32::MAX))])
+            .collect();
+        for width in [32u32, 128] {
+            let mut m = Matcher::new(LookupKind::Range, None);
+            let mut pats = Vec::new();
+            for (i, &(lo, hi)) in arcs.iter().enumerate() {
+                let p = vec![Pattern::Range {
+                    lo: b(width, lo),
+                    hi: b(width, hi),
+                }];
+                m.insert(&p, 0, i as u32);
+                pats.push(p);
+            }
+            let of = |i: u32| pats.get(i as usize).map(|p| &p[..]);
+            let mut masks = Vec::new();
+            let mut distinct = std::collections::HashSet::new();
+            let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+            for _ in 0..2000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let point = u128::from(x as u32);
+                let key = [b(width, point)];
+                let hit = m
+                    .lookup(&key, of, Some(&mut masks))
+                    .expect("the ring covers all");
+                let (lo, hi) = arcs[hit as usize];
+                assert!(
+                    lo <= point && point <= hi,
+                    "w {width} {point:#x} hit {hit} [{lo:#x}, {hi:#x}]"
+                );
+                let mask = masks[0].low_u128();
+                // Sound: the lowest and highest values that share the masked bits stay in
+                // the arc (the masked values form one aligned block around the point).
+                let (first, last) = (point & mask, point | (!mask & u128::from(u32::MAX)));
+                assert!(
+                    lo <= first && last <= hi,
+                    "{point:#x} {mask:#x} [{lo:#x}, {hi:#x}]"
+                );
+                // The bits above the ring's 32 are all needed (values there are in no
+                // arc); of its 32, the arc's leading bits, never all.
+                let low = mask & u128::from(u32::MAX);
+                assert_eq!(mask.count_ones() - low.count_ones(), width - 32);
+                assert!((9..32).contains(&low.count_ones()), "{point:#x}: {mask:#x}");
+                distinct.insert((hit, point & mask));
+            }
+            // 2,000 points in a few hundred blocks, not 2,000 exact matches.
+            assert!(distinct.len() < 1500, "{}", distinct.len());
         }
     }
 

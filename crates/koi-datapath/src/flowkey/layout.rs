@@ -4,6 +4,7 @@
 use super::Decision;
 use super::closure::{self, Closure};
 use super::facts::{Facts, Origin, ParseItem};
+use super::hashkey::{self, HashKey};
 use koi_ir::entity::EntityId;
 use koi_ir::{Bits, HeaderId, Pipeline, SlotId, SlotKind};
 use std::fmt;
@@ -125,6 +126,9 @@ pub struct FlowKeyLayout {
     cover: Vec<SlotCover>,
     /// Per slot: whether it holds state when the packet arrives (a timestamp, a queue depth).
     state_input: Vec<bool>,
+    /// Hashes computed into the key, each in a word of its own after the fields
+    /// ([`super::hashkey`]).
+    hash_keys: Vec<HashKey>,
 }
 
 impl FlowKeyLayout {
@@ -161,6 +165,7 @@ impl FlowKeyLayout {
             ops: Vec::new(),
             cover: Vec::new(),
             state_input: facts.state_input.clone(),
+            hash_keys: Vec::new(),
         };
         l.pack(&facts, &cl, &source);
         l.copy_ops();
@@ -303,6 +308,15 @@ impl FlowKeyLayout {
             });
         }
         self.bits = self.fields.iter().map(|f| f.width).sum();
+        if hashkey::any_hash(p) {
+            let demanded: Vec<bool> = cl.demand.iter().map(Option::is_some).collect();
+            self.hash_keys = hashkey::find(f, &demanded, &self.fields);
+            for k in &mut self.hash_keys {
+                cursor = cursor.next_multiple_of(64);
+                k.key_offset = cursor;
+                cursor += 64;
+            }
+        }
         self.words = (cursor.div_ceil(64) as usize).max(1);
         if self.words as u32 * 64 - cursor < STOP_BITS {
             self.words += 1;
@@ -422,6 +436,44 @@ impl FlowKeyLayout {
     /// The key fields, in key order.
     pub fn fields(&self) -> &[KeyField] {
         &self.fields
+    }
+
+    /// The hashes computed into the key ([`super::hashkey`]), after the fields.
+    pub fn hash_keys(&self) -> &[HashKey] {
+        &self.hash_keys
+    }
+
+    /// Computes every hash key of `key` from its fields.
+    #[inline]
+    pub(crate) fn fill_hash_keys(&self, key: &mut [u64], buf: &mut hashkey::HashBuf) {
+        for k in &self.hash_keys {
+            k.fill(key, buf);
+        }
+    }
+
+    /// Computes the hash keys of `key` in set `used` (bit `i`: hash key `i`; those past 64
+    /// always), and zeroes the others: a megaflow that matches none of a hash key's bits
+    /// does not need it, and the fast path need not pay for it.
+    #[inline]
+    pub(crate) fn fill_used_hash_keys(
+        &self,
+        key: &mut [u64],
+        buf: &mut hashkey::HashBuf,
+        used: u64,
+    ) {
+        for (i, k) in self.hash_keys.iter().enumerate() {
+            if i >= 64 || used >> i & 1 == 1 {
+                k.fill(key, buf);
+            } else if let Some(w) = key.get_mut((k.key_offset / 64) as usize) {
+                *w = 0;
+            }
+        }
+    }
+
+    /// The hash key statement `s` computes, if it is one.
+    pub(crate) fn hash_key_of(&self, s: &koi_ir::Stmt) -> Option<usize> {
+        let a = hashkey::addr(s);
+        self.hash_keys.iter().position(|k| k.stmt == a)
     }
 
     /// The field groups, in key order.
@@ -547,6 +599,19 @@ impl FlowKeyLayout {
                 out.push(format!("{}={v:#x}", f.name));
             } else {
                 out.push(format!("{}={v:#x}/{m:#x}", f.name));
+            }
+        }
+        for k in &self.hash_keys {
+            let w = (k.key_offset / 64) as usize;
+            let shift = 64 - k.width.clamp(1, 64);
+            let (Some(m), Some(v)) = (mask.get(w), key.get(w)) else {
+                continue;
+            };
+            let (m, v) = (m >> shift, v >> shift);
+            match m {
+                0 => {}
+                m if m == u64::MAX >> shift => out.push(format!("{}={:#x}", k.name, v & m)),
+                m => out.push(format!("{}={:#x}/{m:#x}", k.name, v & m)),
             }
         }
         if self.stop(mask) != 0 && self.stop(key) != 0 {
@@ -773,6 +838,20 @@ impl fmt::Display for FlowKeyLayout {
                     k.source.name()
                 )?;
             }
+        }
+        if !self.hash_keys.is_empty() {
+            writeln!(f, "  -- hash keys")?;
+        }
+        for k in &self.hash_keys {
+            let (a, b) = (k.key_offset, k.key_offset + k.width);
+            let range = format!("{a}..{b}");
+            writeln!(
+                f,
+                "{:>5}  {range:>9}  {:>5}  {:<32}  hash of packet fields",
+                a / 64,
+                k.width,
+                format!("{} -> {}", k.name, k.dst_name),
+            )?;
         }
         for d in self.state_dependent() {
             writeln!(f, "state-dependent {}: {}", d.kind.name(), d.location)?;

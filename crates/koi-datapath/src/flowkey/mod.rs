@@ -11,6 +11,8 @@
 mod closure;
 mod facts;
 pub(crate) use facts::{bodies, for_each_stmt};
+mod hashkey;
+pub use hashkey::{HashBuf, HashKey};
 mod layout;
 mod reads;
 mod region;
