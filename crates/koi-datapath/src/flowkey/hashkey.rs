@@ -114,10 +114,18 @@ impl HashKey {
             if len % 8 != 0 {
                 return false;
             }
-            let mut done = 0;
+            // Whole words of the piece, each from two of the key's.
+            let (mut done, b) = (0, start % 64);
+            let mut w = (start / 64) as usize;
             while len - done >= 64 {
-                out.extend_from_slice(&read_key(key, start + done, 64).to_be_bytes());
+                let hi = key.get(w).copied().unwrap_or(0);
+                let v = match b {
+                    0 => hi,
+                    b => (hi << b) | (key.get(w + 1).copied().unwrap_or(0) >> (64 - b)),
+                };
+                out.extend_from_slice(&v.to_be_bytes());
                 done += 64;
+                w += 1;
             }
             let rest = len - done;
             if rest > 0 {
