@@ -184,7 +184,11 @@ pub fn build(natives: &Natives, file: &Path, cache: &Path) -> Result<PathBuf, Er
         return Ok(so);
     }
     std::fs::create_dir_all(cache).map_err(|e| io("creating", cache, e))?;
-    let tmp = cache.join(format!("{}.tmp{}", key.hex(), std::process::id()));
+    // A directory of this build's own: another process, or another thread of this one
+    // (tests build the same file side by side), may be building the same key.
+    static BUILDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = cache.join(format!("{}.tmp{}-{n}", key.hex(), std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).map_err(|e| io("creating", &tmp, e))?;
     let write = |name: &str, text: &str| {
