@@ -1,6 +1,8 @@
 // Idioms of large public v1model programs (DASH, SAI P4, p4-guide demos), end to end:
-// - DASH's macro-generated actions: `push_ ## u ## (` and `hdr. ## u ## _h` are pastes cpp
-//   (as p4c runs it, in assembler mode) leaves as two tokens; `t ## i.apply()` in a macro names a table;
+// - DASH's macro-generated actions: `push_ ## u ## (`, `hdr. ## u ## _h` and
+//   `bit<8> ## u ## _delta` are pastes cpp (as p4c runs it, in assembler mode) leaves as two
+//   tokens; `t ## i.apply()` in a macro names a table; structured annotations (`@SaiTable[..]`,
+//   `@SaiVal[..]`) on the generated table and parameter;
 // - SAI P4's packet-in header filled from a struct expression whose fields are cast to a
 //   `@p4runtime_translation` new type: the header becomes valid (P4-16 §8.12) and is emitted;
 // - a field typed `bit` without a width (fabric.p4's `typedef bit pcc_gate_status_t`), and an
@@ -25,10 +27,10 @@ struct headers_t { pin_t pin; cust_h_t customer_h; u0_h_t u0_h; }
 struct meta_t { bit<8> k; bit<8> ttl; }
 
 #define PUSH_DEF(u, o) \
-action push_ ## u ## (inout headers_t hdr, in bit<8> delta) { \
+action push_ ## u ## (inout headers_t hdr, @SaiVal[type="sai_uint8_t"] in bit<8> ## u ## _delta) { \
     hdr. ## u ## _h.setValid(); \
-    hdr. ## u ## _h.x = hdr. ## o ## _h.x + delta; \
-    hdr. ## u ## _h.y = hdr. ## o ## _h.y |-| delta; \
+    hdr. ## u ## _h.x = hdr. ## o ## _h.x + u ## _delta; \
+    hdr. ## u ## _h.y = hdr. ## o ## _h.y |-| u ## _delta; \
 }
 PUSH_DEF(u0, customer)
 
@@ -46,7 +48,7 @@ parser P(packet_in pkt, out headers_t hdr, inout meta_t m, inout standard_metada
 
 control V(inout headers_t hdr, inout meta_t m) { apply { } }
 
-#define STAGE(i) table t ## i { key = { m.k : exact @composite_field(@sai_field(A ## i), @sai_field(B)); } \
+#define STAGE(i) @SaiTable[name="stage", api="dash_acl", order=i] table t ## i { key = { m.k : exact @composite_field(@sai_field(A ## i), @sai_field(B)); } \
     actions = { NoAction; } const entries = { 3 : NoAction(); } }
 #define HIT(i) t ## i.apply().hit
 
