@@ -9,6 +9,8 @@
 //   empty declaration (`;;`) at top level;
 // - a top-level action with an `inout` parameter bound in the table's action list, and the
 //   default action giving the rest;
+// - a top-level action with an `inout` parameter both bound in a table's action list and
+//   called directly, and an `if` whose condition is known at compile time (skipped);
 // - `_` as the default label of a select; `|-|` (saturating subtraction);
 // - annotations whose bodies hold nested annotations (`@composite_field(@sai_field(..), ..)`);
 // - `#if __p4c__`: not defined (p4c defines no such macro), so the block is skipped.
@@ -25,6 +27,7 @@ header pin_t { port_id_t port; flag_t f; bit<6> pad; }
 
 struct headers_t { pin_t pin; cust_h_t customer_h; u0_h_t u0_h; }
 struct meta_t { bit<8> k; bit<8> ttl; }
+enum bit<8> Encap { VXLAN = 1, NVGRE = 2 }
 
 #define PUSH_DEF(u, o) \
 action push_ ## u ## (inout headers_t hdr, @SaiVal[type="sai_uint8_t"] in bit<8> ## u ## _delta) { \
@@ -35,6 +38,8 @@ action push_ ## u ## (inout headers_t hdr, @SaiVal[type="sai_uint8_t"] in bit<8>
 PUSH_DEF(u0, customer)
 
 action set_k(inout meta_t m, bit<8> k) { m.k = k; }
+// Bound in table bt's action list and also called directly (DASH's tunnel_decap): one action.
+action bump(inout headers_t hdr, bit<8> d) { hdr.customer_h.y = hdr.customer_h.y + d; }
 
 parser P(packet_in pkt, out headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
     state start {
@@ -51,11 +56,17 @@ control V(inout headers_t hdr, inout meta_t m) { apply { } }
 #define STAGE(i) @SaiTable[name="stage", api="dash_acl", order=i] table t ## i { key = { m.k : exact @composite_field(@sai_field(A ## i), @sai_field(B)); } \
     actions = { NoAction; } const entries = { 3 : NoAction(); } }
 #define HIT(i) t ## i.apply().hit
+#define ENCAP_VXLAN Encap.VXLAN
+#define ENCAP_NVGRE Encap.NVGRE
 
 control I(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
     table kt {
         actions = { set_k(m); }
         default_action = set_k(m, 3);
+    }
+    table bt {
+        actions = { bump(hdr); }
+        default_action = bump(hdr, 2);
     }
     STAGE(1)
     apply {
@@ -64,6 +75,11 @@ control I(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
         if (HIT(1)) {
             push_u0(hdr, m.k);
         }
+        if (ENCAP_VXLAN == ENCAP_NVGRE) {
+            bump(hdr, 0x40);
+        }
+        bump(hdr, 1);
+        bt.apply();
         hdr.pin = {
             port = (port_id_t) sm.ingress_port,
             f = 1,
