@@ -319,6 +319,14 @@ impl Lowerer<'_> {
             }
             return self.inline_action(e, d, info, args);
         }
+        if self.shares_table_binding(d, info)?
+            && let Some(bound) = self.aliased_args(info, args)?
+            && !self.specialised_otherwise(d, &bound)?
+        {
+            // The same action as the table's that binds these locations (one action, as p4c
+            // lists it), not a copy-in/copy-out specialisation of its own.
+            return self.call_aliased(e, d, info, args, &bound);
+        }
         let params = self.params_of(info);
         let locs = self.direct_params(d, &params, e.span)?;
         let mut vals = Vec::new();
@@ -403,6 +411,20 @@ impl Lowerer<'_> {
                 .any(|b| a.iter().any(|s| b.contains(s)))
         });
         Ok((!overlap).then_some(locs))
+    }
+
+    /// Whether a direct call of action `d` may bind its directional parameters to the
+    /// argument locations, as a table's action list does, so that the call and the table
+    /// share one action: `d` is a top-level action (its body reaches no storage but its
+    /// parameters, so binding plain, non-overlapping locations equals copy-in/copy-out), has
+    /// directional parameters, none `in` (an `in` parameter is the action's own copy), and
+    /// some table lists it.
+    fn shares_table_binding(&self, d: DeclId, info: &CallInfo) -> R<bool> {
+        let dirs = || info.params.iter().filter_map(|p| p.dir);
+        Ok(self.decl(d)?.parent.is_none()
+            && dirs().next().is_some()
+            && dirs().all(|dir| dir != Direction::In)
+            && self.ck.tables.values().any(|t| t.actions.contains(&d)))
     }
 
     /// Whether action `d` already exists, bound to other locations (a second specialisation

@@ -205,6 +205,15 @@ impl Lowerer<'_> {
         then: &ast::Stmt,
         otherwise: Option<&ast::Stmt>,
     ) -> R<()> {
+        // A condition known at compile time (`if (E.A == E.B)`): only the branch taken is
+        // lowered, as p4c's frontend folds it, so the other one's actions are not used.
+        if let Some(koi_sema::value::Value::Bool(taken)) = self.const_value(cond).cloned() {
+            return match (taken, otherwise) {
+                (true, _) => self.scoped_stmt(then),
+                (false, Some(o)) => self.scoped_stmt(o),
+                (false, None) => Ok(()),
+            };
+        }
         let (t, e) = match self.table_cond(cond) {
             Some((call, hit)) => {
                 let table = self.applied_table(call)?;

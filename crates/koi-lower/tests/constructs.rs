@@ -657,3 +657,75 @@ fn top_level_actions_are_listed_at_their_first_use_in_the_earliest_instance() {
         .collect();
     assert_eq!(order, ["NoAction", "top_a", "I.a", "I.s.b"]);
 }
+
+/// A top-level action with directional parameters that a table's action list binds and the
+/// apply block also calls with the same arguments is one action (p4c lists one, DASH's
+/// `tunnel_decap`): the call binds the locations as the table does. Called with other
+/// arguments, it keeps a copy-in/copy-out action of its own.
+#[test]
+fn a_table_bound_action_called_directly_is_one_action() {
+    let src = format!(
+        "{HEADERS}{DEFAULT_PARSER}
+        action decap(inout headers hdr, inout meta_t meta) {{ hdr.h.setInvalid(); meta.x = 1; }}
+        control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {{
+            table t {{ key = {{ hdr.eth.type: exact; }} actions = {{ decap(hdr, meta); }} }}
+            apply {{
+                if (hdr.h.a == 3) {{ decap(hdr, meta); }}
+                t.apply();
+            }}
+        }}
+        {TAIL}"
+    );
+    let p = lower(&src);
+    let names: Vec<&str> = p
+        .actions
+        .iter()
+        .map(|(_, a)| a.preamble.name.as_str())
+        .filter(|n| n.ends_with("decap"))
+        .collect();
+    assert_eq!(names, ["decap"], "{p}");
+    let t = p.table_by_name("I.t").expect("table I.t");
+    let decap = p.action_by_name("decap").unwrap();
+    assert!(p.tables[t].actions.iter().any(|a| a.action == decap));
+    assert!(ingress_text(&p).contains("decap("), "{p}");
+
+    // Other arguments than the table's: a second action, as before.
+    let other = src.replace(
+        "if (hdr.h.a == 3) { decap(hdr, meta); }",
+        "headers h2 = hdr; meta_t m2 = meta; if (hdr.h.a == 3) { decap(h2, m2); }",
+    );
+    assert_ne!(other, src);
+    let p = lower(&other);
+    let n = p
+        .actions
+        .iter()
+        .filter(|(_, a)| a.preamble.name.ends_with("decap"))
+        .count();
+    assert_eq!(n, 2, "{p}");
+}
+
+/// An `if` whose condition is known at compile time lowers only the branch taken (p4c's
+/// frontend folds it): DASH's macro-expanded `if (E.VXLAN == E.NVGRE) { push_nvgre(..); }`
+/// leaves `push_nvgre` unused, so it is not lowered (and P4Info does not list it).
+#[test]
+fn constant_if_conditions_lower_only_the_branch_taken() {
+    let src = format!(
+        "{HEADERS}{DEFAULT_PARSER}
+        enum bit<8> Encap {{ VXLAN = 1, NVGRE = 2 }}
+        action push_vxlan(inout headers hdr) {{ hdr.h.a = 1; }}
+        action push_nvgre(inout headers hdr) {{ hdr.h.a = 2; }}
+        control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {{
+            apply {{
+                if (Encap.VXLAN == Encap.VXLAN) {{ push_vxlan(hdr); }}
+                if (Encap.VXLAN == Encap.NVGRE) {{ push_nvgre(hdr); }} else {{ meta.x = 7; }}
+            }}
+        }}
+        {TAIL}"
+    );
+    let p = lower(&src);
+    let text = ingress_text(&p);
+    assert!(text.contains("push_vxlan"), "{text}");
+    assert!(!text.contains("push_nvgre"), "{text}");
+    assert!(text.contains("8w7"), "{text}");
+    assert!(p.action_by_name("push_nvgre").is_none(), "{p}");
+}

@@ -23,14 +23,13 @@ use koi_proto::p4info::{
 const CONSUMED: [&str; 4] = ["name", "id", "brief", "description"];
 
 /// Annotations p4c parses into expression lists, printed with `", "` between arguments.
-const PARSED: [&str; 12] = [
+const PARSED: [&str; 11] = [
     "noWarn",
     "deprecated",
     "match",
     "field_list",
     "synchronous",
     "p4runtime_translation",
-    "p4runtime_translation_mappings",
     "controller_header",
     "max_group_size",
     "selector_size_semantics",

@@ -309,11 +309,11 @@ impl<'p> TypeInfoBuilder<'p> {
                         })
                     }
                 };
-                // The translation is the representation, not an annotation.
-                let converted = crate::annotations::convert(
-                    annotations,
-                    &["p4runtime_translation", "p4runtime_translation_mappings"],
-                );
+                // The translation is the representation, not an annotation; every other
+                // annotation is copied, `@p4runtime_translation_mappings` included (p4c's
+                // frontend leaves it unparsed: its tokens joined by spaces).
+                let converted =
+                    crate::annotations::convert(annotations, &["p4runtime_translation"]);
                 let spec = P4NewTypeSpec {
                     representation: Some(representation),
                     annotations: converted.annotations,

@@ -224,6 +224,40 @@ fn new_types_keep_their_annotations() {
     assert!(b.info.new_types["foo_t"].annotations.is_empty());
 }
 
+/// SAI P4's `@p4runtime_translation_mappings` is an ordinary annotation to P4Info: copied into
+/// the entry, translated or not, as p4c's frontend leaves it (unparsed, tokens joined by one
+/// space), as in the P4Info p4c writes for PINS' middleblock.
+#[test]
+fn translation_mappings_are_copied_unparsed() {
+    let mut t = table();
+    let mappings = || Annotation::text("p4runtime_translation_mappings", "{\n  {\"\", 0},\n}");
+    t.decls.push(TypeDecl::NewType {
+        name: "vrf_id_t".into(),
+        ty: P4Type::Bit(10),
+        translation: None,
+        annotations: vec![mappings()],
+    });
+    t.decls.push(TypeDecl::NewType {
+        name: "port_id_t".into(),
+        ty: P4Type::Bit(9),
+        translation: Some(Translation {
+            uri: String::new(),
+            sdn_bitwidth: None,
+        }),
+        annotations: vec![
+            Annotation::text("p4runtime_translation", "\"\" , string"),
+            mappings(),
+        ],
+    });
+    let e = errors();
+    let mut b = TypeInfoBuilder::new(&t, &e);
+    b.constrained(10, Some("vrf_id_t"), "t");
+    b.constrained(9, Some("port_id_t"), "t");
+    let want = vec!["@p4runtime_translation_mappings({ { \"\" , 0 } , })".to_string()];
+    assert_eq!(b.info.new_types["vrf_id_t"].annotations, want);
+    assert_eq!(b.info.new_types["port_id_t"].annotations, want);
+}
+
 #[test]
 fn enums_as_constrained_values() {
     let (t, e) = (table(), errors());

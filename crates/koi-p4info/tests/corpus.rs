@@ -1,4 +1,4 @@
-//! The corpus test: every sample of `samples/` with a golden P4Info (`X.p4.p4info.txtpb`) is
+//! The corpus test: every sample of `samples/` (and its subdirectories) with a golden P4Info (`X.p4.p4info.txtpb`) is
 //! parsed, checked, lowered with `koi_lower` and given to [`koi_p4info::generate`]; the result
 //! must have no difference from p4c's golden (`koi_proto::compare`).
 //!
@@ -96,19 +96,25 @@ fn run_one(program: &Path, golden: &Path, include: &Path) -> Outcome {
     }
 }
 
-/// `(program, golden)` for every sample with a golden, sorted.
+/// `(program, golden)` for every sample with a golden under `dir` and its subdirectories
+/// (p4c's larger programs, such as `pins/` and `dash/`, have one each), sorted.
 fn samples(dir: &Path) -> Vec<(PathBuf, PathBuf)> {
-    let mut out: Vec<(PathBuf, PathBuf)> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter_map(|p| {
-                    let name = p.file_name()?.to_str()?.to_string();
-                    let program = name.strip_suffix(".p4info.txtpb")?;
-                    Some((dir.join(program), p))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for p in rd.filter_map(|e| e.ok().map(|e| e.path())) {
+        if p.is_dir() {
+            out.extend(samples(&p));
+            continue;
+        }
+        let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if let Some(program) = name.strip_suffix(".p4info.txtpb") {
+            out.push((dir.join(program), p.clone()));
+        }
+    }
     out.sort();
     out
 }
@@ -132,11 +138,14 @@ fn corpus_samples_match_p4c_p4info() {
     let known = known_failures();
     let (mut matched, mut same_text, mut total) = (0, 0, 0);
     let (mut unexpected, mut now_matching) = (Vec::new(), Vec::new());
-    for (program, golden) in samples(&corpus.join("samples")) {
+    let root = corpus.join("samples");
+    for (program, golden) in samples(&root) {
+        // The path under samples/: the file name for most, `pins/pins_wbb.p4` in a subdirectory.
         let name = program
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+            .strip_prefix(&root)
+            .unwrap_or(&program)
+            .to_string_lossy()
+            .into_owned();
         total += 1;
         let outcome = catch_unwind(AssertUnwindSafe(|| run_one(&program, &golden, &include)))
             .unwrap_or_else(|_| Outcome::Failed("panic".into()));
