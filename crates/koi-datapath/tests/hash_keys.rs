@@ -212,21 +212,25 @@ control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
 }
 "#;
 
+/// The four buckets, to ports 2 to 5.
+fn bucket_entries(state: &mut State) {
+    for v in 0..4u64 {
+        let spec = EntrySpec {
+            keys: vec![Pattern::Exact(Bits::from_u64(16, v))],
+            action: ActionSpec::action("to", vec![Bits::from_u64(9, 2 + v)]),
+            priority: None,
+            timeout_ns: None,
+        };
+        state
+            .table_add("bucket", spec)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
 #[test]
 fn ecmp_buckets_take_one_megaflow_each() {
     let p = common::eth_h_program(common::ETH_H_PARSER, ECMP);
-    let mut twin = Twin::new(&p, |s| {
-        for v in 0..4u64 {
-            let spec = EntrySpec {
-                keys: vec![Pattern::Exact(Bits::from_u64(16, v))],
-                action: ActionSpec::action("to", vec![Bits::from_u64(9, 2 + v)]),
-                priority: None,
-                timeout_ns: None,
-            };
-            s.table_add("bucket", spec)
-                .unwrap_or_else(|e| panic!("{e}"));
-        }
-    });
+    let mut twin = Twin::new(&p, bucket_entries);
     assert_eq!(twin.dp.layout().hash_keys().len(), 1);
     let mut ports = std::collections::BTreeSet::new();
     for a in 0..=255u8 {
@@ -249,18 +253,7 @@ fn a_hash_of_a_rewritten_field_is_no_key_field() {
         "action to(bit<9> port) { sm.egress_spec = port; hdr.h.a = 1; }",
     );
     let p = common::eth_h_program(common::ETH_H_PARSER, &ingress);
-    let mut twin = Twin::new(&p, |s| {
-        for v in 0..4u64 {
-            let spec = EntrySpec {
-                keys: vec![Pattern::Exact(Bits::from_u64(16, v))],
-                action: ActionSpec::action("to", vec![Bits::from_u64(9, 2 + v)]),
-                priority: None,
-                timeout_ns: None,
-            };
-            s.table_add("bucket", spec)
-                .unwrap_or_else(|e| panic!("{e}"));
-        }
-    });
+    let mut twin = Twin::new(&p, bucket_entries);
     assert!(twin.dp.layout().hash_keys().is_empty());
     for a in 0..40u8 {
         let mut f = vec![0u8; 12];
@@ -293,18 +286,8 @@ fn a_hash_key_first_needed_after_packets_are_cached_is_computed_from_then_on() {
         }
     }
     assert_eq!(twin.dp.megaflows(), 1);
-    for v in 0..4u64 {
-        let spec = EntrySpec {
-            keys: vec![Pattern::Exact(Bits::from_u64(16, v))],
-            action: ActionSpec::action("to", vec![Bits::from_u64(9, 2 + v)]),
-            priority: None,
-            timeout_ns: None,
-        };
-        for s in [&mut twin.sd, &mut twin.si] {
-            s.table_add("bucket", spec.clone())
-                .unwrap_or_else(|e| panic!("{e}"));
-        }
-    }
+    bucket_entries(&mut twin.sd);
+    bucket_entries(&mut twin.si);
     twin.dp.invalidate_all();
     let mut ports = std::collections::BTreeSet::new();
     for round in 0..2 {
