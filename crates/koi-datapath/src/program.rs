@@ -132,7 +132,7 @@ pub(crate) use jit::Shapes;
 // The helpers the parts share: the interpreter's arithmetic (native code and the fast
 // parser use it too) and the tracer's folding.
 use run::*;
-pub(crate) use run::{arith64, unary64};
+pub(crate) use run::{arith64, unary64, v1_algo};
 use trace::*;
 
 type N = u32;

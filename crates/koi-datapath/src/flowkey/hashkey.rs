@@ -33,7 +33,7 @@ use super::facts::{Facts, Origin};
 use koi_hash::bits::BitString;
 use koi_hash::v1model::{Calculation, HashAlgorithm, hash_result};
 use koi_ir::entity::EntityId;
-use koi_ir::{Builtin, Expr, HashAlgo, Pipeline, Place, SlotId, SlotKind, Stmt, Ty};
+use koi_ir::{Builtin, Expr, Place, SlotId, SlotKind, Stmt, Ty};
 
 /// One hashed field: where its value and what says whether it counts are in the key.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,17 +64,6 @@ pub struct HashKey {
     pub(crate) data: Vec<Piece>,
     /// Key offset of the result (a word of its own; the value in the word's top `width` bits).
     pub key_offset: u32,
-}
-
-/// The algorithms with a fixed definition (no control-plane parameters, not random).
-pub(crate) fn fixed_algorithm(a: HashAlgo) -> Option<HashAlgorithm> {
-    match a {
-        HashAlgo::Random
-        | HashAlgo::Lookup3
-        | HashAlgo::Crc16Custom(_)
-        | HashAlgo::Crc32Custom(_) => None,
-        other => HashAlgorithm::from_name(other.name()),
-    }
 }
 
 /// The buffers a hash key's data is assembled in.
@@ -222,10 +211,7 @@ pub(crate) fn find(f: &Facts<'_>, demanded: &[bool], fields: &[KeyField]) -> Vec
     };
     let ok = |s: SlotId| parsed_only.get(s.index() as usize) == Some(&true);
     let mut out = Vec::new();
-    let mut stmts: Vec<&Stmt> = Vec::new();
-    for b in super::bodies(p) {
-        stmts.extend(b.blocks.values().flat_map(|b| &b.stmts));
-    }
+    let stmts = super::bodies(p).flat_map(|b| b.blocks.values().flat_map(|b| &b.stmts));
     for s in stmts {
         let Stmt::Builtin(Builtin::Hash {
             dst: Place::Slot(dst),
@@ -237,7 +223,8 @@ pub(crate) fn find(f: &Facts<'_>, demanded: &[bool], fields: &[KeyField]) -> Vec
         else {
             continue;
         };
-        let Some(calc) = fixed_algorithm(*algo) else {
+        // The algorithms with a fixed definition (no control-plane parameters, not random).
+        let Some(calc) = crate::program::v1_algo(*algo) else {
             continue;
         };
         let max = match max {
@@ -314,16 +301,6 @@ pub(crate) fn find(f: &Facts<'_>, demanded: &[bool], fields: &[KeyField]) -> Vec
 /// A statement's identity: its address in the pipeline.
 pub(crate) fn addr(s: &Stmt) -> usize {
     std::ptr::from_ref(s) as usize
-}
-
-/// Whether `p`'s statements include a `hash` at all (a quick test before the analysis).
-pub(crate) fn any_hash(p: &Pipeline) -> bool {
-    super::bodies(p).any(|b| {
-        b.blocks
-            .values()
-            .flat_map(|b| &b.stmts)
-            .any(|s| matches!(s, Stmt::Builtin(Builtin::Hash { .. })))
-    })
 }
 
 #[cfg(test)]

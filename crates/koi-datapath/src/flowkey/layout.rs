@@ -308,14 +308,12 @@ impl FlowKeyLayout {
             });
         }
         self.bits = self.fields.iter().map(|f| f.width).sum();
-        if hashkey::any_hash(p) {
-            let demanded: Vec<bool> = cl.demand.iter().map(Option::is_some).collect();
-            self.hash_keys = hashkey::find(f, &demanded, &self.fields);
-            for k in &mut self.hash_keys {
-                cursor = cursor.next_multiple_of(64);
-                k.key_offset = cursor;
-                cursor += 64;
-            }
+        let demanded: Vec<bool> = cl.demand.iter().map(Option::is_some).collect();
+        self.hash_keys = hashkey::find(f, &demanded, &self.fields);
+        for k in &mut self.hash_keys {
+            cursor = cursor.next_multiple_of(64);
+            k.key_offset = cursor;
+            cursor += 64;
         }
         self.words = (cursor.div_ceil(64) as usize).max(1);
         if self.words as u32 * 64 - cursor < STOP_BITS {

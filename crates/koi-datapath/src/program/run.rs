@@ -1145,7 +1145,7 @@ pub(super) fn copy_bits(src: &[u8], from: u32, dst: &mut [u8], to: u32, len: u32
     }
 }
 
-pub(super) fn v1_algo(a: HashAlgo) -> Option<HashAlgorithm> {
+pub(crate) fn v1_algo(a: HashAlgo) -> Option<HashAlgorithm> {
     Some(match a {
         HashAlgo::Crc32 => HashAlgorithm::Crc32,
         HashAlgo::Crc16 => HashAlgorithm::Crc16,
