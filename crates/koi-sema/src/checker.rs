@@ -87,6 +87,9 @@ pub struct Checker<'o> {
     pub defining_table: Option<(String, Span)>,
     /// Checking the arguments an action list binds (no table may be applied there).
     pub in_action_list_args: bool,
+    /// Errors of rules p4c applies only in its back ends, after its front end has checked the
+    /// whole program: reported after every other diagnostic.
+    pub late: Vec<Diagnostic>,
 }
 
 impl<'o> Checker<'o> {
@@ -108,6 +111,7 @@ impl<'o> Checker<'o> {
             multi_varbit_reported: HashSet::new(),
             defining_table: None,
             in_action_list_args: false,
+            late: Vec::new(),
         }
     }
 
@@ -115,6 +119,11 @@ impl<'o> Checker<'o> {
 
     pub fn error(&mut self, span: Span, msg: impl Into<String>) {
         self.diags.push(Diagnostic::error(span, msg));
+    }
+
+    /// Reports an error of a rule p4c applies only after its front end (see [`Checker::late`]).
+    pub fn late_error(&mut self, span: Span, msg: impl Into<String>) {
+        self.late.push(Diagnostic::error(span, msg));
     }
 
     pub fn error_note(&mut self, span: Span, msg: impl Into<String>, note: Span, nmsg: &str) {

@@ -125,5 +125,7 @@ pub struct CheckOptions {
 pub fn check(program: &Program, opts: &CheckOptions) -> (Checked, Diagnostics) {
     let mut c = checker::Checker::new(opts);
     c.check_program(program);
+    let late = std::mem::take(&mut c.late);
+    c.diags.extend(late);
     (c.out, c.diags)
 }

@@ -52,6 +52,35 @@ pub(crate) struct TableState {
     pub(crate) priority_delta: num_bigint::BigInt,
 }
 
+/// Whether two properties of a table, or two entries of its action list, have the same name
+/// (which p4c's parser rejects before any other check of the table).
+fn has_duplicate_names(props: &[TableProperty]) -> bool {
+    let mut names: Vec<&str> = Vec::new();
+    for p in props {
+        let name = match &p.kind {
+            TablePropertyKind::Key(_) => "key",
+            TablePropertyKind::Actions(list) => {
+                let mut actions: Vec<(bool, &str)> = Vec::new();
+                for r in list {
+                    let n = (r.name.global, r.name.name.name.as_str());
+                    if actions.contains(&n) {
+                        return true;
+                    }
+                    actions.push(n);
+                }
+                "actions"
+            }
+            TablePropertyKind::Entries { .. } => "entries",
+            TablePropertyKind::Other { name, .. } => name.name.as_str(),
+        };
+        if names.contains(&name) {
+            return true;
+        }
+        names.push(name);
+    }
+    false
+}
+
 fn has_annotation(anns: &[Annotation], name: &str) -> bool {
     anns.iter().any(|a| a.name.name == name)
 }
@@ -84,6 +113,16 @@ impl Checker<'_> {
             largest_priority_wins: true,
             priority_delta: 1.into(),
         };
+        // p4c gives a table without a `default_action` property `NoAction` before it resolves
+        // any name, so a missing or wrong `NoAction` is the table's first error; only the
+        // duplicate properties and action-list entries its parser rejects come earlier.
+        let has_default = props.iter().any(|p| {
+            matches!(&p.kind, TablePropertyKind::Other { name, .. } if name.name == "default_action")
+        });
+        let duplicates = has_duplicate_names(props);
+        if !has_default && !duplicates {
+            self.check_no_action(name);
+        }
         let mut seen: Vec<(String, Span)> = Vec::new();
         let outer_table = self.defining_table.replace((name.name.clone(), name.span));
         for p in props {
@@ -107,14 +146,14 @@ impl Checker<'_> {
             self.check_table_property(name, p, &mut st);
         }
         self.defining_table = outer_table;
+        if !has_default && duplicates {
+            self.check_no_action(name);
+        }
         if st.listed.is_none() {
             self.error(
                 name.span,
                 format!("{}: expected 'actions' property", name.name),
             );
-        }
-        if st.info.default_action.is_none() {
-            self.check_no_action(name);
         }
         self.check_priorities(name, &st);
         if let Some(l) = &st.listed {
@@ -188,8 +227,8 @@ impl Checker<'_> {
         }
     }
 
-    /// Tables without a default action get `NoAction`, which must exist and take no
-    /// parameters.
+    /// Tables without a `default_action` property get `NoAction`, which must exist and take
+    /// no parameters.
     fn check_no_action(&mut self, table: &Ident) {
         let found = self.scopes.lookup_global("NoAction").first().copied();
         match found {

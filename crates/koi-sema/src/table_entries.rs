@@ -16,6 +16,12 @@ impl Checker<'_> {
         entries: &[Entry],
         st: &mut TableState,
     ) {
+        // p4c resolves every name of the program before it type-checks any: an entry whose
+        // action is not declared is reported before any keyset of the list is checked.
+        let resolved: Vec<bool> = entries
+            .iter()
+            .map(|e| self.entry_action_resolves(&e.action))
+            .collect();
         if !st.key_seen && st.has_key {
             self.error(
                 span,
@@ -57,8 +63,8 @@ impl Checker<'_> {
         let empty = Vec::new();
         let listed = st.listed.as_ref().unwrap_or(&empty);
         let mut prios = Vec::new();
-        for e in entries {
-            prios.push(self.check_entry(e, st, listed));
+        for (e, resolved) in entries.iter().zip(resolved) {
+            prios.push(self.check_entry(e, st, listed, resolved));
         }
         st.priorities = prios;
         if st.info.match_kinds.iter().all(|m| m == "exact") {
@@ -100,6 +106,7 @@ impl Checker<'_> {
         e: &Entry,
         st: &TableState,
         listed: &[Listed],
+        action_resolved: bool,
     ) -> Option<num_bigint::BigInt> {
         let mut prio = None;
         if let Some(p) = &e.priority {
@@ -136,7 +143,8 @@ impl Checker<'_> {
                 self.check_entry_key(k, t, m);
             }
         }
-        if let Some(d) = self.check_action_invocation(&e.action, listed, "entry")
+        if action_resolved
+            && let Some(d) = self.check_action_invocation(&e.action, listed, "entry")
             && listed.iter().any(|l| l.decl == d && l.default_only)
         {
             {
@@ -147,6 +155,23 @@ impl Checker<'_> {
             }
         }
         prio
+    }
+
+    /// Whether the action an entry invokes names a declaration, reporting it when it does not
+    /// (anything but a plain or dot-prefixed name is left to the entry's own check).
+    fn entry_action_resolves(&mut self, action: &Expr) -> bool {
+        let callee = match &action.kind {
+            ExprKind::Call { callee, .. } => callee.as_ref(),
+            _ => action,
+        };
+        let ExprKind::Path(p) = &callee.kind else {
+            return true;
+        };
+        if !self.lookup_path(p).is_empty() {
+            return true;
+        }
+        self.report_not_found(&p.name.name, p.span);
+        false
     }
 
     fn check_entry_key(&mut self, k: &Expr, t: TypeId, match_kind: &str) {
@@ -181,7 +206,9 @@ impl Checker<'_> {
         let inv = &full ^ &v;
         let is_prefix = (&inv & (&inv + 1u32)) == num_bigint::BigInt::from(0);
         if !is_prefix {
-            self.error(m.span, format!("{v}: invalid mask for LPM key"));
+            // A back-end rule in p4c (it checks masks when it serializes the entries), so it
+            // follows every front-end error of the program.
+            self.late_error(m.span, format!("{v}: invalid mask for LPM key"));
         }
     }
 

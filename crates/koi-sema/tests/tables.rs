@@ -153,6 +153,60 @@ fn entries() {
 }
 
 #[test]
+fn undeclared_entry_actions_come_before_keyset_errors() {
+    // p4c resolves every name before it type-checks: the undeclared action of a later entry
+    // is the first error, ahead of an earlier entry's keyset of the wrong size.
+    rejects(
+        &table(
+            "key = { h.a: exact; } actions = { a; } const entries = {\n (1, 2): a();\n 3: missing(); // ERR\n }",
+        ),
+        "missing: declaration not found",
+    );
+    // Reported once, and the other entries are still checked.
+    let e = common::errors(&table(
+        "key = { h.a: exact; } actions = { a; } const entries = {\n 3: missing();\n (1, 2): a();\n }",
+    ));
+    assert_eq!(
+        e,
+        [
+            "9: missing: declaration not found",
+            "10: Size of entry keyset must match the table key set size"
+        ],
+        "{e:?}"
+    );
+}
+
+#[test]
+fn lpm_masks_are_checked_after_every_front_end_rule() {
+    // An invalid LPM mask is a back-end rule in p4c: a later entry's keyset error, and an
+    // error later in the program, come first.
+    let e = common::errors(&table(
+        "key = { h.a: lpm; } actions = { a; } const entries = {\n 0x11 &&& 0xE1: a();\n (1, 2): a();\n }",
+    ));
+    assert_eq!(
+        e,
+        [
+            "10: Size of entry keyset must match the table key set size",
+            "9: 225: invalid mask for LPM key"
+        ],
+        "{e:?}"
+    );
+    let src = format!(
+        "{}control d() {{ apply {{ bit<8> x = true; }} }}\n",
+        table("key = { h.a: lpm; } actions = { a; } const entries = {\n 0x11 &&& 0xE1: a();\n }")
+    );
+    let e = common::errors(&src);
+    assert_eq!(
+        e,
+        [
+            "14: type mismatch: expected bit<8>, found bool",
+            "9: 225: invalid mask for LPM key"
+        ],
+        "{e:?}"
+    );
+}
+
+#[test]
 fn priorities() {
     ok(&table(
         "key = { h.a: ternary; } actions = { a; } entries = { priority = 10: 1 &&& 1: a(); 2: a(); }",
@@ -191,6 +245,40 @@ fn tables_without_default_action_need_no_action() {
     let info = checked.tables.values().next().expect("one table");
     assert_eq!(info.actions.len(), 2);
     assert_eq!(info.size, Some(16));
+}
+
+#[test]
+fn a_missing_no_action_is_the_tables_first_error() {
+    // Without core.p4 the implicit `default_action = NoAction` is reported before the errors
+    // of the table's properties (p4c adds it before resolving any name)...
+    let e = common::errors(
+        "match_kind { exact }\ncontrol c() { action a() { }\n table t {\n key = { x: exact; }\n actions = { a; missing; } }\n apply { } }\n",
+    );
+    assert_eq!(
+        e,
+        [
+            "3: Declaration of the action NoAction not found; did you include core.p4?",
+            "4: x: declaration not found",
+            "5: missing: declaration not found"
+        ],
+        "{e:?}"
+    );
+    // ... after the duplicates its parser rejects ...
+    common::err(
+        "control c() { action a() { }\n table t {\n actions = { a;\n a; } }\n apply { } }\n",
+        4,
+        "a: Duplicates declaration a",
+    );
+    common::err(
+        "control c() { action a() { }\n table t {\n actions = { a; }\n actions = { a; } }\n apply { } }\n",
+        4,
+        "actions: Duplicates declaration actions",
+    );
+    // ... and not at all for a table with a `default_action` property, even a wrong one.
+    let e = common::errors(
+        "control c() { action a() { }\n table t {\n actions = { a; }\n default_action = b; }\n apply { } }\n",
+    );
+    assert_eq!(e, ["4: b: declaration not found"], "{e:?}");
 }
 
 #[test]
