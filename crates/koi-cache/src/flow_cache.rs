@@ -68,6 +68,8 @@ pub const SAMPLE: u32 = 16;
 #[derive(Debug)]
 pub struct FlowCache<V> {
     hasher: WordHash,
+    /// Key words the lookup hash reads as 0 ([`FlowCache::exclude_from_hash`]).
+    unhashed: std::ops::Range<usize>,
     microflow: Option<Microflow>,
     signatures: Option<SignatureCache>,
     classifier: Classifier<V>,
@@ -92,6 +94,7 @@ impl<V> FlowCache<V> {
         }
         Ok(FlowCache {
             hasher: WordHash::from_seed(classifier.seed.map(|s| s ^ 0x5eed)),
+            unhashed: 0..0,
             microflow: microflow.map(Microflow::new).transpose()?,
             signatures: None,
             classifier: Classifier::new(classifier)?,
@@ -115,7 +118,18 @@ impl<V> FlowCache<V> {
     /// to prefetch).
     #[inline]
     pub fn hash(&self, key: &[u64]) -> u64 {
-        self.hasher.hash(key)
+        match self.unhashed.is_empty() {
+            true => self.hasher.hash(key),
+            false => self.hasher.hash_excluding(key, self.unhashed.clone()),
+        }
+    }
+
+    /// Makes the lookup hash read key words `words` as 0: words that are a function of the
+    /// others (the datapath's hash keys), which the hash then need not wait for. Both the
+    /// microflow tier and the signature cache verify what the hash finds against the whole
+    /// key, so the hash only has to spread keys, not tell them apart.
+    pub fn exclude_from_hash(&mut self, words: std::ops::Range<usize>) {
+        self.unhashed = words;
     }
 
     /// The seed of [`FlowCache::hash`] ([`WordHash`]), for code that computes it itself.
@@ -126,7 +140,7 @@ impl<V> FlowCache<V> {
     /// Looks `key` up in both tiers. Never allocates.
     #[inline]
     pub fn lookup(&mut self, key: &[u64]) -> Option<(MegaflowId, &V, Tier)> {
-        let hash = self.hasher.hash(key);
+        let hash = self.hash(key);
         self.lookup_hashed(key, hash)
     }
 
@@ -245,8 +259,9 @@ impl<V> FlowCache<V> {
         tags: &[u32],
     ) -> Result<Inserted<V>, InsertError> {
         let inserted = self.classifier.insert(mask, key, value, tags)?;
+        let hash = self.hash(key);
         if let Some(m) = self.microflow.as_mut() {
-            m.insert(key, self.hasher.hash(key), inserted.id);
+            m.insert(key, hash, inserted.id);
         }
         Ok(inserted)
     }

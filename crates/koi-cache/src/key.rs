@@ -105,6 +105,25 @@ impl WordHash {
             _ => h,
         }
     }
+
+    /// The hash of `words` with the words at indexes `zero` read as 0: what [`WordHash::hash`]
+    /// gives for the key whose words there are 0, without writing it.
+    pub fn hash_excluding(&self, words: &[u64], zero: std::ops::Range<usize>) -> u64 {
+        let w = |i: usize| match zero.contains(&i) {
+            true => 0,
+            false => words.get(i).copied().unwrap_or(0),
+        };
+        let mut h = self.seed;
+        let mut i = 0;
+        while i + 1 < words.len() {
+            h = fold_mul(h ^ w(i), w(i + 1) ^ self.pad);
+            i += 2;
+        }
+        match i < words.len() {
+            true => fold_mul(h ^ w(i), self.pad),
+            false => h,
+        }
+    }
 }
 
 /// The XOR of the low and high halves of `a * b` (128 bits).
@@ -321,6 +340,29 @@ mod tests {
         assert_ne!(h.hash(&[3, 5]), h.hash(&[3, 5, 0]));
         assert_ne!(h.hash(&[3, 5]), WordHash::from_seed(Some(8)).hash(&[3, 5]));
         assert_eq!(fold_mul(u64::MAX, 2), (u64::MAX - 1) ^ 1);
+    }
+
+    #[test]
+    fn word_hash_excluding_reads_the_range_as_zero() {
+        let h = WordHash::from_seed(Some(99));
+        let words: Vec<u64> = (1..=7u64).map(|i| i.wrapping_mul(0x9E37_79B9)).collect();
+        for len in 0..=words.len() {
+            for a in 0..=len {
+                for b in a..=len + 1 {
+                    let mut zeroed = words[..len].to_vec();
+                    for w in zeroed.iter_mut().take(b.min(len)).skip(a) {
+                        *w = 0;
+                    }
+                    assert_eq!(
+                        h.hash_excluding(&words[..len], a..b),
+                        h.hash(&zeroed),
+                        "{len} words without {a}..{b}"
+                    );
+                }
+            }
+        }
+        // Excluding changes the hash of a key whose excluded words are not zero.
+        assert_ne!(h.hash_excluding(&words, 2..3), h.hash(&words));
     }
 
     #[test]

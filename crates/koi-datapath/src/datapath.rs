@@ -416,6 +416,10 @@ impl<'p> Datapath<'p> {
             })
             .map_err(|_| InterpError::Unsupported("flow cache configuration"))?
             .with_signatures(config.signature_entries);
+        // (The hash keys are computed after the lookup hash, which the native parse-path
+        // templates give with the key.)
+        let mut cache = cache;
+        cache.exclude_from_hash(layout.hash_key_words());
         let fast = FastParser::new(pipeline, &layout, interp.options().parser_state_margin);
         let parsed = fast
             .as_ref()
@@ -829,14 +833,14 @@ impl<'p> Datapath<'p> {
         ) {
             return None;
         }
-        // Hashes in the key: computed from its fields, and the key hashed with them (the
-        // parser's hash did not see them).
+        // The lookup hash reads the hash keys' words as 0 (as the parser leaves them), so it
+        // can be taken before they are computed from the fields.
+        let hash = hash.unwrap_or_else(|| self.cache.hash(key));
         if !self.layout.hash_keys().is_empty() {
             self.layout
                 .fill_used_hash_keys(key, &mut self.hash_buf, self.hash_used);
-            return Some(self.cache.hash(key));
         }
-        Some(hash.unwrap_or_else(|| self.cache.hash(key)))
+        Some(hash)
     }
 
     /// The fast path after the key: cache lookup and compiled program.

@@ -302,3 +302,39 @@ fn a_hash_key_first_needed_after_packets_are_cached_is_computed_from_then_on() {
     assert_eq!(ports.len(), 4, "{ports:?}");
     assert_eq!(twin.dp.megaflows(), 4);
 }
+
+#[test]
+fn a_key_seen_again_is_a_microflow_hit() {
+    // The lookup hash reads the hash keys' words as 0 (native templates give it before the
+    // hash keys are computed); the microflow entry a lookup offers must be found by the
+    // next lookup of the same key.
+    let p = compile_str(RING).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = Twin::new(&p, |s| ring_entries(s, 64));
+    // A fixed seed (the microflow tier inserts one miss in 100, by a seeded draw), no
+    // signature cache (so that the microflow tier is never bypassed), and no native code
+    // (whose parse-path templates give the hash themselves): the datapath hashes the key
+    // the templates wrote, beside the hash keys it then computes.
+    let config = koi_datapath::DatapathConfig {
+        jit_after: None,
+        seed: Some(7),
+        signature_entries: 0,
+        ..koi_datapath::DatapathConfig::default()
+    };
+    twin.dp = koi_datapath::Datapath::with_config(&p, koi_interp::Options::default(), config)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let keys: Vec<Vec<u8>> = (0..8u8)
+        .map(|i| (0..24).map(|j| b'a' + (i + j) % 26).collect())
+        .collect();
+    for _ in 0..600 {
+        for k in &keys {
+            twin.send(&key_frame(0, k), 1);
+        }
+    }
+    for k in &keys {
+        let (_, path) = twin.send(&key_frame(0, k), 1);
+        assert!(
+            matches!(path, PathTaken::Compiled(koi_datapath::Tier::Microflow)),
+            "{path:?}"
+        );
+    }
+}

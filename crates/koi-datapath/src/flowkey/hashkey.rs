@@ -27,6 +27,12 @@
 //! to the mask instead of the hashed fields. Within one megaflow every decision is fixed, so
 //! the same statements run in the same order on every packet, and the copies hold the same
 //! hash bits. A resubmitted or recirculated pass (a second parse) is followed without them.
+//!
+//! **Cost.** The fast path computes only the hash keys that some installed megaflow matches,
+//! after the key's lookup hash: that hash reads the hash keys' words as 0 (they are a
+//! function of the other words), so the hash a native parse-path template gives with the key
+//! serves as it is. The microflow tier and the signature cache check what the hash finds
+//! against the whole key, hash keys included.
 
 use super::KeyField;
 use super::facts::{Facts, Origin};

@@ -441,6 +441,15 @@ impl FlowKeyLayout {
         &self.hash_keys
     }
 
+    /// The key words the hash keys take (one each, consecutive): a function of the other
+    /// words, so the cache's lookup hash leaves them out ([`koi_cache::FlowCache::exclude_from_hash`]).
+    pub fn hash_key_words(&self) -> std::ops::Range<usize> {
+        match (self.hash_keys.first(), self.hash_keys.last()) {
+            (Some(a), Some(b)) => (a.key_offset / 64) as usize..(b.key_offset / 64) as usize + 1,
+            _ => 0..0,
+        }
+    }
+
     /// Computes every hash key of `key` from its fields.
     #[inline]
     pub(crate) fn fill_hash_keys(&self, key: &mut [u64], buf: &mut hashkey::HashBuf) {
