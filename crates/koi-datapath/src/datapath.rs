@@ -349,8 +349,11 @@ pub struct Datapath<'p> {
     rec: Recorder,
     /// The flow cache's counters at the last [`Datapath::reset_stats`].
     cache_base: (u64, u64),
-    /// The data of a hash key being computed ([`FlowKeyLayout::hash_keys`]).
+    /// The data of a hash key being computed ([`FlowKeyLayout::hash_keys`]), and the
+    /// custom CRCs' parameters as the state had them at the last batch.
     hash_buf: crate::flowkey::HashBuf,
+    /// Whether the program has custom CRCs (whose parameters [`Datapath::sync_hash`] copies).
+    hash_custom: bool,
     /// The hash keys some slow-path run has masked bits of (bit `i`: hash key `i`): the
     /// only ones the fast path computes. Megaflows are installed only by this datapath's
     /// slow path, which sets a hash key's bit before a megaflow can match it.
@@ -433,6 +436,7 @@ impl<'p> Datapath<'p> {
             config.jit_burst,
         );
         let hash_seed = cache.hash_seed();
+        let hash_custom = !pipeline.calculations.is_empty();
         Ok(Datapath {
             pipeline,
             interp,
@@ -458,6 +462,7 @@ impl<'p> Datapath<'p> {
             rec: Recorder::default(),
             cache_base: (0, 0),
             hash_buf: crate::flowkey::HashBuf::default(),
+            hash_custom,
             hash_used: 0,
         })
     }
@@ -611,6 +616,7 @@ impl<'p> Datapath<'p> {
             }
             return;
         }
+        self.sync_hash(state);
         let prof = self.config.profile.filter(|_| PROF);
         let now = clock.now_ns();
         let words = self.fast_key.len();
@@ -762,6 +768,16 @@ impl<'p> Datapath<'p> {
         }
     }
 
+    /// Copies the custom CRCs' parameters for the hash keys and compiled programs, if the
+    /// program has custom CRCs: the control plane changes them only between batches.
+    #[inline]
+    fn sync_hash(&mut self, state: &State) {
+        if self.hash_custom {
+            self.hash_buf.customs.sync(state);
+            self.scratch.customs.sync(state);
+        }
+    }
+
     /// Takes a slow-path token; false if the rate limit is exhausted.
     fn admit_upcall(&mut self, clock: &dyn Clock) -> bool {
         let rate = self.config.upcall_rate;
@@ -793,6 +809,7 @@ impl<'p> Datapath<'p> {
         emit: &mut dyn FnMut(Emitted<'_>),
     ) -> Fast {
         self.stats.packets += 1;
+        self.sync_hash(state);
         if self.fast.is_none() {
             return Fast::Interp {
                 miss: false,
@@ -986,7 +1003,7 @@ impl<'p> Datapath<'p> {
             emitted_bits: 0,
             egress_parse: false,
             copies: Vec::new(),
-            hash_buf: crate::flowkey::HashBuf::default(),
+            hash_buf: &mut self.hash_buf,
             hash_used: &mut self.hash_used,
         };
         let dropped = state.digests_dropped();

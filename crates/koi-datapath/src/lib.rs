@@ -109,6 +109,7 @@
 
 #![deny(unsafe_code)]
 
+mod customcrc;
 pub mod datapath;
 pub mod fastparse;
 pub mod flowkey;

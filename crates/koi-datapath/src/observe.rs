@@ -92,20 +92,25 @@ pub(crate) struct DpObserver<'a> {
     /// The slots that hold a copy of a hash key's bits now ([`crate::flowkey::HashKey`]):
     /// a decision on one masks those bits of the hash key.
     pub(crate) copies: Vec<(SlotId, HashCopy)>,
-    /// The data of a hash key being computed.
-    pub(crate) hash_buf: crate::flowkey::HashBuf,
+    /// The data of a hash key being computed, and the custom CRCs (the datapath's).
+    pub(crate) hash_buf: &'a mut crate::flowkey::HashBuf,
     /// The datapath's set of hash keys a megaflow may match (bit `i`: hash key `i`).
     pub(crate) hash_used: &'a mut u64,
 }
 
-/// A slot holding bits of a hash key: its value bits `0..width` are the hash key's bits
-/// `lsb..lsb + width` (bit 0 the least significant); its bits above are zero.
+/// A piece of a slot holding bits of a hash key: the slot's value bits `at..at + width`
+/// (bit 0 the least significant) are the hash key's bits `lsb..lsb + width`. A slot may hold
+/// several pieces (a concatenation of hash bits); its bits outside them are zero.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct HashCopy {
     pub key: u16,
     pub lsb: u32,
     pub width: u32,
+    pub at: u32,
 }
+
+/// The widest slot whose hash key pieces are followed (a decision's mask is read as 128 bits).
+const COPY_MAX_BITS: u32 = 128;
 
 impl<'a> DpObserver<'a> {
     pub(crate) fn tracking(&self) -> bool {
@@ -117,16 +122,18 @@ impl<'a> DpObserver<'a> {
         self.stats.diverged += 1;
     }
 
-    fn copy_of(&self, slot: SlotId) -> Option<HashCopy> {
+    /// The hash key pieces `slot` holds (none if it holds none).
+    fn pieces_of(&self, slot: SlotId) -> impl Iterator<Item = HashCopy> + '_ {
         self.copies
             .iter()
-            .find(|(s, _)| *s == slot)
+            .filter(move |(s, _)| *s == slot)
             .map(|(_, c)| *c)
     }
 
     /// Follows statement `s` (about to run) for the slots holding hash key bits: a hash
-    /// key's statement in the first pass makes its result one; a copy, slice or
-    /// zero-extending cast of one assigned to a whole slot makes that slot one; any other
+    /// key's statement in the first pass makes its result one; a copy, slice,
+    /// zero-extending cast or concatenation of such values assigned to a whole slot makes
+    /// that slot one; any other
     /// write ends what the written slots held (a statement that writes other than through
     /// places, such as `extract` or an extern's arguments, ends all of them).
     fn follow_copies(&mut self, s: &koi_ir::Stmt) {
@@ -142,7 +149,13 @@ impl<'a> DpObserver<'a> {
                 .and_then(|k| {
                     let key = u16::try_from(k).ok()?;
                     let width = self.layout.hash_keys().get(k)?.width;
-                    Some((*d, Some(HashCopy { key, lsb: 0, width })))
+                    let c = HashCopy {
+                        key,
+                        lsb: 0,
+                        width,
+                        at: 0,
+                    };
+                    Some((*d, Some(vec![c])))
                 })
                 .unwrap_or((*d, None)),
             Stmt::Assign {
@@ -150,7 +163,12 @@ impl<'a> DpObserver<'a> {
                 value,
             } => {
                 let w = self.pipeline.phv.slots.get(*d).map_or(0, |x| x.width);
-                (*d, self.copy_in(value).map(|c| narrow(c, 0, w)))
+                let pieces = self
+                    .pieces_in(value)
+                    .filter(|_| w <= COPY_MAX_BITS)
+                    .map(|(p, _)| window(&p, 0, w))
+                    .filter(|p| !p.is_empty());
+                (*d, pieces)
             }
             Stmt::Assign {
                 dst: Place::Slice { slot, .. },
@@ -180,20 +198,25 @@ impl<'a> DpObserver<'a> {
             }
         };
         self.copies.retain(|(s, _)| *s != copy.0);
-        if let (d, Some(c)) = copy {
-            self.copies.push((d, c));
+        if let (d, Some(pieces)) = copy {
+            self.copies.extend(pieces.into_iter().map(|c| (d, c)));
         }
     }
 
-    /// The hash key bits `e`'s value holds, if it is a slot holding some, a slice of one or
-    /// a zero-extending width cast of either.
-    fn copy_in(&self, e: &koi_ir::Expr) -> Option<HashCopy> {
-        use koi_ir::{Cast, Expr};
-        match e {
-            Expr::Slot(s) => self.copy_of(*s),
+    /// The hash key pieces `e`'s value holds and its width, if it is a slot holding some, a
+    /// slice of such a value, a zero-extending width cast of one, or a concatenation of two
+    /// (every bit of the value a hash key's or zero).
+    fn pieces_in(&self, e: &koi_ir::Expr) -> Option<(Vec<HashCopy>, u32)> {
+        use koi_ir::{BinOp, Cast, Expr};
+        let (pieces, width) = match e {
+            Expr::Slot(s) => {
+                let w = self.pipeline.phv.slots.get(*s)?.width;
+                (self.pieces_of(*s).collect::<Vec<_>>(), w)
+            }
             Expr::Slice { value, hi, lo } => {
-                let c = self.copy_in(value)?;
-                Some(narrow(c, *lo, hi.checked_sub(*lo)? + 1))
+                let (p, _) = self.pieces_in(value)?;
+                let w = hi.checked_sub(*lo)? + 1;
+                (window(&p, *lo, w), w)
             }
             Expr::Cast(
                 Cast::Resize {
@@ -201,9 +224,16 @@ impl<'a> DpObserver<'a> {
                     width,
                 },
                 a,
-            ) => Some(narrow(self.copy_in(a)?, 0, *width)),
-            _ => None,
-        }
+            ) => (window(&self.pieces_in(a)?.0, 0, *width), *width),
+            Expr::Binary(BinOp::Concat, a, b) => {
+                let (hi, wa) = self.pieces_in(a)?;
+                let (mut lo, wb) = self.pieces_in(b)?;
+                lo.extend(hi.into_iter().map(|c| HashCopy { at: c.at + wb, ..c }));
+                (lo, wa.checked_add(wb)?)
+            }
+            _ => return None,
+        };
+        (!pieces.is_empty() && width <= COPY_MAX_BITS).then_some((pieces, width))
     }
 
     /// Whether statement `s` reads a slot holding state the architecture wrote (a
@@ -233,8 +263,7 @@ impl<'a> DpObserver<'a> {
     pub(crate) fn first_parse(&mut self, phv: &[u8]) {
         self.layout.extract(phv, &mut self.key);
         self.layout.set_stop(&mut self.key, self.short_bits);
-        self.layout
-            .fill_hash_keys(&mut self.key, &mut self.hash_buf);
+        self.layout.fill_hash_keys(&mut self.key, self.hash_buf);
         let found = if self.known_miss {
             None
         } else {
@@ -280,8 +309,7 @@ impl<'a> DpObserver<'a> {
         if !ok {
             return;
         }
-        self.layout
-            .fill_hash_keys(self.fast_key, &mut self.hash_buf);
+        self.layout.fill_hash_keys(self.fast_key, self.hash_buf);
         if self.fast_key[..] != self.key[..] {
             self.stats.fast_parse_mismatch += 1;
             return;
@@ -682,13 +710,17 @@ impl Observer for DpObserver<'_> {
             self.state_seen = true;
         }
         // A copy of a hash key's bits: those bits of the hash key, not the fields hashed.
-        if let Some(c) = self.copy_of(slot) {
-            let bits = (mask.low_u128() as u64) & low_bits(c.width);
-            let bits = bits.checked_shl(c.lsb).unwrap_or(0);
-            if let Some(k) = self.layout.hash_keys().get(usize::from(c.key)) {
-                k.mask(bits, &mut self.mask);
-                if bits != 0 && c.key < 64 {
-                    *self.hash_used |= 1 << c.key;
+        if self.copies.iter().any(|(s, _)| *s == slot) {
+            let m = mask.low_u128();
+            let pieces: Vec<HashCopy> = self.pieces_of(slot).collect();
+            for c in pieces {
+                let bits = (m.checked_shr(c.at).unwrap_or(0) as u64) & low_bits(c.width);
+                let bits = bits.checked_shl(c.lsb).unwrap_or(0);
+                if let Some(k) = self.layout.hash_keys().get(usize::from(c.key)) {
+                    k.mask(bits, &mut self.mask);
+                    if bits != 0 && c.key < 64 {
+                        *self.hash_used |= 1 << c.key;
+                    }
                 }
             }
             // (Not recorded for the tracer: hash key bits are no field's, so it folds
@@ -852,15 +884,22 @@ impl Observer for DpObserver<'_> {
     }
 }
 
-/// Bits `lo..lo + width` of a value holding `c`: the hash key bits there (above `c.width`,
-/// zeros).
-fn narrow(c: HashCopy, lo: u32, width: u32) -> HashCopy {
-    let width = width.min(c.width.saturating_sub(lo));
-    HashCopy {
-        key: c.key,
-        lsb: if width == 0 { 0 } else { c.lsb + lo },
-        width,
-    }
+/// The pieces of bits `lo..lo + width` of a value holding `pieces`, as a value of its own
+/// (bit `lo` its bit 0).
+fn window(pieces: &[HashCopy], lo: u32, width: u32) -> Vec<HashCopy> {
+    let hi = lo.saturating_add(width);
+    pieces
+        .iter()
+        .filter_map(|c| {
+            let (s0, s1) = (c.at.max(lo), (c.at + c.width).min(hi));
+            (s0 < s1).then(|| HashCopy {
+                key: c.key,
+                lsb: c.lsb + (s0 - c.at),
+                width: s1 - s0,
+                at: s0 - lo,
+            })
+        })
+        .collect()
 }
 
 /// The low `n` bits set (`n >= 64`: all).

@@ -517,6 +517,8 @@ pub struct Scratch {
     /// The indices computed in this run, of nodes without register reads below them (a
     /// connection table's hash indexes every register it reads and writes).
     indices: Vec<(N, u64)>,
+    /// The custom CRCs, as the datapath copied them before the batch.
+    pub(crate) customs: crate::customcrc::CustomCrcs,
 }
 
 impl Scratch {

@@ -338,3 +338,139 @@ fn a_key_seen_again_is_a_microflow_hit() {
         );
     }
 }
+
+/// [`RING`] with the point taken from a `crc16_custom` of the key (AppSwitch's `crc16`
+/// mode: its controller sets the calculation to CRC-16/XMODEM, as twemproxy hashes).
+fn custom_ring() -> String {
+    RING.replace(
+        "hash(meta.crc, HashAlgorithm.crc32, 32w0, { hdr.k.key }, 64w0x100000000);",
+        "hash(meta.crc, HashAlgorithm.crc16_custom, 32w0, { hdr.k.key }, 64w0x100000000);",
+    )
+}
+
+#[test]
+fn a_custom_crc_is_a_hash_key_computed_with_the_control_planes_parameters() {
+    let src = custom_ring();
+    assert!(src.contains("crc16_custom"));
+    let p = compile_str(&src).unwrap_or_else(|e| panic!("{e}"));
+    let xmodem = |s: &mut State| {
+        s.set_custom_crc("calc_0", koi_hash::crc::CRC16_XMODEM)
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    // 16 arcs over the 16 bits a CRC-16 gives (the ring's 32-bit points below 0x10000).
+    let mut twin = Twin::new(&p, |s| {
+        xmodem(s);
+        for i in 0..16u64 {
+            let spec = EntrySpec {
+                keys: vec![Pattern::Range {
+                    lo: Bits::from_u64(32, i << 12),
+                    hi: Bits::from_u64(
+                        32,
+                        if i == 15 {
+                            u64::from(u32::MAX)
+                        } else {
+                            ((i + 1) << 12) - 1
+                        },
+                    ),
+                }],
+                action: ActionSpec::action(
+                    "to",
+                    vec![Bits::from_u64(9, 1 + i % 4), Bits::from_u64(48, 0xa0 + i)],
+                ),
+                priority: Some(1),
+                timeout_ns: None,
+            };
+            s.table_add("ring", spec).unwrap_or_else(|e| panic!("{e}"));
+        }
+    });
+    let hk = twin.dp.layout().hash_keys();
+    assert_eq!(hk.len(), 1, "{hk:?}");
+    assert_eq!(hk[0].name, "crc16_custom(hdr.k.key)");
+    assert!(hk[0].is_custom());
+    let mut rng = Rng(0x0000_ddc0_ffee_1234);
+    let keys: Vec<Vec<u8>> = (0..1000)
+        .map(|_| (0..20).map(|_| b'a' + (rng.next() % 26) as u8).collect())
+        .collect();
+    for k in &keys {
+        twin.send(&key_frame(0, k), 1);
+    }
+    let flows = twin.dp.megaflows();
+    assert!((16..500).contains(&flows), "{flows} megaflows");
+    // Every key again: compiled hits, and the ports the XMODEM CRC gives (the twin checks
+    // the interpreter's outputs; this checks the parameters were the control plane's).
+    let arc_port = |k: &[u8]| {
+        let crc = koi_hash::crc::Crc::new(koi_hash::crc::CRC16_XMODEM)
+            .unwrap_or_else(|e| panic!("{e:?}"))
+            .checksum(k);
+        1 + (crc >> 12) % 4
+    };
+    for k in &keys {
+        let (out, path) = twin.send(&key_frame(0, k), 1);
+        assert!(matches!(path, PathTaken::Compiled(_)), "{path:?}");
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].0, arc_port(k), "key {k:?}");
+    }
+    assert_eq!(twin.dp.megaflows(), flows);
+    // The control plane changes the parameters (back to BMv2's CRC-16/ARC): the caches are
+    // flushed, as the runtime does on such a write, and the hash keys follow the new ones.
+    for s in [&mut twin.sd, &mut twin.si] {
+        s.set_custom_crc("calc_0", koi_hash::crc::CRC16_ARC)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    twin.dp.invalidate_all();
+    let arc = koi_hash::crc::Crc::new(koi_hash::crc::CRC16_ARC).unwrap_or_else(|e| panic!("{e:?}"));
+    let mut moved = 0;
+    for _ in 0..2 {
+        for k in &keys {
+            let (out, _) = twin.send(&key_frame(0, k), 1);
+            let want = 1 + (arc.checksum(k) >> 12) % 4;
+            assert_eq!(out[0].0, want, "key {k:?}");
+            moved += usize::from(want != arc_port(k));
+        }
+    }
+    assert!(moved > 0, "the new parameters moved no key");
+}
+
+#[test]
+fn a_concatenation_of_hash_bits_masks_each_hash_keys_bits() {
+    // As AppSwitch's `crc16` mode builds twemproxy's value: bytes of three CRCs side by side.
+    let src = RING.replace(
+        "hash(meta.crc, HashAlgorithm.crc32, 32w0, { hdr.k.key }, 64w0x100000000);",
+        "bit<16> a; bit<16> b; bit<16> c;
+            hash(a, HashAlgorithm.crc16_custom, 16w0, { hdr.k.key }, 32w0x10000);
+            hash(b, HashAlgorithm.crc16, 16w0, { hdr.len.len, hdr.k.key }, 32w0x10000);
+            hash(c, HashAlgorithm.crc16_custom, 16w0, { hdr.eth.src, hdr.k.key }, 32w0x10000);
+            meta.crc = a[15:8] ++ b[15:8] ++ c;",
+    );
+    assert!(src.contains("meta.crc = a[15:8]"));
+    let p = compile_str(&src).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = Twin::new(&p, |s| {
+        for calc in ["calc_0", "calc_1"] {
+            s.set_custom_crc(calc, koi_hash::crc::CRC16_XMODEM)
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        ring_entries(s, 64);
+    });
+    assert_eq!(twin.dp.layout().hash_keys().len(), 3);
+    let mut rng = Rng(0xc0c0_a5a5_1234_0001);
+    let keys: Vec<Vec<u8>> = (0..1000)
+        .map(|_| (0..20).map(|_| b'a' + (rng.next() % 26) as u8).collect())
+        .collect();
+    for k in &keys {
+        twin.send(&key_frame(0, k), 1);
+    }
+    // The ring's 64 arcs read the point's top 6 bits: the first CRC's top bits. (Matching
+    // the fields hashed would be 1,000 megaflows.)
+    let flows = twin.dp.megaflows();
+    assert!((64..300).contains(&flows), "{flows} megaflows");
+    for k in &keys {
+        let (_, path) = twin.send(&key_frame(0, k), 1);
+        assert!(matches!(path, PathTaken::Compiled(_)), "{path:?}");
+    }
+    assert_eq!(twin.dp.megaflows(), flows);
+    // The exact match on the point's low 16 bits (the slice `meta.crc[15:0]`): the third
+    // CRC's bits, one megaflow per value.
+    for k in keys.iter().take(100) {
+        twin.send(&key_frame(1, k), 1);
+    }
+}

@@ -570,7 +570,7 @@ fn the_ascii_parser_is_what_its_generator_writes() {
 /// `fnv1a_64`).
 #[test]
 fn ring_requests_are_cached_flows() {
-    for mode in ["crc32a", "fnv1a_64"] {
+    for mode in ["crc32a", "fnv1a_64", "crc16"] {
         ring_requests_are_cached_with(mode);
     }
 }
@@ -582,9 +582,17 @@ fn ring_requests_are_cached_with(mode: &str) {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     let entries = dir.join("appswitch.entries");
     let base = std::fs::read_to_string(format!("{root}/{ENTRIES}")).unwrap();
+    // `crc16` is three `crc16_custom` calculations the controller sets to CRC-16/XMODEM
+    // (ketama.py's XMODEM): custom CRCs are hash keys too, with the parameters set.
+    let params = match mode {
+        "crc16" => (0..3)
+            .map(|i| format!("set_crc16_parameters calc_{i} 0x1021 0x0 0x0 false false\n"))
+            .collect(),
+        _ => String::new(),
+    };
     std::fs::write(
         &entries,
-        format!("{base}\ntable_set_default hash_mode hash_{mode}\n"),
+        format!("{params}{base}\ntable_set_default hash_mode hash_{mode}\n"),
     )
     .unwrap();
     let mut frames = Vec::new();

@@ -9,8 +9,9 @@
 //! (a bucket, a ring arc's leading bits), and every packet whose data hashes there shares it.
 //!
 //! **Which hashes.** A `hash` statement of a control or an action (not a parser) whose
-//! algorithm needs no control-plane parameters and is not `random` (CRC-16, CRC-32,
-//! identity, csum16, xor16 and the other fixed ones), whose result goes to a whole slot of at
+//! algorithm is not `random` (CRC-16, CRC-32, identity, csum16, xor16, the FNV hashes and
+//! the other fixed ones, and the custom CRCs `crc16_custom` / `crc32_custom` with the
+//! parameters the control plane set), whose result goes to a whole slot of at
 //! most 64 bits that some decision depends on, whose base and maximum are constants, and
 //! whose data are fields of headers (no stack elements, no union members) that nothing but
 //! the ingress parser's `extract` writes: no assignment, `setValid`/`setInvalid`, copy or
@@ -27,6 +28,10 @@
 //! to the mask instead of the hashed fields. Within one megaflow every decision is fixed, so
 //! the same statements run in the same order on every packet, and the copies hold the same
 //! hash bits. A resubmitted or recirculated pass (a second parse) is followed without them.
+//! A custom CRC's parameters are state: the fast path computes it with a copy of them
+//! ([`crate::customcrc`], taken before each batch), and a change of them flushes the flow
+//! caches (as every write that is not a table's does), so no megaflow learnt with the old
+//! parameters outlives them.
 //!
 //! **Cost.** The fast path computes only the hash keys that some installed megaflow matches,
 //! after the key's lookup hash: that hash reads the hash keys' words as 0 (they are a
@@ -53,6 +58,16 @@ pub(crate) struct Piece {
     pub length: Option<(u32, u32)>,
 }
 
+/// What a hash key computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Calc {
+    /// An algorithm with a fixed definition.
+    Fixed(HashAlgorithm),
+    /// A custom CRC: the index of its calculation ([`koi_ir::Pipeline::calculations`]),
+    /// run with the parameters [`HashBuf`] holds a copy of.
+    Custom(u32),
+}
+
 /// One hash computed into the key.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HashKey {
@@ -60,7 +75,7 @@ pub struct HashKey {
     pub(crate) stmt: usize,
     /// `crc32(hdr.mc_key.key, hdr.mc_key_t1.b)`, for key printouts.
     pub name: String,
-    pub(crate) calc: HashAlgorithm,
+    pub(crate) calc: Calc,
     /// The result's slot, its name and its width.
     pub dst: SlotId,
     pub dst_name: String,
@@ -72,22 +87,34 @@ pub struct HashKey {
     pub key_offset: u32,
 }
 
-/// The buffers a hash key's data is assembled in.
+/// The buffers a hash key's data is assembled in, and the custom CRCs as the state has
+/// them.
 #[derive(Clone, Debug, Default)]
 pub struct HashBuf {
     bits: BitString,
     bytes: Vec<u8>,
+    /// The custom CRCs, as the datapath copied them before the batch.
+    pub(crate) customs: crate::customcrc::CustomCrcs,
 }
 
 impl HashKey {
+    /// Whether the hash is a custom CRC (its parameters are the control plane's).
+    pub fn is_custom(&self) -> bool {
+        matches!(self.calc, Calc::Custom(_))
+    }
+
     /// The hash of `key`'s data, as the statement computes it.
     pub(crate) fn compute(&self, key: &[u64], buf: &mut HashBuf) -> u64 {
-        let h = match self.bytes(key, &mut buf.bytes) {
-            true => Calculation::new(self.calc).compute_bytes(&buf.bytes),
-            false => {
-                self.bits(key, &mut buf.bits);
-                Calculation::new(self.calc).compute(&buf.bits)
-            }
+        let whole = self.bytes(key, &mut buf.bytes);
+        if !whole {
+            self.bits(key, &mut buf.bits);
+        }
+        let h = match (self.calc, whole) {
+            (Calc::Fixed(a), true) => Calculation::new(a).compute_bytes(&buf.bytes),
+            (Calc::Fixed(a), false) => Calculation::new(a).compute(&buf.bits),
+            // As the interpreter runs it: over the bytes, the last one zero-padded.
+            (Calc::Custom(i), true) => Some(buf.customs.checksum(i, &buf.bytes)),
+            (Calc::Custom(i), false) => Some(buf.customs.checksum(i, buf.bits.as_bytes())),
         };
         let h = h.unwrap_or(0);
         match self.max {
@@ -229,9 +256,11 @@ pub(crate) fn find(f: &Facts<'_>, demanded: &[bool], fields: &[KeyField]) -> Vec
         else {
             continue;
         };
-        // The algorithms with a fixed definition (no control-plane parameters, not random).
-        let Some(calc) = crate::program::v1_algo(*algo) else {
-            continue;
+        // The algorithms with a fixed definition, and the custom CRCs (not random).
+        let calc = match (algo.calculation(), crate::program::v1_algo(*algo)) {
+            (Some(i), _) => Calc::Custom(i),
+            (None, Some(a)) => Calc::Fixed(a),
+            (None, None) => continue,
         };
         let max = match max {
             Some(Expr::Const(m)) => Some(m.low_u64()),

@@ -617,9 +617,7 @@ impl Program {
             let data = &buf[..at];
             let h = match algo {
                 HashAlgo::Csum16 => u64::from(koi_hash::checksum::csum16(data)),
-                _ => v1_algo(algo)
-                    .and_then(|a| Calculation::new(a).compute_bytes(data))
-                    .unwrap_or(0),
+                _ => s.customs.compute(algo, data),
             };
             return koi_hash::v1model::truncate(h, w);
         }
@@ -645,9 +643,7 @@ impl Program {
                 }
             }
         }
-        let h = v1_algo(algo)
-            .and_then(|a| Calculation::new(a).compute_bytes(&buf))
-            .unwrap_or(0);
+        let h = s.customs.compute(algo, &buf);
         s.buf = buf;
         koi_hash::v1model::truncate(h, w)
     }
@@ -911,9 +907,12 @@ impl Program {
                     let v = self.eval(*d, pkt, port, s);
                     v.with_be_bytes(|b| bits.push(b, v.width() as usize));
                 }
-                let h = v1_algo(*algo)
-                    .and_then(|a| Calculation::new(a).compute(&bits))
-                    .unwrap_or(0);
+                let h = match algo.calculation() {
+                    Some(c) => s.customs.checksum(c, bits.as_bytes()),
+                    None => v1_algo(*algo)
+                        .and_then(|a| Calculation::new(a).compute(&bits))
+                        .unwrap_or(0),
+                };
                 s.bits = bits;
                 Bits::from_u64((*w).min(64), koi_hash::v1model::truncate(h, *w))
             }

@@ -1116,7 +1116,11 @@ impl<'p> Tracer<'p> {
                     });
                     return self.write_place(dst, h, params, k);
                 }
-                v1_algo(*algo)?;
+                // A fixed algorithm, or a custom CRC (run with the parameters the datapath
+                // copies before each batch: a change of them flushes the caches).
+                if algo.calculation().is_none() {
+                    v1_algo(*algo)?;
+                }
                 let w = match dst {
                     Place::Slot(s) => self.p.phv.slots.get(*s)?.width,
                     _ => return None,
