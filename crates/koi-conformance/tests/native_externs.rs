@@ -203,6 +203,41 @@ fn bpf_map_helpers_keep_state_across_packets() {
 }
 
 #[test]
+fn each_load_of_a_program_has_its_own_c_state() {
+    let cache = tempfile::tempdir().unwrap();
+    let headers = "header h_t { bit<16> k; bit<32> n; }\nstruct hs_t { h_t h; }";
+    let externs = "extern bit<32> count_key(in bit<16> k);";
+    let p4 = program(headers, externs, "hd.h.n = count_key(hd.h.k);", &["h"]);
+    let load =
+        || pipeline(&p4, Some(&c_file("maps.c")), cache.path()).unwrap_or_else(|e| panic!("{e}"));
+    let count = |p: &Pipeline, n: usize| -> Vec<u32> {
+        let packets = vec![[1u16.to_be_bytes().to_vec(), vec![0; 4]].concat(); n];
+        send(p, &packets)
+            .iter()
+            .map(|o| {
+                let b = only(o);
+                u32::from_be_bytes([b[2], b[3], b[4], b[5]])
+            })
+            .collect()
+    };
+    // Two loads of the same build (the second found in the cache), used in turn: each
+    // counts from 1, as two programs loaded apart would.
+    let a = load();
+    let b = load();
+    assert_eq!(count(&a, 2), vec![1, 2]);
+    assert_eq!(count(&b, 1), vec![1]);
+    assert_eq!(count(&a, 1), vec![3]);
+    // Nothing but the build itself is left in the cache.
+    let files: Vec<String> = std::fs::read_dir(cache.path())
+        .unwrap()
+        .flat_map(|d| std::fs::read_dir(d.unwrap().path()).unwrap())
+        .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f.ends_with(".so"))
+        .collect();
+    assert_eq!(files, vec!["koi_extern.so".to_string()]);
+}
+
+#[test]
 fn a_program_calling_extern_functions_needs_their_implementation() {
     let cache = tempfile::tempdir().unwrap();
     let p4 = program(SCALARS_HDR, SCALARS_EXT, SCALARS_ING, &["h"]);

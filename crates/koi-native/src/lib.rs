@@ -100,11 +100,25 @@ pub fn bind_in(pipeline: &mut Pipeline, file: Option<&Path>, cache: &Path) -> Re
     Ok(())
 }
 
-/// Builds (or finds in `cache`) and loads the implementation of `natives` in `file`.
+/// How many private copies of built objects this process has opened (their names).
+static COPIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Builds (or finds in `cache`) and loads the implementation of `natives` in `file`. Each
+/// call loads a private instance: the C code's statics and BPF maps start afresh and are
+/// shared by nothing else (a shared object the user prebuilt and koi links to is one
+/// instance per process, as the dynamic loader gives it).
 pub fn load(natives: &Natives, file: &Path, cache: &Path) -> Result<Arc<dyn NativeLib>, Error> {
     let so = build(natives, file, cache)?;
     let layout = cgen::layout_values(&natives.fns)?;
-    let loaded = ffi::Loaded::open(&so, &natives.fns, &layout)?;
+    // The dynamic loader opens a file only once per process (by its device and inode), so
+    // two pipelines bound to the same build would share its statics and BPF maps: each load
+    // opens a copy of its own, removed once opened (the mapping stays).
+    let n = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let copy = so.with_file_name(format!("koi_extern.{}-{n}.so", std::process::id()));
+    std::fs::copy(&so, &copy).map_err(|e| Error::Io(format!("copying {}: {e}", so.display())))?;
+    let loaded = ffi::Loaded::open(&copy, &natives.fns, &layout);
+    let _ = std::fs::remove_file(&copy);
+    let loaded = loaded?;
     Ok(Arc::new(Lib {
         loaded,
         origin: file.display().to_string(),
