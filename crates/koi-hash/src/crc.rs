@@ -18,7 +18,8 @@
 //! [`CRC16_ARC`] and [`CRC32_ISO_HDLC`].
 //!
 //! [`Crc`] supports any width from 8 to 64 bits; BMv2 instantiates 8, 16, 32 and 64.
-//! CRCs with reflected input and output run eight bytes at a time (slicing by 8); CRC-32 as
+//! Every CRC runs eight bytes at a time (slicing by 8: least significant bit first when the
+//! input is reflected, most significant bit first when not); CRC-32 as
 //! zlib defines it, v1model's `crc32`, is the `crc32fast` crate's (carry-less multiplication
 //! on CPUs that have it), which the tests check against the table loop.
 
@@ -127,14 +128,50 @@ const fn make_reflected(width: u32, poly: u64) -> [[u64; 256]; 8] {
     t
 }
 
-/// A CRC ready to run: its parameters and its 256-entry table (and, reflected, its
-/// slicing tables).
+/// The tables of a CRC whose input is not reflected (CRC-16/XMODEM, CRC-8/SMBUS), run most
+/// significant bit first, eight bytes at a time: the register is kept in the top `width` bits
+/// of 64 (the polynomial shifted up alike), `t[0][x]` is the register after byte `x` entered
+/// an empty one, `t[k][x]` after byte `x` and `k` bytes more. The mirror image of
+/// [`make_reflected`].
+const fn make_msb_first(width: u32, poly: u64) -> [[u64; 256]; 8] {
+    let lpoly = poly << (64 - width);
+    let mut t = [[0u64; 256]; 8];
+    let mut d = 0;
+    while d < 256 {
+        let mut r = (d as u64) << 56;
+        let mut bit = 0;
+        while bit < 8 {
+            r = if r >> 63 != 0 {
+                (r << 1) ^ lpoly
+            } else {
+                r << 1
+            };
+            bit += 1;
+        }
+        t[0][d] = r;
+        d += 1;
+    }
+    let mut k = 1;
+    while k < 8 {
+        let mut d = 0;
+        while d < 256 {
+            let prev = t[k - 1][d];
+            t[k][d] = (prev << 8) ^ t[0][(prev >> 56) as usize];
+            d += 1;
+        }
+        k += 1;
+    }
+    t
+}
+
+/// A CRC ready to run: its parameters, its 256-entry table and its slicing tables.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Crc {
     params: CrcParams,
     table: [u64; 256],
-    /// [`make_reflected`]'s tables, used when `refin` and `refout` are both set.
-    reflected: [[u64; 256]; 8],
+    /// The slicing tables: [`make_reflected`]'s when `refin` is set, else
+    /// [`make_msb_first`]'s.
+    slices: [[u64; 256]; 8],
 }
 
 impl std::fmt::Debug for Crc {
@@ -166,7 +203,11 @@ impl Crc {
         Crc {
             params,
             table: make_table(params.width, params.poly),
-            reflected: make_reflected(params.width, params.poly),
+            slices: if params.refin {
+                make_reflected(params.width, params.poly)
+            } else {
+                make_msb_first(params.width, params.poly)
+            },
         }
     }
 
@@ -183,13 +224,16 @@ impl Crc {
             // CPU has them: several times faster than tables on keys of a hundred bytes.
             return u64::from(crc32fast::hash(bytes));
         }
-        if p.refin && p.refout {
-            return self.checksum_reflected(bytes);
+        if p.refin {
+            self.checksum_reflected(bytes)
+        } else {
+            self.checksum_msb_first(bytes)
         }
-        self.checksum_bytewise(bytes)
     }
 
-    /// The CRC of `bytes` by the byte loop of the module documentation (BMv2's).
+    /// The CRC of `bytes` by the byte loop of the module documentation (BMv2's), which the
+    /// sliced loops are tested against.
+    #[cfg_attr(not(test), allow(dead_code))]
     fn checksum_bytewise(&self, bytes: &[u8]) -> u64 {
         let p = &self.params;
         let m = mask(p.width);
@@ -205,12 +249,12 @@ impl Crc {
         (out ^ p.xorout) & m
     }
 
-    /// The CRC of `bytes` for a CRC with `refin` and `refout`: the register kept reflected,
-    /// eight bytes at a time, then byte by byte.
+    /// The CRC of `bytes` for a CRC with `refin`: the register kept reflected, eight bytes
+    /// at a time, then byte by byte.
     fn checksum_reflected(&self, bytes: &[u8]) -> u64 {
         let p = &self.params;
         let m = mask(p.width);
-        let t = &self.reflected;
+        let t = &self.slices;
         let mut reg = reflect(p.init, p.width);
         let mut chunks = bytes.chunks_exact(8);
         for c in &mut chunks {
@@ -229,7 +273,38 @@ impl Crc {
         for &b in chunks.remainder() {
             reg = (reg >> 8) ^ t[0][((reg ^ u64::from(b)) & 0xFF) as usize];
         }
-        (reg ^ p.xorout) & m
+        let out = if p.refout { reg } else { reflect(reg, p.width) };
+        (out ^ p.xorout) & m
+    }
+
+    /// The CRC of `bytes` for a CRC without `refin`: the register kept in the top bits of 64,
+    /// eight bytes at a time, then byte by byte.
+    fn checksum_msb_first(&self, bytes: &[u8]) -> u64 {
+        let p = &self.params;
+        let m = mask(p.width);
+        let t = &self.slices;
+        let up = 64 - p.width;
+        let mut reg = p.init << up;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(c);
+            let v = reg ^ u64::from_be_bytes(b);
+            reg = t[7][(v >> 56) as usize]
+                ^ t[6][((v >> 48) & 0xFF) as usize]
+                ^ t[5][((v >> 40) & 0xFF) as usize]
+                ^ t[4][((v >> 32) & 0xFF) as usize]
+                ^ t[3][((v >> 24) & 0xFF) as usize]
+                ^ t[2][((v >> 16) & 0xFF) as usize]
+                ^ t[1][((v >> 8) & 0xFF) as usize]
+                ^ t[0][(v & 0xFF) as usize];
+        }
+        for &b in chunks.remainder() {
+            reg = (reg << 8) ^ t[0][((reg >> 56) ^ u64::from(b)) as usize];
+        }
+        let reg = reg >> up;
+        let out = if p.refout { reflect(reg, p.width) } else { reg };
+        (out ^ p.xorout) & m
     }
 
     /// The catalogue check value: the CRC of the ASCII string `"123456789"`.
@@ -479,7 +554,7 @@ mod tests {
     }
 
     #[test]
-    fn reflected_crcs_agree_with_the_byte_loop() {
+    fn sliced_crcs_agree_with_the_byte_loop() {
         let mut x: u64 = 0x1234_5678_9abc_def1;
         let mut data = Vec::new();
         for _ in 0..300 {
@@ -515,12 +590,51 @@ mod tests {
                 refout: true,
                 xorout: 0,
             },
+            CrcParams {
+                width: 16,
+                poly: 0x1021,
+                init: 0xFFFF,
+                refin: true,
+                refout: false,
+                xorout: 0,
+            },
+            CRC16_XMODEM,
+            CRC8_SMBUS,
+            CrcParams {
+                width: 64,
+                poly: 0x42F0_E1EB_A9EA_3693,
+                init: 0x1234,
+                refin: false,
+                refout: false,
+                xorout: u64::MAX,
+            },
+            CrcParams {
+                width: 12,
+                poly: 0x80F,
+                init: 0x123,
+                refin: false,
+                refout: true,
+                xorout: 0x5A5,
+            },
+            CrcParams {
+                width: 32,
+                poly: 0x04C1_1DB7,
+                init: u32::MAX as u64,
+                refin: false,
+                refout: false,
+                xorout: u32::MAX as u64,
+            },
         ];
         for params in crcs {
             let crc = Crc::new(params).unwrap();
-            for n in [0usize, 1, 7, 8, 9, 15, 16, 17, 250, 300] {
+            for n in (0..=40).chain([63, 64, 65, 250, 300]) {
+                let sliced = if params.refin {
+                    crc.checksum_reflected(&data[..n])
+                } else {
+                    crc.checksum_msb_first(&data[..n])
+                };
                 assert_eq!(
-                    crc.checksum_reflected(&data[..n]),
+                    sliced,
                     crc.checksum_bytewise(&data[..n]),
                     "{params:?} over {n} bytes"
                 );
