@@ -99,6 +99,36 @@ fn ring_entries(state: &mut State, arcs: u64) {
     }
 }
 
+/// `n` keys of `len` lowercase letters from the seed.
+fn letter_keys(seed: u64, n: usize, len: usize) -> Vec<Vec<u8>> {
+    let mut rng = Rng(seed);
+    (0..n)
+        .map(|_| (0..len).map(|_| b'a' + (rng.next() % 26) as u8).collect())
+        .collect()
+}
+
+/// Sends each key once from `src` (the twin checks every output against the interpreter's)
+/// and returns the megaflows learnt, which must be in `expected`; then each key again, every
+/// one a compiled hit that learns nothing.
+fn learn_then_hit(
+    twin: &mut Twin,
+    src: u8,
+    keys: &[Vec<u8>],
+    expected: std::ops::Range<usize>,
+) -> usize {
+    for k in keys {
+        twin.send(&key_frame(src, k), 1);
+    }
+    let flows = twin.dp.megaflows();
+    assert!(expected.contains(&flows), "{flows} megaflows");
+    for k in keys {
+        let (_, path) = twin.send(&key_frame(src, k), 1);
+        assert!(matches!(path, PathTaken::Compiled(_)), "{path:?}");
+    }
+    assert_eq!(twin.dp.megaflows(), flows);
+    flows
+}
+
 fn key_frame(src: u8, key: &[u8]) -> Vec<u8> {
     let mut f = vec![0u8; 12];
     f[11] = src;
@@ -120,27 +150,15 @@ fn a_ring_over_a_key_hash_shares_megaflows_between_keys() {
         printed.contains("crc32(hdr.k.key) -> meta.crc"),
         "{printed}"
     );
-    let mut rng = Rng(0x5eed_1234_9876_abcd);
-    let keys: Vec<Vec<u8>> = (0..2000)
-        .map(|_| (0..16).map(|_| b'a' + (rng.next() % 26) as u8).collect())
-        .collect();
-    for k in &keys {
-        twin.send(&key_frame(0, k), 1);
-    }
-    let flows = twin.dp.megaflows();
+    let keys = letter_keys(0x5eed_1234_9876_abcd, 2000, 16);
     // 2,000 keys of one length over 64 arcs: the megaflows are the blocks the keys' points
     // fall in, not one per key (an exact match on the CRC, or on the key, would be 2,000).
-    assert!((64..1000).contains(&flows), "{flows} megaflows");
-    // Every key again: each one a compiled hit, none a new megaflow.
-    for k in &keys {
-        let (_, path) = twin.send(&key_frame(0, k), 1);
-        assert!(matches!(path, PathTaken::Compiled(_)), "{path:?}");
-    }
-    assert_eq!(twin.dp.megaflows(), flows);
+    learn_then_hit(&mut twin, 0, &keys, 64..1000);
     let dump = twin.dp.dump_flows(4).join("\n");
     assert!(dump.contains("crc32(hdr.k.key)="), "{dump}");
     // Keys of other lengths and bytes outside the ASCII letters: still the interpreter's
     // outputs.
+    let mut rng = Rng(0x5eed_1234_9876_abce);
     for n in [1usize, 2, 15, 17, 200, 250] {
         for _ in 0..20 {
             let k: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
@@ -387,15 +405,8 @@ fn a_custom_crc_is_a_hash_key_computed_with_the_control_planes_parameters() {
     assert_eq!(hk.len(), 1, "{hk:?}");
     assert_eq!(hk[0].name, "crc16_custom(hdr.k.key)");
     assert!(hk[0].is_custom());
-    let mut rng = Rng(0x0000_ddc0_ffee_1234);
-    let keys: Vec<Vec<u8>> = (0..1000)
-        .map(|_| (0..20).map(|_| b'a' + (rng.next() % 26) as u8).collect())
-        .collect();
-    for k in &keys {
-        twin.send(&key_frame(0, k), 1);
-    }
-    let flows = twin.dp.megaflows();
-    assert!((16..500).contains(&flows), "{flows} megaflows");
+    let keys = letter_keys(0x0000_ddc0_ffee_1234, 1000, 20);
+    let flows = learn_then_hit(&mut twin, 0, &keys, 16..500);
     // Every key again: compiled hits, and the ports the XMODEM CRC gives (the twin checks
     // the interpreter's outputs; this checks the parameters were the control plane's).
     let arc_port = |k: &[u8]| {
@@ -452,22 +463,10 @@ fn a_concatenation_of_hash_bits_masks_each_hash_keys_bits() {
         ring_entries(s, 64);
     });
     assert_eq!(twin.dp.layout().hash_keys().len(), 3);
-    let mut rng = Rng(0xc0c0_a5a5_1234_0001);
-    let keys: Vec<Vec<u8>> = (0..1000)
-        .map(|_| (0..20).map(|_| b'a' + (rng.next() % 26) as u8).collect())
-        .collect();
-    for k in &keys {
-        twin.send(&key_frame(0, k), 1);
-    }
+    let keys = letter_keys(0xc0c0_a5a5_1234_0001, 1000, 20);
     // The ring's 64 arcs read the point's top 6 bits: the first CRC's top bits. (Matching
     // the fields hashed would be 1,000 megaflows.)
-    let flows = twin.dp.megaflows();
-    assert!((64..300).contains(&flows), "{flows} megaflows");
-    for k in &keys {
-        let (_, path) = twin.send(&key_frame(0, k), 1);
-        assert!(matches!(path, PathTaken::Compiled(_)), "{path:?}");
-    }
-    assert_eq!(twin.dp.megaflows(), flows);
+    learn_then_hit(&mut twin, 0, &keys, 64..300);
     // The exact match on the point's low 16 bits (the slice `meta.crc[15:0]`): the third
     // CRC's bits, one megaflow per value.
     for k in keys.iter().take(100) {

@@ -115,12 +115,22 @@ const fn make_reflected(width: u32, poly: u64) -> [[u64; 256]; 8] {
         t[0][d] = r;
         d += 1;
     }
+    extend_slices(t, false)
+}
+
+/// Fills `t[1..8]` from `t[0]`: `t[k][x]` is `t[k - 1][x]` run through one more zero byte,
+/// the register shifting right (reflected) or left (`msb_first`).
+const fn extend_slices(mut t: [[u64; 256]; 8], msb_first: bool) -> [[u64; 256]; 8] {
     let mut k = 1;
     while k < 8 {
         let mut d = 0;
         while d < 256 {
             let prev = t[k - 1][d];
-            t[k][d] = (prev >> 8) ^ t[0][(prev & 0xFF) as usize];
+            t[k][d] = if msb_first {
+                (prev << 8) ^ t[0][(prev >> 56) as usize]
+            } else {
+                (prev >> 8) ^ t[0][(prev & 0xFF) as usize]
+            };
             d += 1;
         }
         k += 1;
@@ -151,17 +161,7 @@ const fn make_msb_first(width: u32, poly: u64) -> [[u64; 256]; 8] {
         t[0][d] = r;
         d += 1;
     }
-    let mut k = 1;
-    while k < 8 {
-        let mut d = 0;
-        while d < 256 {
-            let prev = t[k - 1][d];
-            t[k][d] = (prev << 8) ^ t[0][(prev >> 56) as usize];
-            d += 1;
-        }
-        k += 1;
-    }
-    t
+    extend_slices(t, true)
 }
 
 /// A CRC ready to run: its parameters, its 256-entry table and its slicing tables.
