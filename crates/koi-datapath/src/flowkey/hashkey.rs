@@ -113,8 +113,10 @@ impl HashKey {
             (Calc::Fixed(a), true) => Calculation::new(a).compute_bytes(&buf.bytes),
             (Calc::Fixed(a), false) => Calculation::new(a).compute(&buf.bits),
             // As the interpreter runs it: over the bytes, the last one zero-padded.
-            (Calc::Custom(i), true) => Some(buf.customs.checksum(i, &buf.bytes)),
-            (Calc::Custom(i), false) => Some(buf.customs.checksum(i, buf.bits.as_bytes())),
+            (Calc::Custom(i), true) => Some(buf.customs.checksum_extending(i, &buf.bytes)),
+            (Calc::Custom(i), false) => {
+                Some(buf.customs.checksum_extending(i, buf.bits.as_bytes()))
+            }
         };
         let h = h.unwrap_or(0);
         match self.max {
