@@ -7,7 +7,7 @@
 // parameters, parameter names and directions, overloads, annotations and order, and the same
 // dependence on V1MODEL_VERSION), so that a program written for p4c compiles unchanged with
 // koi. The comments describe what koi does; its v1model semantics are simple_switch's. One
-// extension: HashAlgorithm has four more members after p4c's, the FNV hashes (fnv1a_32, ...).
+// extension: HashAlgorithm has eight more members after p4c's, the FNV hashes (fnv1a_32, ...).
 //
 // A packet goes through the V1Switch package's blocks in this order:
 //
@@ -231,7 +231,14 @@ enum HashAlgorithm {
     fnv1a_32,     // FNV-1a, 32 bits.
     fnv1a_64,     // FNV-1a, 64 bits.
     fnv1_32,      // FNV-1, 32 bits.
-    fnv1_64       // FNV-1, 64 bits.
+    fnv1_64,      // FNV-1, 64 bits.
+    // The same over the data's bytes read as C signed chars, as twemproxy's nc_fnv.c
+    // computes them on x86: a byte of 0x80 or more enters sign-extended to the hash's width
+    // (0xFFFFFF00 | byte for 32 bits). Equal to the above for bytes below 0x80.
+    fnv1a_32_signed,
+    fnv1a_64_signed,
+    fnv1_32_signed,
+    fnv1_64_signed
 }
 
 // Old form of mark_to_drop(standard_metadata); does the same.

@@ -31,8 +31,8 @@
 // The key's hash is CRC-32 (IEEE, as zlib) over its bytes; `hash_mode` says what the ring is
 // indexed by: the CRC itself (twemproxy's `crc32a`), its bits 30..16 (twemproxy's
 // `crc32`, which keeps 15 bits), twemproxy's `crc16` (see `hash_crc16`), or an FNV hash of
-// the key (twemproxy's `fnv1a_64`, `fnv1_64`, `fnv1a_32`, `fnv1_32`; koi's HashAlgorithm
-// extension, see `hash_fnv1a_64`).
+// the key (twemproxy's `fnv1a_64`, `fnv1_64`, `fnv1a_32`, `fnv1_32`, over the bytes read as
+// signed chars as twemproxy reads them; koi's HashAlgorithm extension, see `hash_fnv1a_64`).
 
 #include <core.p4>
 #include <v1model.p4>
@@ -291,23 +291,23 @@ control AppIngress(inout headers_t hdr, inout metadata_t meta,
         meta.point = shorter2[15:8] ++ shorter1[15:8] ++ whole;
     }
     // Twemproxy's FNV hashes. Its 64-bit ones keep the low 32 bits of 64-bit FNV: the
-    // remainder by 2^32. Twemproxy reads each key byte as a signed char, so for a key with a
-    // byte of 0x80 or more its value differs from standard FNV's, which is what the switch
-    // computes: such keys are placed differently (see README.md).
+    // remainder by 2^32. Twemproxy reads each key byte as a C char, signed on x86: the
+    // `_signed` members of koi's HashAlgorithm extension hash the bytes that way, so a key
+    // with a byte of 0x80 or more lands where twemproxy places it too.
     action hash_fnv1a_64() {
-        hash(meta.point, HashAlgorithm.fnv1a_64, 32w0,
+        hash(meta.point, HashAlgorithm.fnv1a_64_signed, 32w0,
              { hdr.mc_key.key, hdr.mc_key_t2.b, hdr.mc_key_t1.b }, 64w0x100000000);
     }
     action hash_fnv1_64() {
-        hash(meta.point, HashAlgorithm.fnv1_64, 32w0,
+        hash(meta.point, HashAlgorithm.fnv1_64_signed, 32w0,
              { hdr.mc_key.key, hdr.mc_key_t2.b, hdr.mc_key_t1.b }, 64w0x100000000);
     }
     action hash_fnv1a_32() {
-        hash(meta.point, HashAlgorithm.fnv1a_32, 32w0,
+        hash(meta.point, HashAlgorithm.fnv1a_32_signed, 32w0,
              { hdr.mc_key.key, hdr.mc_key_t2.b, hdr.mc_key_t1.b }, 64w0x100000000);
     }
     action hash_fnv1_32() {
-        hash(meta.point, HashAlgorithm.fnv1_32, 32w0,
+        hash(meta.point, HashAlgorithm.fnv1_32_signed, 32w0,
              { hdr.mc_key.key, hdr.mc_key_t2.b, hdr.mc_key_t1.b }, 64w0x100000000);
     }
     table hash_mode {

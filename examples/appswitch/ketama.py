@@ -56,8 +56,7 @@ FNV = {
 def fnv(name, key):
     """Twemproxy's FNV hash `name` of `key` (bytes). It reads each byte as a C `char`, signed
     on x86, so a byte of 0x80 or more enters as 0xFFFFFF00 | byte (`(uint32_t)key[x]`); the
-    switch computes standard FNV over unsigned bytes, which is the same only for keys without
-    such bytes."""
+    switch computes the same (HashAlgorithm's `fnv1a_64_signed` and its kin)."""
     h, prime, a = FNV[name]
     for b in key:
         v = b | 0xFFFFFF00 if b >= 0x80 else b

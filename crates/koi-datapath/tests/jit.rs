@@ -316,7 +316,8 @@ fn native_code_calls_the_interpreters_functions_exactly() {
     assert_eq!(format!("{:?}", twin.sd), format!("{:?}", twin.si));
 }
 
-/// koi's FNV members of v1model's `HashAlgorithm`, over aligned and unaligned fields and a
+/// koi's FNV members of v1model's `HashAlgorithm` (bytes as unsigned and as signed chars),
+/// over aligned and unaligned fields and a
 /// varbit key of 0 to `KEY` bytes (the first byte's low bits: `LEN` is `2:0` or `4:0`)
 /// followed by a byte (as AppSwitch hashes its keys), into results of 16, 32 and 64 bits.
 const FNV: &str = r#"
@@ -326,6 +327,7 @@ header h_t { bit<8> n; bit<8> a; bit<3> p; bit<13> q; bit<32> e; }
 header k_t { varbit<256> k; }
 header o_t {
     bit<64> a64; bit<32> a32; bit<64> f64; bit<32> f32; bit<32> low; bit<32> low1; bit<16> m;
+    bit<32> sa32; bit<32> s1low;
 }
 struct headers { h_t h; k_t k; o_t o; }
 struct meta_t { }
@@ -347,6 +349,8 @@ control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
         hash(hdr.o.low, HashAlgorithm.fnv1a_64, 32w0, { hdr.k.k, hdr.h.a }, 64w0x100000000);
         hash(hdr.o.low1, HashAlgorithm.fnv1_64, 32w0, { hdr.k.k }, 64w0x100000000);
         hash(hdr.o.m, HashAlgorithm.fnv1a_32, 16w7, { hdr.h.e }, 16w1000);
+        hash(hdr.o.sa32, HashAlgorithm.fnv1a_32_signed, 32w0, { hdr.k.k, hdr.h.a }, 64w0x100000000);
+        hash(hdr.o.s1low, HashAlgorithm.fnv1_64_signed, 32w0, { hdr.k.k }, 64w0x100000000);
         sm.egress_spec = 2;
     }
 }
@@ -377,15 +381,34 @@ fn fnv1a32(bytes: &[u8]) -> u32 {
     })
 }
 
+/// [`fnv64`] and [`fnv1a32`] over bytes read as signed chars: a byte of 0x80 or more
+/// sign-extended to the hash's width.
+fn fnv64_signed(bytes: &[u8], a: bool) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        let v = b as i8 as i64 as u64;
+        if a {
+            (h ^ v).wrapping_mul(0x100_0000_01b3)
+        } else {
+            h.wrapping_mul(0x100_0000_01b3) ^ v
+        }
+    })
+}
+
+fn fnv1a32_signed(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5u32, |h, &b| {
+        (h ^ (b as i8 as i32 as u32)).wrapping_mul(0x0100_0193)
+    })
+}
+
 /// Sends 400 random packets of [`FNV`] with keys of up to `max_key` bytes (7 or 31) through
 /// a twin, checking each output against FNV computed here; returns the twin.
 fn fnv_twin(p: &koi_ir::Pipeline, max_key: u8) -> common::Twin<'_> {
     let mut twin = common::Twin::new(p, |_| {});
     let mut seed = 0x5eed_f00d_1234_5678u64;
     let k = usize::from(max_key);
-    // h is 8 bytes, the key up to `max_key`, o 34; a payload of 3.
+    // h is 8 bytes, the key up to `max_key`, o 42; a payload of 3.
     for i in 0..400 {
-        let mut pkt = bytes(&mut seed, 8 + k + 34 + 3);
+        let mut pkt = bytes(&mut seed, 8 + k + 42 + 3);
         if i % 4 == 0 {
             // The key's bytes at and above 0x80 too.
             for b in &mut pkt[8..8 + k] {
@@ -399,7 +422,7 @@ fn fnv_twin(p: &koi_ir::Pipeline, max_key: u8) -> common::Twin<'_> {
         };
         // The values written, against FNV computed here.
         let (a, e, key) = (pkt[1], &pkt[4..8], &pkt[8..8 + n]);
-        let o = &out[8 + n..8 + n + 34];
+        let o = &out[8 + n..8 + n + 42];
         let be =
             |r: std::ops::Range<usize>| o[r].iter().fold(0u64, |v, b| (v << 8) | u64::from(*b));
         let ae: Vec<u8> = [a].iter().chain(e).copied().collect();
@@ -408,6 +431,12 @@ fn fnv_twin(p: &koi_ir::Pipeline, max_key: u8) -> common::Twin<'_> {
         assert_eq!(be(24..28), fnv64(&key_a, true) & 0xffff_ffff, "packet {i}");
         assert_eq!(be(28..32), fnv64(key, false) & 0xffff_ffff, "packet {i}");
         assert_eq!(be(32..34), 7 + u64::from(fnv1a32(e)) % 1000, "packet {i}");
+        assert_eq!(be(34..38), u64::from(fnv1a32_signed(&key_a)), "packet {i}");
+        assert_eq!(
+            be(38..42),
+            fnv64_signed(key, false) & 0xffff_ffff,
+            "packet {i}"
+        );
     }
     twin
 }

@@ -11,6 +11,11 @@
 //! Because both steps work modulo a power of two, the low 32 bits of a 64-bit FNV depend only
 //! on the low 32 bits of its basis and prime: they are what a 32-bit register seeded with
 //! `0x84222325` and multiplied by `0x1b3` gives (twemproxy's `fnv1a_64`).
+//!
+//! The `_signed` variants read each byte as a C `signed char` sign-extended to the hash's
+//! width, as twemproxy's `nc_fnv.c` does where `char` is signed (x86): a byte of 0x80 or more
+//! enters as `0xFFFFFF00 | byte` (32 bits) or `0xFFFFFFFFFFFFFF00 | byte` (64 bits). For bytes
+//! below 0x80 they equal the standard hashes.
 
 /// FNV's 32-bit offset basis.
 pub const OFFSET_32: u32 = 0x811c_9dc5;
@@ -47,6 +52,41 @@ pub fn fnv1a_64(bytes: &[u8]) -> u64 {
     bytes
         .iter()
         .fold(OFFSET_64, |h, &b| (h ^ u64::from(b)).wrapping_mul(PRIME_64))
+}
+
+/// A byte read as a signed char, sign-extended to 64 bits.
+fn signed(b: u8) -> u64 {
+    b as i8 as i64 as u64
+}
+
+/// FNV-1a, 32 bits, over bytes read as signed chars (twemproxy's `fnv1a_32`).
+pub fn fnv1a_32_signed(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(OFFSET_32, |h, &b| {
+        (h ^ signed(b) as u32).wrapping_mul(PRIME_32)
+    })
+}
+
+/// FNV-1a, 64 bits, over bytes read as signed chars (twemproxy's `fnv1a_64` is its low 32
+/// bits).
+pub fn fnv1a_64_signed(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(OFFSET_64, |h, &b| (h ^ signed(b)).wrapping_mul(PRIME_64))
+}
+
+/// FNV-1, 32 bits, over bytes read as signed chars (twemproxy's `fnv1_32`).
+pub fn fnv1_32_signed(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(OFFSET_32, |h, &b| {
+        h.wrapping_mul(PRIME_32) ^ signed(b) as u32
+    })
+}
+
+/// FNV-1, 64 bits, over bytes read as signed chars (twemproxy's `fnv1_64` is its low 32
+/// bits).
+pub fn fnv1_64_signed(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(OFFSET_64, |h, &b| h.wrapping_mul(PRIME_64) ^ signed(b))
 }
 
 #[cfg(test)]
@@ -94,5 +134,28 @@ mod tests {
             assert_eq!(fnv1a_64(d) as u32, narrow(d, true), "{n}");
             assert_eq!(fnv1_64(d) as u32, narrow(d, false), "{n}");
         }
+    }
+
+    /// Below 0x80 the signed variants are the standard hashes; a byte of 0x80 or more is
+    /// XORed in with its sign bits set (checked against the hash of the same bytes computed
+    /// with the extended byte by hand, one step).
+    #[test]
+    fn signed_variants() {
+        let ascii = b"key-17-xxxxxxxxx";
+        assert_eq!(fnv1a_32_signed(ascii), fnv1a_32(ascii));
+        assert_eq!(fnv1a_64_signed(ascii), fnv1a_64(ascii));
+        assert_eq!(fnv1_32_signed(ascii), fnv1_32(ascii));
+        assert_eq!(fnv1_64_signed(ascii), fnv1_64(ascii));
+        let high = [0xc3u8];
+        assert_eq!(
+            fnv1a_32_signed(&high),
+            (OFFSET_32 ^ 0xffff_ffc3).wrapping_mul(PRIME_32)
+        );
+        assert_eq!(
+            fnv1_64_signed(&high),
+            OFFSET_64.wrapping_mul(PRIME_64) ^ 0xffff_ffff_ffff_ffc3
+        );
+        assert_ne!(fnv1a_32_signed(&high), fnv1a_32(&high));
+        assert_ne!(fnv1a_64_signed(b"cl\xc3\xa9"), fnv1a_64(b"cl\xc3\xa9"));
     }
 }

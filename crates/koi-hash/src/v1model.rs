@@ -73,11 +73,20 @@ pub enum HashAlgorithm {
     Fnv1_32,
     /// FNV-1, 64 bits (koi's extension).
     Fnv1_64,
+    /// FNV-1a, 32 bits, over bytes read as signed chars, as twemproxy computes it (koi's
+    /// extension; [`fnv`]).
+    Fnv1a32Signed,
+    /// FNV-1a, 64 bits, over bytes read as signed chars (koi's extension).
+    Fnv1a64Signed,
+    /// FNV-1, 32 bits, over bytes read as signed chars (koi's extension).
+    Fnv1_32Signed,
+    /// FNV-1, 64 bits, over bytes read as signed chars (koi's extension).
+    Fnv1_64Signed,
 }
 
 impl HashAlgorithm {
     /// All the algorithms, in declaration order.
-    pub const ALL: [HashAlgorithm; 12] = [
+    pub const ALL: [HashAlgorithm; 16] = [
         HashAlgorithm::Crc32,
         HashAlgorithm::Crc32Custom,
         HashAlgorithm::Crc16,
@@ -90,6 +99,10 @@ impl HashAlgorithm {
         HashAlgorithm::Fnv1a64,
         HashAlgorithm::Fnv1_32,
         HashAlgorithm::Fnv1_64,
+        HashAlgorithm::Fnv1a32Signed,
+        HashAlgorithm::Fnv1a64Signed,
+        HashAlgorithm::Fnv1_32Signed,
+        HashAlgorithm::Fnv1_64Signed,
     ];
 
     /// The algorithm named by a `HashAlgorithm` member (`"crc16"`, ...) or BMv2 calculation
@@ -113,6 +126,10 @@ impl HashAlgorithm {
             HashAlgorithm::Fnv1a64 => "fnv1a_64",
             HashAlgorithm::Fnv1_32 => "fnv1_32",
             HashAlgorithm::Fnv1_64 => "fnv1_64",
+            HashAlgorithm::Fnv1a32Signed => "fnv1a_32_signed",
+            HashAlgorithm::Fnv1a64Signed => "fnv1a_64_signed",
+            HashAlgorithm::Fnv1_32Signed => "fnv1_32_signed",
+            HashAlgorithm::Fnv1_64Signed => "fnv1_64_signed",
         }
     }
 
@@ -122,7 +139,9 @@ impl HashAlgorithm {
             HashAlgorithm::Crc32
             | HashAlgorithm::Crc32Custom
             | HashAlgorithm::Fnv1a32
-            | HashAlgorithm::Fnv1_32 => 32,
+            | HashAlgorithm::Fnv1_32
+            | HashAlgorithm::Fnv1a32Signed
+            | HashAlgorithm::Fnv1_32Signed => 32,
             HashAlgorithm::Crc16
             | HashAlgorithm::Crc16Custom
             | HashAlgorithm::Csum16
@@ -130,7 +149,9 @@ impl HashAlgorithm {
             HashAlgorithm::Random
             | HashAlgorithm::Identity
             | HashAlgorithm::Fnv1a64
-            | HashAlgorithm::Fnv1_64 => 64,
+            | HashAlgorithm::Fnv1_64
+            | HashAlgorithm::Fnv1a64Signed
+            | HashAlgorithm::Fnv1_64Signed => 64,
         }
     }
 }
@@ -258,6 +279,10 @@ impl Calculation {
             HashAlgorithm::Fnv1a64 => fnv::fnv1a_64(bytes),
             HashAlgorithm::Fnv1_32 => u64::from(fnv::fnv1_32(bytes)),
             HashAlgorithm::Fnv1_64 => fnv::fnv1_64(bytes),
+            HashAlgorithm::Fnv1a32Signed => u64::from(fnv::fnv1a_32_signed(bytes)),
+            HashAlgorithm::Fnv1a64Signed => fnv::fnv1a_64_signed(bytes),
+            HashAlgorithm::Fnv1_32Signed => u64::from(fnv::fnv1_32_signed(bytes)),
+            HashAlgorithm::Fnv1_64Signed => fnv::fnv1_64_signed(bytes),
         })
     }
 

@@ -27,6 +27,10 @@ fn v1model_algo(a: HashAlgo) -> Option<HashAlgorithm> {
         HashAlgo::Fnv1a64 => HashAlgorithm::Fnv1a64,
         HashAlgo::Fnv1_32 => HashAlgorithm::Fnv1_32,
         HashAlgo::Fnv1_64 => HashAlgorithm::Fnv1_64,
+        HashAlgo::Fnv1a32Signed => HashAlgorithm::Fnv1a32Signed,
+        HashAlgo::Fnv1a64Signed => HashAlgorithm::Fnv1a64Signed,
+        HashAlgo::Fnv1_32Signed => HashAlgorithm::Fnv1_32Signed,
+        HashAlgo::Fnv1_64Signed => HashAlgorithm::Fnv1_64Signed,
         HashAlgo::Lookup3 => return None,
     })
 }

@@ -51,6 +51,12 @@ pub enum HashAlgo {
     Fnv1_32,
     /// FNV-1, 64 bits (`fnv1_64`, koi's extension).
     Fnv1_64,
+    /// The FNV hashes over bytes read as signed chars, as twemproxy computes them
+    /// (`fnv1a_32_signed`, ..., koi's extension).
+    Fnv1a32Signed,
+    Fnv1a64Signed,
+    Fnv1_32Signed,
+    Fnv1_64Signed,
 }
 
 impl HashAlgo {
@@ -78,6 +84,10 @@ impl HashAlgo {
             HashAlgo::Fnv1a64 => "fnv1a_64",
             HashAlgo::Fnv1_32 => "fnv1_32",
             HashAlgo::Fnv1_64 => "fnv1_64",
+            HashAlgo::Fnv1a32Signed => "fnv1a_32_signed",
+            HashAlgo::Fnv1a64Signed => "fnv1a_64_signed",
+            HashAlgo::Fnv1_32Signed => "fnv1_32_signed",
+            HashAlgo::Fnv1_64Signed => "fnv1_64_signed",
         }
     }
 }

@@ -338,6 +338,10 @@ impl Lowerer<'_> {
             "fnv1a_64" => HashAlgo::Fnv1a64,
             "fnv1_32" => HashAlgo::Fnv1_32,
             "fnv1_64" => HashAlgo::Fnv1_64,
+            "fnv1a_32_signed" => HashAlgo::Fnv1a32Signed,
+            "fnv1a_64_signed" => HashAlgo::Fnv1a64Signed,
+            "fnv1_32_signed" => HashAlgo::Fnv1_32Signed,
+            "fnv1_64_signed" => HashAlgo::Fnv1_64Signed,
             _ => return unsupported(span, format!("hash algorithm {m}")),
         })
     }

@@ -54,8 +54,8 @@ fn crc16_arc(data: &[u8]) -> u16 {
 }
 
 /// The ring point of twemproxy's FNV hash `mode` (`fnv1a_64`, `fnv1_64`, `fnv1a_32`,
-/// `fnv1_32`) as the switch computes it: standard FNV over the key's bytes, the 64-bit ones
-/// cut to their low 32 bits.
+/// `fnv1_32`) as twemproxy computes it on x86: FNV over the key's bytes read as signed chars
+/// (a byte of 0x80 or more sign-extended), the 64-bit ones cut to their low 32 bits.
 fn fnv_point(mode: &str, key: &[u8]) -> u32 {
     let (basis, prime) = if mode.ends_with("_64") {
         (0xcbf2_9ce4_8422_2325u64, 0x100_0000_01b3u64)
@@ -69,10 +69,11 @@ fn fnv_point(mode: &str, key: &[u8]) -> u32 {
     };
     let a = mode.starts_with("fnv1a");
     let h = key.iter().fold(basis, |h, &b| {
+        let v = (b as i8 as i64 as u64) & mask;
         if a {
-            ((h ^ u64::from(b)).wrapping_mul(prime)) & mask
+            ((h ^ v).wrapping_mul(prime)) & mask
         } else {
-            (h.wrapping_mul(prime) & mask) ^ u64::from(b)
+            (h.wrapping_mul(prime) & mask) ^ v
         }
     });
     h as u32
@@ -350,14 +351,20 @@ fn a_pinned_key_wins_over_the_ring_and_the_hash_mode_is_twemproxys() {
 }
 
 /// The FNV hash modes: the ring (the example's halves) is indexed by the key's FNV, for keys
-/// of 1 to 250 bytes, binary and ASCII requests. A key with bytes of 0x80 and more is hashed
-/// as bytes, standard FNV (twemproxy reads them as signed chars: README.md).
+/// of 1 to 250 bytes, binary and ASCII requests, keys with bytes of 0x80 and more hashed as
+/// twemproxy reads them, as signed chars.
 #[test]
 fn fnv_hash_modes_index_the_ring_by_the_keys_fnv() {
     assert_eq!(fnv_point("fnv1a_64", b"foobar"), 0xf739_67e8);
     assert_eq!(fnv_point("fnv1a_32", b"foobar"), 0xbf9c_f968);
     assert_eq!(fnv_point("fnv1_64", b"foobar"), 0xa4dd_a9c2);
     assert_eq!(fnv_point("fnv1_32", b"foobar"), 0x31f0_b262);
+    // Twemproxy's nc_fnv.c functions, built with gcc on x86, for "cl\xc3\xa9-\xff".
+    let high = b"cl\xc3\xa9-\xff";
+    assert_eq!(fnv_point("fnv1a_64", high), 0xfb81_d4fa);
+    assert_eq!(fnv_point("fnv1a_32", high), 0x0afc_865a);
+    assert_eq!(fnv_point("fnv1_64", high), 0x1764_b6e0);
+    assert_eq!(fnv_point("fnv1_32", high), 0xce85_87a0);
     let mut keys: Vec<Vec<u8>> = vec![
         b"a".to_vec(),
         b"k7".to_vec(),
@@ -365,6 +372,8 @@ fn fnv_hash_modes_index_the_ring_by_the_keys_fnv() {
         b"user:1000".to_vec(),
         vec![b'z'; 250],
         "clé-été".as_bytes().to_vec(),
+        vec![0xff; 3],
+        (0x80..=0xfe).collect(),
     ];
     keys.extend((0..4).map(|i| format!("key:{i}").into_bytes()));
     for mode in ["fnv1a_64", "fnv1_64", "fnv1a_32", "fnv1_32"] {

@@ -8,10 +8,10 @@
 //!   by name, one weighted twice (`check_placement.py`); the same with 300 keys of bytes of
 //!   0x80 and more (which twemproxy's FNV reads as signed chars);
 //! - the switch's entries that ketama.py writes for a pool, traced through
-//!   `examples/appswitch/appswitch.p4` with `koi trace`: each of the same 300 (printable)
-//!   keys' requests goes to the port of the server ketama.py places it on, for every hash and
-//!   distribution, so the switch places them where twemproxy does; and with `random`,
-//!   requests spread over every server.
+//!   `examples/appswitch/appswitch.p4` with `koi trace`: each of the same 300 printable keys'
+//!   and 300 keys of high bytes' requests goes to the port of the server ketama.py places it
+//!   on, for every hash and distribution, so the switch places them where twemproxy does
+//!   (FNV over signed chars included); and with `random`, requests spread over every server.
 //!
 //! Needs root, memcached, nutcracker and the Python venv (PyYAML); see `e2e/mod.rs`.
 
@@ -66,14 +66,16 @@ const HOSTS: [&str; 4] = [
 
 /// The key `check_placement.py` and this test use: `key-I-xxx...` of 16, 80 or 250 bytes,
 /// or a short one of 1, 2 or 3 bytes (i / 6 in base 94, a printable character per digit,
-/// lowest first), in turn (`check_placement.key_of`).
-fn key_of(i: usize) -> Vec<u8> {
+/// lowest first), in turn; with `high`, every byte but the digits of I is `0x80 | b`, and a
+/// short key's digits are 0xa1 to 0xfe (`check_placement.key_of`).
+fn key_of(i: usize, high: bool) -> Vec<u8> {
     let size = [16, 80, 250, 1, 2, 3][i % 6];
     if size <= 3 {
         let mut n = i / 6;
+        let base = if high { 0xa1 } else { 33 };
         return (0..size)
             .map(|_| {
-                let c = 33 + (n % 94) as u8;
+                let c = base + (n % 94) as u8;
                 n /= 94;
                 c
             })
@@ -82,6 +84,13 @@ fn key_of(i: usize) -> Vec<u8> {
     let mut k = format!("key-{i}-").into_bytes();
     k.resize(size.max(k.len()), b'x');
     k.truncate(size);
+    if high {
+        for b in &mut k {
+            if !b.is_ascii_digit() {
+                *b |= 0x80;
+            }
+        }
+    }
     k
 }
 
@@ -108,8 +117,9 @@ fn the_switch_routes_every_key_where_ketama_places_it() {
     };
     let dir = std::env::temp_dir().join(format!("koi-appswitch-ring-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let n = KEYS;
-    let keys: Vec<Vec<u8>> = (0..n).map(key_of).collect();
+    // Printable keys, then as many of high bytes.
+    let n = 2 * KEYS;
+    let keys: Vec<Vec<u8>> = (0..n).map(|i| key_of(i % KEYS, i >= KEYS)).collect();
     let pcap = dir.join("requests.pcap");
     write_pcap(
         &pcap,
@@ -127,14 +137,17 @@ fn the_switch_routes_every_key_where_ketama_places_it() {
              pool = ketama.Pool.load({pool:?})\n\
              ports = {{'10.0.0.11': 2, '10.0.0.12': 3, '10.0.0.13': 4}}\n\
              for i in range({n}):\n\
-             \x20   k = check_placement.key_of(i)\n\
+             \x20   k = check_placement.key_of(i % {KEYS}, i >= {KEYS})\n\
              \x20   assert list(k) == {keys:?}[i], i\n\
              \x20   print(ports[ketama.place(pool, k).addr])\n",
             keys = keys,
             dir = ketama.parent().unwrap().display().to_string(),
             pool = pool.display().to_string(),
         );
-        let out = Command::new(&py).args(["-c", &script]).output().unwrap();
+        // (A file: the keys' list is longer than one argument may be.)
+        let script_path = dir.join(format!("place-{hash}-{dist}.py"));
+        std::fs::write(&script_path, script).unwrap();
+        let out = Command::new(&py).arg(&script_path).output().unwrap();
         assert!(
             out.status.success(),
             "{}",
@@ -214,7 +227,7 @@ fn random_distribution_spreads_requests_over_every_server() {
     // The same key 150 times: with `random`, the key does not decide the server.
     let n = 150;
     let pcap = dir.join("requests.pcap");
-    write_pcap(&pcap, &vec![get_request(&key_of(0)); n]);
+    write_pcap(&pcap, &vec![get_request(&key_of(0, false)); n]);
     let pool = dir.join("pool.yml");
     std::fs::write(
         &pool,

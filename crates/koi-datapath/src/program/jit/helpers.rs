@@ -15,7 +15,7 @@ pub(super) const HELPERS: [(&str, *const u8); 5] = [
 ];
 
 /// The v1model algorithms [`koi_jit_hash`] computes, by code.
-pub(super) const HASH_ALGOS: [HashAlgo; 9] = [
+pub(super) const HASH_ALGOS: [HashAlgo; 13] = [
     HashAlgo::Crc32,
     HashAlgo::Crc16,
     HashAlgo::Identity,
@@ -25,6 +25,10 @@ pub(super) const HASH_ALGOS: [HashAlgo; 9] = [
     HashAlgo::Fnv1a64,
     HashAlgo::Fnv1_32,
     HashAlgo::Fnv1_64,
+    HashAlgo::Fnv1a32Signed,
+    HashAlgo::Fnv1a64Signed,
+    HashAlgo::Fnv1_32Signed,
+    HashAlgo::Fnv1_64Signed,
 ];
 
 /// v1model hash `algo` (an index into [`HASH_ALGOS`]) of the `len` bytes at `data`.
