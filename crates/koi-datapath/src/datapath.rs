@@ -1000,7 +1000,7 @@ impl<'p> Datapath<'p> {
             rec: &mut self.rec,
             recording_trace: false,
             state_seen: false,
-            emitted_bits: 0,
+            psa: Default::default(),
             egress_parse: false,
             copies: Vec::new(),
             hash_buf: &mut self.hash_buf,

@@ -83,11 +83,9 @@ pub(crate) struct DpObserver<'a> {
     /// marks as possibly state-derived (say, one written from `random` on a path this run
     /// does not take) is data like any other.
     pub(crate) state_seen: bool,
-    /// PSA: the bits of headers the ingress deparser emitted last, and whether the egress
-    /// parser is running. An egress parse that reads past the emitted headers reads the
-    /// payload, which no key holds: the run is not cached ([`crate::flowkey`] takes what the
-    /// egress parser extracts as computed from the emitted headers).
-    pub(crate) emitted_bits: u64,
+    /// PSA: how far each egress parse may read ([`PsaPasses`]), and whether the egress
+    /// parser is running.
+    pub(crate) psa: PsaPasses,
     pub(crate) egress_parse: bool,
     /// The slots that hold a copy of a hash key's bits now ([`crate::flowkey::HashKey`]):
     /// a decision on one masks those bits of the hash key.
@@ -107,6 +105,31 @@ pub(crate) struct HashCopy {
     pub lsb: u32,
     pub width: u32,
     pub at: u32,
+}
+
+/// PSA: how far each egress instance's parser may read. An egress parse reads the headers
+/// its copy holds: a normal instance's, those the ingress deparser emitted; a CLONE_I2E
+/// copy's, those the ingress parser extracted (the packet as received); a CLONE_E2E copy's,
+/// those the egress deparser emitted. [`crate::flowkey`] takes what the egress parser
+/// extracts as computed from those headers; a parse that reads past them reads the payload,
+/// which no key holds, and the run is not cached.
+#[derive(Debug, Default)]
+pub(crate) struct PsaPasses {
+    /// The bits the ingress deparser, the egress deparser (last) and the first ingress parse
+    /// emitted or extracted.
+    ingress_emitted: u64,
+    egress_emitted: u64,
+    ingress_parsed: u64,
+    /// The headers the first ingress parse extracted (by instance), and whether one was
+    /// extracted twice (its first bytes then held by no key).
+    extracted: Vec<koi_ir::HeaderId>,
+    reextracted: bool,
+    /// The copy being made, between `copy_begin` and `copy_end`.
+    copying: Option<koi_interp::CopyKind>,
+    /// The bound of each instance queued for egress, in queue order, and the current egress
+    /// pass's.
+    queued: std::collections::VecDeque<u64>,
+    bound: u64,
 }
 
 /// The widest slot whose hash key pieces are followed (a decision's mask is read as 128 bits).
@@ -369,8 +392,8 @@ impl<'a> DpObserver<'a> {
             Mode::Recording if cacheable && complete => {
                 let mut min_len = usize::try_from(min_len_bits.div_ceil(8)).unwrap_or(usize::MAX);
                 // (Another pass parsed the packet again, or a recirculated copy of it;
-                // PSA's egress parser reads only what the ingress deparser emitted, and its
-                // other passes are not cached.)
+                // PSA's egress parser reads only what its copy's headers hold (`PsaPasses`),
+                // and its other passes are not cached.)
                 if parses > 1 && pipeline.arch != koi_ir::Architecture::Psa {
                     min_len = min_len.max(packet.len());
                 }
@@ -627,6 +650,17 @@ impl Observer for DpObserver<'_> {
     const TRACES_EFFECTS: bool = true;
 
     fn stmt(&mut self, s: &koi_ir::Stmt, params: &[koi_ir::Bits]) {
+        if let koi_ir::Stmt::Extract {
+            header: koi_ir::HeaderRef::Header(h),
+            ..
+        } = s
+            && self.parses == 0
+            && self.pipeline.arch == koi_ir::Architecture::Psa
+        {
+            let psa = &mut self.psa;
+            psa.reextracted |= psa.extracted.contains(h);
+            psa.extracted.push(*h);
+        }
         if !self.state_seen
             && (crate::flowkey::writes_state(self.pipeline, s) || self.reads_state_input(s))
         {
@@ -657,15 +691,26 @@ impl Observer for DpObserver<'_> {
 
     fn instance(&mut self, role: koi_ir::Role, _ev: &koi_interp::observer::InstanceEvent) {
         self.copies.clear();
+        if role == koi_ir::Role::Egress {
+            self.psa.bound = self.psa.queued.pop_front().unwrap_or(0);
+        }
         self.record(|r| r.instance(role));
     }
 
     fn enqueued(&mut self, _port: u64) {
+        let psa = &mut self.psa;
+        let bound = match psa.copying {
+            None => psa.ingress_emitted,
+            Some(koi_interp::CopyKind::IngressClone) => psa.ingress_parsed,
+            Some(koi_interp::CopyKind::EgressClone) => psa.egress_emitted,
+        };
+        psa.queued.push_back(bound);
         self.record(|r| r.enqueued());
     }
 
     fn copy_begin(&mut self, kind: koi_interp::CopyKind) {
         self.copies.clear();
+        self.psa.copying = Some(kind);
         self.record(|r| r.copy_begin(kind));
     }
 
@@ -675,6 +720,7 @@ impl Observer for DpObserver<'_> {
     }
 
     fn copy_end(&mut self) {
+        self.psa.copying = None;
         self.record(|r| r.copy_end());
     }
 
@@ -777,15 +823,17 @@ impl Observer for DpObserver<'_> {
     }
 
     fn deparsed(&mut self, role: koi_ir::Role, emitted_bits: u64) {
-        if role == koi_ir::Role::IngressDeparser {
-            self.emitted_bits = emitted_bits;
+        match role {
+            koi_ir::Role::IngressDeparser => self.psa.ingress_emitted = emitted_bits,
+            koi_ir::Role::EgressDeparser => self.psa.egress_emitted = emitted_bits,
+            _ => {}
         }
     }
 
     fn packet_length_check(&mut self, needed_bits: u64, ok: bool) {
         if self.egress_parse {
             if self.tracking() {
-                self.cacheable &= ok && needed_bits <= self.emitted_bits;
+                self.cacheable &= ok && needed_bits <= self.psa.bound;
             }
             return;
         }
@@ -810,6 +858,10 @@ impl Observer for DpObserver<'_> {
 
     fn parsed(&mut self, phv: &[u8]) {
         self.parses += 1;
+        if self.parses == 1 {
+            // (Every length check of the first parse so far was its own: `min_len_bits`.)
+            self.psa.ingress_parsed = self.min_len_bits;
+        }
         // A second pass (resubmitted, recirculated) parses another packet: its hashes are
         // not the key's.
         self.copies.clear();
@@ -859,17 +911,23 @@ impl Observer for DpObserver<'_> {
     }
 
     fn tm(&mut self, ev: &TmEvent) {
-        // PSA's clones (the packet as received, or as egress deparsed it, parsed again),
-        // resubmissions and recirculations are not cached: each such packet takes the
-        // interpreter.
-        if self.pipeline.arch == koi_ir::Architecture::Psa
-            && matches!(
-                ev,
-                TmEvent::Clone { .. } | TmEvent::Resubmit | TmEvent::Recirculate
-            )
-            && self.tracking()
-        {
-            self.cacheable = false;
+        // PSA's resubmissions and recirculations are not cached: each such packet takes the
+        // interpreter. Nor are clones whose egress parse the flow-key analysis does not
+        // model (`PsaPasses`), or ingress clones of a packet whose parse extracted a header
+        // twice (the bytes of its first extraction then held by no key); other clones are
+        // replayed.
+        if self.pipeline.arch == koi_ir::Architecture::Psa && self.tracking() {
+            let modelled = |egress| self.layout.psa_clone_modelled(egress);
+            let cached = match (ev, self.psa.copying) {
+                (TmEvent::Resubmit | TmEvent::Recirculate, _) => false,
+                (TmEvent::Clone { .. }, Some(koi_interp::CopyKind::IngressClone)) => {
+                    modelled(false) && !self.psa.reextracted
+                }
+                (TmEvent::Clone { .. }, Some(koi_interp::CopyKind::EgressClone)) => modelled(true),
+                (TmEvent::Clone { .. }, None) => false,
+                _ => true,
+            };
+            self.cacheable &= cached;
         }
         // (The tracer fed the record adds the event's inputs to the mask first.)
         self.record(|r| r.tm(ev));

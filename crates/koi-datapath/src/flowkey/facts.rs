@@ -12,8 +12,9 @@
 //!   `egress_spec`, `mcast_grp` and clone sessions; `verify_checksum` sets
 //!   `checksum_error`; `parser_error` has no sources: the parse's own decisions fix it;
 //!   PSA: the ingress metadata copied from the parser's, the egress metadata from ingress's
-//!   output metadata, and the egress parser's headers from the headers the ingress deparser
-//!   emitted, see [`Facts::repacked`]).
+//!   output metadata and the clone session, and the egress parser's headers from the headers
+//!   the ingress deparser emitted (and, with clones, those the ingress parser extracted and
+//!   the egress deparser emitted), see [`Facts::repacked`]).
 //!
 //! Nodes are PHV slots (`0..slots`) followed by one node per action parameter: a parameter's
 //! value comes from a table entry (decided by the table's keys) or from the arguments of a
@@ -129,8 +130,14 @@ pub(crate) struct Facts<'a> {
     /// the payload, is not cached: `crate::observe`.)
     pub egress_parser: Option<BodyKey>,
     /// PSA: every slot of every header the ingress deparser may emit (their fields, varbit
-    /// lengths and validity), the sources of what the egress parser extracts.
+    /// lengths and validity), the sources of what the egress parser extracts; with clones,
+    /// also those of the headers the ingress parser extracts and the egress deparser emits
+    /// ([`Facts::psa_repacked`]).
     pub repacked: Vec<Src<'a>>,
+    /// PSA: whether the egress parse of a CLONE_I2E (`[0]`) and of a CLONE_E2E (`[1]`) copy
+    /// is modelled by [`Facts::repacked`]. A clone that is not is never cached
+    /// (`crate::observe`).
+    pub psa_clones: [bool; 2],
 }
 
 /// A packet source in parse order.
@@ -164,6 +171,7 @@ impl<'a> Facts<'a> {
             parse_order: Vec::new(),
             egress_parser: None,
             repacked: Vec::new(),
+            psa_clones: [false; 2],
         };
         f.architecture_inputs();
         f.psa_repacked();
@@ -294,43 +302,31 @@ impl<'a> Facts<'a> {
     /// parser's; the egress blocks' port, instance, class of service and packet path from
     /// ingress's output metadata (the packet replication engine's choice); the traffic
     /// manager's decision on what ingress's output metadata says (the class of service
-    /// among it: egress receives it, and a compiled program takes it as a constant). (Clones, resubmissions and
+    /// among it: egress receives it, and a compiled program takes it as a constant); a
+    /// clone's port, instance and path from the clone session. (Resubmissions and
     /// recirculations are not cached: `crate::observe`.)
     fn psa_flows(&mut self) {
         let node = |f: &Self, n: &str| f.intrinsic(n).map(Src::Node);
+        // Where an egress instance goes and what it is: a unicast's port, a multicast
+        // group's replicas, or a clone session's (ingress's or egress's).
+        let dest: &[&str] = &[
+            "iout.egress_port",
+            "iout.multicast_group",
+            "iout.clone",
+            "iout.clone_session_id",
+            "eout.clone",
+            "eout.clone_session_id",
+        ];
         let copies = [
             ("iin.ingress_port", &["ipin.ingress_port"][..]),
             ("iin.packet_path", &["ipin.packet_path"]),
-            (
-                "ein.egress_port",
-                &["iout.egress_port", "iout.multicast_group"],
-            ),
-            (
-                "epin.egress_port",
-                &["iout.egress_port", "iout.multicast_group"],
-            ),
-            (
-                "edin.egress_port",
-                &["iout.egress_port", "iout.multicast_group"],
-            ),
-            ("ein.instance", &["iout.multicast_group"]),
+            ("ein.egress_port", dest),
+            ("epin.egress_port", dest),
+            ("edin.egress_port", dest),
+            ("ein.instance", dest),
             ("ein.class_of_service", &["iout.class_of_service"]),
-            (
-                "ein.packet_path",
-                &[
-                    "iout.multicast_group",
-                    "iout.clone",
-                    "iout.clone_session_id",
-                ],
-            ),
-            (
-                "epin.packet_path",
-                &[
-                    "iout.multicast_group",
-                    "iout.clone",
-                    "iout.clone_session_id",
-                ],
-            ),
+            ("ein.packet_path", dest),
+            ("epin.packet_path", dest),
         ];
         for (dst, srcs) in copies {
             let Some(d) = self.intrinsic(dst) else {
@@ -379,8 +375,11 @@ impl<'a> Facts<'a> {
         );
     }
 
-    /// PSA: the egress parser and the headers the ingress deparser may emit (see
-    /// [`Facts::repacked`]).
+    /// PSA: the egress parser and what its packet may hold (see [`Facts::repacked`]): the
+    /// headers the ingress deparser may emit; with ingress clones ([`Facts::psa_clones`]),
+    /// the headers the ingress parser extracts (a CLONE_I2E copy is the packet as it came
+    /// in); with egress clones, the headers the egress deparser may emit (a CLONE_E2E copy
+    /// is the packet as egress deparsed it).
     fn psa_repacked(&mut self) {
         let p = self.p;
         if p.arch != Architecture::Psa {
@@ -389,39 +388,65 @@ impl<'a> Facts<'a> {
         if let Some(koi_ir::BlockRef::Parser(id)) = p.block(Role::EgressParser) {
             self.egress_parser = Some(BodyKey::Parser(id.index()));
         }
-        let Some(koi_ir::BlockRef::Control(d)) = p.block(Role::IngressDeparser) else {
-            return;
-        };
-        let Some(c) = p.controls.get(d) else {
-            return;
-        };
         let mut slots: Vec<usize> = Vec::new();
-        let mut add = |s: SlotId| {
-            let i = s.index() as usize;
-            if !slots.contains(&i) {
-                slots.push(i);
-            }
+        let emitted = |role| match p.block(role) {
+            Some(koi_ir::BlockRef::Control(d)) => p.controls.get(d).map(|c| emitted_headers(p, c)),
+            _ => None,
         };
-        // (An action may emit too, when a deparser calls it.)
-        let bodies = std::iter::once(&c.body).chain(p.actions.values().map(|a| &a.body));
-        for b in bodies.flat_map(|b| b.blocks.values()) {
-            for s in &b.stmts {
-                let Stmt::Emit(h) = s else {
-                    continue;
-                };
-                for h in ref_headers(p, h) {
-                    let Some(hd) = p.phv.headers.get(h) else {
-                        continue;
-                    };
-                    for &f in &hd.fields {
-                        add(f);
-                        if let Some(l) = p.phv.slots.get(f).and_then(|x| x.length) {
-                            add(l);
-                        }
-                    }
-                    add(hd.valid);
+        let Some(ingress_emits) = emitted(Role::IngressDeparser) else {
+            return;
+        };
+        let mut headers = ingress_emits;
+        let assigned = |name: &str| {
+            let Some(slot) = p.intrinsic(name) else {
+                return false;
+            };
+            let mut found = false;
+            for_each_stmt(p, &mut |s| {
+                if let Stmt::Assign { dst, .. } = s {
+                    found |= place_slots(p, dst).any(|d| d == slot);
+                }
+            });
+            found
+        };
+        // An ingress clone's egress parse reads the packet as received: modelled when the
+        // ingress parser reads it only by extracting headers (no `advance` past bytes, no
+        // `lookahead` of bits it may not extract).
+        if assigned("iout.clone") {
+            let parsed = match p.block(Role::IngressParser) {
+                Some(koi_ir::BlockRef::Parser(id)) => {
+                    p.parsers.get(id).and_then(|x| extracted_headers(p, x))
+                }
+                _ => None,
+            };
+            if let Some(parsed) = parsed {
+                headers.extend(parsed);
+                self.psa_clones[0] = true;
+            }
+        }
+        if assigned("eout.clone")
+            && let Some(e) = emitted(Role::EgressDeparser)
+        {
+            headers.extend(e);
+            self.psa_clones[1] = true;
+        }
+        for h in headers {
+            let Some(hd) = p.phv.headers.get(h) else {
+                continue;
+            };
+            let mut add = |s: SlotId| {
+                let i = s.index() as usize;
+                if !slots.contains(&i) {
+                    slots.push(i);
+                }
+            };
+            for &f in &hd.fields {
+                add(f);
+                if let Some(l) = p.phv.slots.get(f).and_then(|x| x.length) {
+                    add(l);
                 }
             }
+            add(hd.valid);
         }
         self.repacked = slots
             .into_iter()
@@ -804,4 +829,35 @@ pub(crate) fn bodies(p: &Pipeline) -> impl Iterator<Item = &koi_ir::Body> {
         .values()
         .map(|c| &c.body)
         .chain(p.actions.values().map(|a| &a.body))
+}
+
+/// The headers control `c` (a deparser) may emit, itself or in the actions it may call.
+fn emitted_headers(p: &Pipeline, c: &koi_ir::Control) -> Vec<HeaderId> {
+    let mut out = Vec::new();
+    // (An action may emit too, when a deparser calls it.)
+    let bodies = std::iter::once(&c.body).chain(p.actions.values().map(|a| &a.body));
+    for b in bodies.flat_map(|b| b.blocks.values()) {
+        for s in &b.stmts {
+            if let Stmt::Emit(h) = s {
+                out.extend(ref_headers(p, h));
+            }
+        }
+    }
+    out
+}
+
+/// The headers `parser` extracts, if extracting is the only way it reads the packet (`None`
+/// when it has a `lookahead` or an `advance`).
+fn extracted_headers(p: &Pipeline, parser: &koi_ir::Parser) -> Option<Vec<HeaderId>> {
+    let mut out = Vec::new();
+    for st in parser.states.values() {
+        for s in &st.stmts {
+            match s {
+                Stmt::Extract { header, .. } => out.extend(ref_headers(p, header)),
+                Stmt::Lookahead { .. } | Stmt::Advance { .. } => return None,
+                _ => {}
+            }
+        }
+    }
+    Some(out)
 }

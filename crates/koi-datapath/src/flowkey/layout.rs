@@ -129,6 +129,8 @@ pub struct FlowKeyLayout {
     /// Hashes computed into the key, each in a word of its own after the fields
     /// ([`super::hashkey`]).
     hash_keys: Vec<HashKey>,
+    /// PSA: whether CLONE_I2E and CLONE_E2E copies' egress parses are modelled (`Facts`).
+    psa_clones: [bool; 2],
 }
 
 impl FlowKeyLayout {
@@ -165,6 +167,7 @@ impl FlowKeyLayout {
             ops: Vec::new(),
             cover: Vec::new(),
             state_input: facts.state_input.clone(),
+            psa_clones: facts.psa_clones,
             hash_keys: Vec::new(),
         };
         l.pack(&facts, &cl, &source);
@@ -525,7 +528,12 @@ impl FlowKeyLayout {
         self.bits
     }
 
-    /// Whether `slot` may hold a state-derived value ([`Coverage::StateDependent`]).
+    /// PSA: whether the analysis models the egress parse of an ingress (`egress` false) or
+    /// egress clone: what it extracts is then computed from the headers that copy may hold.
+    pub fn psa_clone_modelled(&self, egress: bool) -> bool {
+        self.psa_clones[usize::from(egress)]
+    }
+
     /// Whether `slot` holds state the architecture writes (a timestamp, a queue depth): a
     /// value of the run read from it is state-derived.
     pub fn state_input(&self, slot: SlotId) -> bool {
@@ -535,6 +543,7 @@ impl FlowKeyLayout {
             .unwrap_or(false)
     }
 
+    /// Whether `slot` may hold a state-derived value ([`Coverage::StateDependent`]).
     pub fn tainted(&self, slot: SlotId) -> bool {
         self.cover
             .get(slot.index() as usize)

@@ -10,8 +10,8 @@
 //! headers the ingress deparser emitted, each at the offset ingress emitted it and with the
 //! same field widths: the packet that leaves is then egress's emitted headers followed by
 //! the payload after the ingress parse, as for v1model. Anything else (an egress parser that
-//! reads part of a header, or fewer headers than were emitted) leaves the run replayed.
-//! Clones, resubmissions and recirculations are not cached at all (`crate::observe`).
+//! reads part of a header, or fewer headers than were emitted) leaves the run replayed, as
+//! does a clone. Resubmissions and recirculations are not cached at all (`crate::observe`).
 
 use super::*;
 use std::collections::VecDeque;
@@ -170,6 +170,12 @@ impl Tracer<'_> {
         let Some(s) = self.psa_setup() else {
             return;
         };
+        // A clone's egress pass parses another packet (the one received, or the one egress
+        // deparsed), which the tracer does not follow: replayed.
+        if matches!(ev, TmEvent::Clone { .. }) {
+            self.fail("PSA clone");
+            return;
+        }
         let (drop, resubmit, clone, group, port) = (s.drop, s.resubmit, s.clone, s.group, s.port);
         let (edrop, eclone, cos) = (s.egress_drop, s.egress_clone, s.cos);
         let c = |slot| self.const_slot(slot, k);

@@ -1,0 +1,248 @@
+//! PSA's clones through the cached datapath, each packet compared with the interpreter alone:
+//! CLONE_I2E copies (the packet as received, parsed again by the egress parser) and CLONE_E2E
+//! copies (the packet as egress deparsed it) are replayed after the first packet of each
+//! megaflow, with decisions of the clone's egress pass on headers that only the clone holds
+//! matched; an ingress clone is not cached where the ingress parser reads the packet other
+//! than by extracting headers (a `lookahead`), nor is a resubmission.
+
+mod common;
+
+use koi_datapath::{PathTaken, Tier};
+use koi_ir::{Bits, Pattern};
+use koi_state::{ActionSpec, EntrySpec, MirrorTarget, State};
+
+/// A hit replayed by the interpreter.
+fn replayed(p: PathTaken) -> bool {
+    matches!(p, PathTaken::Replayed(Tier::Microflow | Tier::Megaflow))
+}
+
+fn entry(s: &mut State, table: &str, key: u64, action: &str, args: Vec<Bits>) {
+    let spec = EntrySpec {
+        keys: vec![Pattern::Exact(Bits::from_u64(8, key))],
+        action: ActionSpec::action(action, args),
+        priority: None,
+        timeout_ns: None,
+    };
+    s.table_add(table, spec).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Ethernet to 02::0b from 02::0a (type 0x88b5), then `h = (a, b)`, then `seq`s to 60 bytes.
+fn frame(a: u8, b: u8, seq: u8) -> Vec<u8> {
+    let mut f = vec![2, 0, 0, 0, 0, 0x0b, 2, 0, 0, 0, 0, 0x0a, 0x88, 0xb5, a, b];
+    f.resize(60, seq);
+    f
+}
+
+const HEADERS: &str = r#"
+#include <core.p4>
+#include <psa.p4>
+header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
+header h_t { bit<8> a; bit<8> b; }
+struct headers_t { eth_t eth; h_t h; }
+struct meta_t { }
+struct empty_t { }
+"#;
+
+/// Ingress parses Ethernet and `h` (`PEEK` first: a statement of its start state), rewrites
+/// `h.a` from a table on `h.b`, and for `h.b` 9 only mirrors the packet (clone session 9,
+/// the packet itself dropped); others go to port 2. The ingress deparser emits Ethernet
+/// alone (`h` is decapsulated). The egress parser extracts Ethernet, and `h` for an ingress
+/// clone (whose packet is the one received). Egress drops a clone whose (original) `h.a`
+/// is 5, and else writes `h.b` from `h.a`.
+fn mirror(peek: &str) -> String {
+    format!(
+        r#"{HEADERS}
+parser IP(packet_in pkt, out headers_t hdr, inout meta_t m,
+          in psa_ingress_parser_input_metadata_t istd, in empty_t r, in empty_t rc) {{
+    state start {{ {peek} pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }}
+}}
+control I(inout headers_t hdr, inout meta_t m, in psa_ingress_input_metadata_t istd,
+          inout psa_ingress_output_metadata_t ostd) {{
+    action set_a(bit<8> a) {{ hdr.h.a = a; }}
+    table t {{ key = {{ hdr.h.b : exact; }} actions = {{ set_a; NoAction; }}
+              default_action = NoAction(); }}
+    apply {{
+        t.apply();
+        if (hdr.h.b == 9) {{
+            ostd.clone = true;
+            ostd.clone_session_id = (CloneSessionId_t) 9;
+            ingress_drop(ostd);
+        }} else {{
+            send_to_port(ostd, (PortId_t) 2);
+        }}
+    }}
+}}
+control ID(packet_out pkt, out empty_t c, out empty_t r, out empty_t n, inout headers_t hdr,
+           in meta_t m, in psa_ingress_output_metadata_t istd) {{
+    apply {{ pkt.emit(hdr.eth); }}
+}}
+parser EP(packet_in pkt, out headers_t hdr, inout meta_t m,
+          in psa_egress_parser_input_metadata_t istd, in empty_t n, in empty_t c,
+          in empty_t ce) {{
+    state start {{
+        pkt.extract(hdr.eth);
+        transition select(istd.packet_path) {{
+            PSA_PacketPath_t.CLONE_I2E: parse_h;
+            default: accept;
+        }}
+    }}
+    state parse_h {{ pkt.extract(hdr.h); transition accept; }}
+}}
+control E(inout headers_t hdr, inout meta_t m, in psa_egress_input_metadata_t istd,
+          inout psa_egress_output_metadata_t ostd) {{
+    apply {{
+        if (hdr.h.isValid()) {{
+            if (hdr.h.a == 5) {{ egress_drop(ostd); }} else {{ hdr.h.b = hdr.h.a; }}
+        }}
+    }}
+}}
+control ED(packet_out pkt, out empty_t c, out empty_t r, inout headers_t hdr, in meta_t m,
+           in psa_egress_output_metadata_t istd, in psa_egress_deparser_input_metadata_t e) {{
+    apply {{ pkt.emit(hdr.eth); pkt.emit(hdr.h); }}
+}}
+IngressPipeline(IP(), I(), ID()) ip;
+EgressPipeline(EP(), E(), ED()) ep;
+PSA_Switch(ip, PacketReplicationEngine(), ep, BufferingQueueingEngine()) main;
+"#
+    )
+}
+
+/// Mirrored packets (`h.b` 9, `h.a` rewritten to 7 in ingress) whose original `h.a` is 5
+/// are dropped by the clone's egress, the others sent to the session's port with `h.b` set
+/// to the original `h.a`: replayed after the first packet of each value of `h.a`, which the
+/// megaflow matches although no header ingress emits holds it. Unicast packets around them
+/// are cached too.
+#[test]
+fn ingress_clones_are_replayed() {
+    let p = common::compile_str(&mirror("")).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = common::Twin::new(&p, |s| {
+        s.mirroring_add(9, MirrorTarget::Port(4))
+            .unwrap_or_else(|e| panic!("{e}"));
+        entry(s, "t", 9, "set_a", vec![Bits::from_u64(8, 7)]);
+    });
+    for round in 0..4u8 {
+        for (a, out) in [(5, 0), (6, 1), (8, 1), (5, 0)] {
+            let (got, path) = twin.send(&frame(a, 9, round), 1);
+            assert_eq!(got.len(), out, "a {a}, round {round}: {got:?}");
+            if let [(port, bytes)] = got.as_slice() {
+                assert_eq!(*port, 4);
+                assert_eq!(bytes[14..16], [a, a], "the clone holds the original h");
+            }
+            if round > 0 {
+                assert!(replayed(path), "a {a}, round {round}: {path:?}");
+            }
+        }
+        let (got, path) = twin.send(&frame(1, 3, round), 1);
+        assert_eq!(got.len(), 1, "unicast: {got:?}");
+        assert_eq!(
+            round > 0,
+            path != PathTaken::Slow,
+            "unicast {round}: {path:?}"
+        );
+    }
+    let s = twin.dp.stats();
+    assert_eq!((s.misses, s.uncacheable), (4, 0), "{s:?}");
+    assert_eq!(twin.dp.megaflows(), 4);
+}
+
+/// The ingress parser peeks at the packet (`lookahead`) before extracting: what an ingress
+/// clone's egress parser extracts is then not modelled, and mirrored packets take the
+/// interpreter every time, with its outputs.
+#[test]
+fn ingress_clones_after_a_lookahead_take_the_interpreter() {
+    let src = mirror("bit<8> first = pkt.lookahead<bit<8>>();");
+    let p = common::compile_str(&src).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = common::Twin::new(&p, |s| {
+        s.mirroring_add(9, MirrorTarget::Port(4))
+            .unwrap_or_else(|e| panic!("{e}"));
+    });
+    for round in 0..3u8 {
+        for (a, out) in [(5, 0), (6, 1)] {
+            let (got, path) = twin.send(&frame(a, 9, round), 1);
+            assert_eq!(got.len(), out, "a {a}: {got:?}");
+            assert_eq!(path, PathTaken::Slow, "a {a}, round {round}");
+        }
+    }
+    let s = twin.dp.stats();
+    assert_eq!((s.installs, s.uncacheable), (0, 6), "{s:?}");
+}
+
+/// Every packet goes to port 2; egress rewrites `h.b` to `h.a + 1` and mirrors a unicast
+/// packet whose `h.b` was 9 (clone session 9). The clone (the packet as egress deparsed it,
+/// parsed again) is dropped when its `h.b` is 6 (an original `h.a` of 5), else sent with `h.a`
+/// set to the port it goes to.
+const EGRESS_MIRROR: &str = r#"
+parser IP(packet_in pkt, out headers_t hdr, inout meta_t m,
+          in psa_ingress_parser_input_metadata_t istd, in empty_t r, in empty_t rc) {
+    state start { pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }
+}
+control I(inout headers_t hdr, inout meta_t m, in psa_ingress_input_metadata_t istd,
+          inout psa_ingress_output_metadata_t ostd) {
+    apply { send_to_port(ostd, (PortId_t) 2); }
+}
+control ID(packet_out pkt, out empty_t c, out empty_t r, out empty_t n, inout headers_t hdr,
+           in meta_t m, in psa_ingress_output_metadata_t istd) {
+    apply { pkt.emit(hdr.eth); pkt.emit(hdr.h); }
+}
+parser EP(packet_in pkt, out headers_t hdr, inout meta_t m,
+          in psa_egress_parser_input_metadata_t istd, in empty_t n, in empty_t c,
+          in empty_t ce) {
+    state start { pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }
+}
+control E(inout headers_t hdr, inout meta_t m, in psa_egress_input_metadata_t istd,
+          inout psa_egress_output_metadata_t ostd) {
+    apply {
+        if (istd.packet_path == PSA_PacketPath_t.CLONE_E2E) {
+            if (hdr.h.b == 6) { egress_drop(ostd); } else { hdr.h.a = (bit<8>) (bit<32>) istd.egress_port; }
+        } else {
+            if (hdr.h.b == 9) {
+                ostd.clone = true;
+                ostd.clone_session_id = (CloneSessionId_t) 9;
+            }
+            hdr.h.b = hdr.h.a + 1;
+        }
+    }
+}
+control ED(packet_out pkt, out empty_t c, out empty_t r, inout headers_t hdr, in meta_t m,
+           in psa_egress_output_metadata_t istd, in psa_egress_deparser_input_metadata_t e) {
+    apply { pkt.emit(hdr.eth); pkt.emit(hdr.h); }
+}
+IngressPipeline(IP(), I(), ID()) ip;
+EgressPipeline(EP(), E(), ED()) ep;
+PSA_Switch(ip, PacketReplicationEngine(), ep, BufferingQueueingEngine()) main;
+"#;
+
+/// Egress clones are replayed after the first packet of each megaflow; the clone's decision
+/// on the header egress rewrote follows the original `h.a` it was computed from.
+#[test]
+fn egress_clones_are_replayed() {
+    let src = format!("{HEADERS}{EGRESS_MIRROR}");
+    let p = common::compile_str(&src).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = common::Twin::new(&p, |s| {
+        s.mirroring_add(9, MirrorTarget::Port(4))
+            .unwrap_or_else(|e| panic!("{e}"));
+    });
+    for round in 0..4u8 {
+        // (a, b, packets out): mirrored, the clone dropped; mirrored (twice); not mirrored.
+        for (a, b, out) in [(5, 9, 1), (6, 9, 2), (7, 9, 2), (5, 3, 1)] {
+            let (got, path) = twin.send(&frame(a, b, round), 1);
+            assert_eq!(got.len(), out, "a {a} b {b}, round {round}: {got:?}");
+            assert_eq!(got[0].0, 2);
+            assert_eq!(got[0].1[14..16], [a, a + 1]);
+            if let Some((port, bytes)) = got.get(1) {
+                assert_eq!((*port, &bytes[14..16]), (4, &[4, a + 1][..]), "the clone");
+            }
+            if round > 0 {
+                assert!(
+                    path != PathTaken::Slow,
+                    "a {a} b {b}, round {round}: {path:?}"
+                );
+                if b == 9 {
+                    assert!(replayed(path), "a {a} b {b}, round {round}: {path:?}");
+                }
+            }
+        }
+    }
+    let s = twin.dp.stats();
+    assert_eq!(s.uncacheable, 0, "{s:?}");
+}
