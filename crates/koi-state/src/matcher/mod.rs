@@ -1,7 +1,8 @@
 //! Lookup structures of one table, chosen by its [`LookupKind`]: a hash map for exact tables,
 //! a hash map per prefix length (longest first) for LPM tables, and a priority-ordered list
 //! scanned in order for ternary and range tables (highest priority first; among equal
-//! priorities the lowest handle index, which is the entry BMv2's entry list meets first).
+//! priorities the lowest handle index, which is the entry BMv2's entry list meets first),
+//! searched instead for a one-field table of disjoint ranges (`intervals`).
 //!
 //! The matcher stores entry indices; the patterns live in the table's entries.
 
@@ -10,6 +11,7 @@ use koi_ir::{Bits, Pattern};
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
+mod intervals;
 mod prefixes;
 mod scan;
 pub use prefixes::SortedPrefixes;
@@ -177,7 +179,7 @@ impl Matcher {
                     }
                 }
             }
-            Matcher::Scan(list) => list.remove(index),
+            Matcher::Scan(list) => list.remove(patterns, index),
         }
     }
 
@@ -242,9 +244,11 @@ impl Matcher {
                 by_len,
                 prefixes,
             } => lookup_lpm(*field, by_len, prefixes, keys, masks),
-            Matcher::Scan(list) if list.compiled_for(keys) => {
-                lookup_scan_compiled(list, keys, masks)
-            }
+            // (A one-field table of disjoint ranges: a search, not a scan.)
+            Matcher::Scan(list) if list.compiled_for(keys) => match &list.intervals {
+                Some(iv) => iv.lookup(&keys[0], low_mask(keys[0].width()), masks),
+                None => lookup_scan_compiled(list, keys, masks),
+            },
             Matcher::Scan(list)
                 if keys.len() <= NARROW_FIELDS && keys.iter().all(|k| k.width() <= 128) =>
             {

@@ -2,6 +2,7 @@
 //! `u128` tests where the fields allow, and the key bits each answer depends on (one telling
 //! bit per entry missed, a range's aligned blocks), for megaflow masks.
 
+use super::intervals::Intervals;
 use super::*;
 /// A ternary or range table's entries in lookup order. When the table's fields are at most
 /// [`NARROW_FIELDS`] of at most 128 bits each, each entry's patterns are also kept as `u128`
@@ -17,6 +18,9 @@ pub struct ScanList {
     pub(super) tests: Vec<Test>,
     /// Per entry of `order`: whether it has a pattern for every field (else it never hits).
     pub(super) complete: Vec<bool>,
+    /// A one-field table whose entries are all disjoint ranges: their index (`None` once an
+    /// entry is not such a range, until the table is cleared).
+    pub(super) intervals: Option<Intervals>,
 }
 
 /// One pattern as a test of a key field's `u128` value, at the field's width.
@@ -94,6 +98,7 @@ impl ScanList {
         let narrow =
             (1..=NARROW_FIELDS).contains(&widths.len()) && widths.iter().all(|&w| w <= 128);
         ScanList {
+            intervals: (narrow && widths.len() == 1 && widths[0] > 0).then(Intervals::default),
             widths: narrow.then(|| widths.to_vec()),
             ..ScanList::default()
         }
@@ -114,10 +119,21 @@ impl ScanList {
             });
             self.tests.splice(at * n..at * n, tests);
             self.complete.insert(at, patterns.len() == n);
+            if let Some(iv) = &mut self.intervals {
+                let fits = patterns.len() == 1 && iv.insert(self.tests[at], index);
+                if !fits {
+                    self.intervals = None;
+                }
+            }
         }
     }
 
-    pub(super) fn remove(&mut self, index: u32) {
+    /// Removes entry `index`, whose patterns are `patterns`.
+    pub(super) fn remove(&mut self, patterns: &[Pattern], index: u32) {
+        if let (Some(iv), Some(w), Some(p)) = (&mut self.intervals, &self.widths, patterns.first())
+        {
+            iv.remove(Test::of(p, w[0]), index);
+        }
         while let Some(at) = self.order.iter().position(|&(_, i)| i == index) {
             self.order.remove(at);
             if let Some(widths) = &self.widths {
@@ -132,6 +148,11 @@ impl ScanList {
         self.order.clear();
         self.tests.clear();
         self.complete.clear();
+        let one = self
+            .widths
+            .as_ref()
+            .is_some_and(|w| w.len() == 1 && w[0] > 0);
+        self.intervals = one.then(Intervals::default);
     }
 
     /// Whether the kept tests answer a lookup of `keys` (fields of the table's widths).

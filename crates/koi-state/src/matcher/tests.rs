@@ -834,3 +834,124 @@ fn scan_orders_by_priority_then_index() {
     };
     assert_eq!(list.order, [(20, 5), (10, 1), (10, 2)]);
 }
+
+proptest! {
+    /// A one-field range table of disjoint ranges (cut from sorted points, some gaps left,
+    /// some entries removed) is searched, not scanned: the same entry as the general scan
+    /// for every key, a mask that is sound (every key agreeing on it looks up the same
+    /// entry, or misses too) and never wider than the scan's. An overlapping range (or a
+    /// non-range pattern) added makes the table scan again, with the same answers.
+    #[test]
+    fn disjoint_ranges_are_searched(
+        width in prop::sample::select(vec![1u32, 8, 16, 32, 100, 128]),
+        cuts in proptest::collection::btree_set(any::<u128>(), 0..40),
+        gaps in any::<u64>(),
+        removed in proptest::collection::vec(any::<prop::sample::Index>(), 0..6),
+        keys in proptest::collection::vec(any::<u128>(), 1..12),
+        others in proptest::collection::vec(any::<u128>(), 1..8),
+        spoil in 0u8..3,
+    ) {
+        let km = low_mask(width);
+        let points: Vec<u128> = cuts.into_iter().map(|c| c & km).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+        let mut m = Matcher::with_widths(LookupKind::Range, None, &[width]);
+        let mut pats: Vec<Vec<Pattern>> = Vec::new();
+        for (i, w) in points.windows(2).enumerate() {
+            // Every other range a bit short of the next point, leaving a gap (when it can).
+            let hi = if gaps >> (i % 64) & 1 == 1 && w[1] - w[0] >= 2 { w[1] - 2 } else { w[1] - 1 };
+            let p = vec![Pattern::Range { lo: b(width, w[0]), hi: b(width, hi) }];
+            m.insert(&p, (i % 3) as u32, i as u32);
+            pats.push(p);
+        }
+        let mut live: Vec<u32> = (0..pats.len() as u32).collect();
+        for r in &removed {
+            if live.is_empty() {
+                break;
+            }
+            let i = live.swap_remove(r.index(live.len()));
+            m.remove(&pats[i as usize], i);
+        }
+        let searched = |m: &Matcher| matches!(m, Matcher::Scan(l) if l.intervals.is_some());
+        prop_assert!(searched(&m));
+        // An entry that overlaps another (or is no range): scanned again.
+        let extra = match spoil {
+            1 if !points.is_empty() => Some(Pattern::Range { lo: b(width, points[0]), hi: b(width, points[0]) }),
+            2 => Some(Pattern::Exact(b(width, keys[0] & km))),
+            _ => None,
+        };
+        if let Some(p) = extra {
+            // (The first point starts entry 0's range, if there is one and it is left.)
+            let overlaps = spoil == 2 || live.contains(&0);
+            let i = pats.len() as u32;
+            m.insert(std::slice::from_ref(&p), 5, i);
+            pats.push(vec![p]);
+            live.push(i);
+            prop_assert_eq!(searched(&m), !overlaps);
+        }
+        let Matcher::Scan(list) = &m else { panic!("scan expected") };
+        let of = |i: u32| pats.get(i as usize).map(|p| &p[..]);
+        let none = |_| None;
+        for &key in &keys {
+            let k = [b(width, key & km)];
+            let (mut general, mut got) = (Vec::new(), Vec::new());
+            let want = lookup_scan(&list.order, &k, of, Some(&mut general));
+            let hit = m.lookup(&k, of, Some(&mut got));
+            prop_assert_eq!(hit, want);
+            let mask = got[0].low_u128();
+            prop_assert_eq!(mask & !general[0].low_u128(), 0, "wider than the scan's");
+            for &o in &others {
+                let q = [b(width, (key & km & mask) | (o & km & !mask))];
+                prop_assert_eq!(m.lookup(&q, none, None), hit, "key {:#x} mask {:#x}", key & km, mask);
+            }
+        }
+    }
+}
+
+/// A consistent-hash ring of 640 arcs with gaps: every arc's points hit it, the gaps' miss,
+/// and each answer's mask is the aligned block around the point, within its arc or gap.
+#[test]
+fn ring_lookups_are_searched() {
+    let mut m = Matcher::with_widths(LookupKind::Range, None, &[32]);
+    let step = u128::from(u32::MAX) / 640;
+    for i in 0..640u128 {
+        let (lo, hi) = (i * step, i * step + step / 2);
+        m.insert(
+            &[Pattern::Range {
+                lo: b(32, lo),
+                hi: b(32, hi),
+            }],
+            0,
+            i as u32,
+        );
+    }
+    let Matcher::Scan(list) = &m else {
+        panic!("scan expected")
+    };
+    assert!(list.intervals.is_some());
+    let none = |_| None;
+    let mut masks = Vec::new();
+    for i in 0..640u128 {
+        for (point, hit) in [
+            (i * step + 3, Some(i as u32)),
+            (i * step + step / 2 + 2, None),
+        ] {
+            assert_eq!(
+                m.lookup(&[b(32, point)], none, Some(&mut masks)),
+                hit,
+                "{point:#x}"
+            );
+            let mask = masks[0].low_u128();
+            let (first, last) = (point & mask, point | (!mask & u128::from(u32::MAX)));
+            let (lo, hi) = match hit {
+                Some(_) => (i * step, i * step + step / 2),
+                None => (
+                    i * step + step / 2 + 1,
+                    ((i + 1) * step - 1).min(u128::from(u32::MAX)),
+                ),
+            };
+            assert!(
+                lo <= first && last <= hi,
+                "{point:#x} {mask:#x} [{lo:#x}, {hi:#x}]"
+            );
+        }
+    }
+}
