@@ -22,6 +22,8 @@
 # For the closed loop it also reports the CPU time koi (and, for twemproxy, nutcracker) spent
 # per request: "at the same CPU".
 #
+# STATS=1 prints the switch's `koi ctl stats` after each run (slow-path runs, caches).
+#
 # RESULTS=FILE keeps the runs' mcload JSON (one line per set-up and key length) and PLOT=FILE
 # draws their latency percentiles as an SVG (scripts/appswitch-results.py).
 #
@@ -169,6 +171,10 @@ PY
     open="$(ip netns exec "${tag}c" "$mcload" "${targets[@]}" "${common[@]}" --clients 4 --rate "$RATE")"
     echo "$label key $k closed $closed"
     echo "$label key $k open@$RATE $open"
+    # STATS=1: what the switch counted so far (slow-path runs and their cost, caches).
+    if [ -n "${STATS:-}" ] && [ -n "${ctl_sock:-}" ]; then
+      "$koi" ctl --ctl "$ctl_sock" stats | sed "s/^/  $label $k stats: /"
+    fi
     echo "$label $k $closed $open" >>"$results"
   done
 }
@@ -180,6 +186,7 @@ kpid=$!
 pids+=($kpid)
 wait_for "$work/l2.out" "forwarding" 30
 koi_pids=("$kpid")
+ctl_sock="$work/l2.sock"
 measure floor udp binary 10.0.0.11:11211 10.0.0.12:11211 10.0.0.13:11211
 proxy_pids=("$ncpid")
 measure twemproxy tcp ascii 10.0.0.50:22121
@@ -194,6 +201,7 @@ apid=$!
 pids+=($apid)
 wait_for "$work/as.out" "ready:" 60
 koi_pids=($(pgrep -f -- "--grpc 127.0.0.1:9559 --cpu-port 255" || true))
+ctl_sock="$work/as.sock"
 measure appswitch udp binary "$vip:11211"
 kill -TERM "$apid"; wait "$apid" 2>/dev/null || true
 
