@@ -70,6 +70,10 @@ EXTENSIONS = {
         "enum HashAlgorithm :: fnv1a_64",
         "enum HashAlgorithm :: fnv1_32",
         "enum HashAlgorithm :: fnv1_64",
+        "enum HashAlgorithm :: fnv1a_32_signed",
+        "enum HashAlgorithm :: fnv1a_64_signed",
+        "enum HashAlgorithm :: fnv1_32_signed",
+        "enum HashAlgorithm :: fnv1_64_signed",
     ],
 }
 

@@ -3,7 +3,7 @@
 //! cached (hits after the first packet of each, nothing uncacheable); an egress decision on a
 //! header the ingress control rewrote is cached per value of what it was computed from; the
 //! packets PSA resubmits, and those whose egress parser reads past the headers the ingress
-//! deparser emitted, take the interpreter every time, those it clones are replayed
+//! deparser emitted, take the interpreter every time, those it clones are compiled
 //! (`psa_clones.rs`); an egress parse of part of the
 //! emitted headers is replayed; an egress port taken from the packet is compiled per port;
 //! eBPF filters are cached and XDP programs compiled like uBPF's.
@@ -191,10 +191,10 @@ fn egress_decisions_on_rewritten_headers_are_cached_per_value() {
 }
 
 /// A packet PSA resubmits takes the interpreter every time, with the interpreter's outputs;
-/// a packet it clones (CLONE_I2E to a configured session) is replayed (more in
-/// `psa_clones.rs`), and the unicast packets around them are compiled.
+/// a packet it clones (CLONE_I2E to a configured session) is compiled (more in
+/// `psa_clones.rs`), as are the unicast packets around them.
 #[test]
-fn resubmissions_take_the_interpreter_clones_are_replayed() {
+fn resubmissions_take_the_interpreter_clones_are_compiled() {
     let src = program(
         "pkt.emit(hdr.eth); pkt.emit(hdr.h);",
         "pkt.extract(hdr.eth); pkt.extract(hdr.h);",
@@ -207,7 +207,7 @@ fn resubmissions_take_the_interpreter_clones_are_replayed() {
     for round in 0..4u8 {
         let (got, path) = twin.send(&frame(1, 9, round), 1);
         assert_eq!(got.len(), 2, "the packet and its clone: {got:?}");
-        assert_eq!(round > 0, replayed(path), "clone, round {round}: {path:?}");
+        assert_eq!(round > 0, compiled(path), "clone, round {round}: {path:?}");
         let (got, path) = twin.send(&frame(1, 8, round), 1);
         assert_eq!(got.len(), 1, "resubmitted once: {got:?}");
         assert_eq!(path, PathTaken::Slow, "resubmit, round {round}");

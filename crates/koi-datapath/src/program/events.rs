@@ -365,7 +365,7 @@ impl<'p> Tracer<'p> {
         if self.failed.is_none() {
             self.queue.push_back((self.slots.clone(), self.cut.clone()));
             if self.setup.psa.is_some() {
-                self.psa.queued.push_back(self.emitted.clone());
+                self.psa_enqueued();
             }
         }
     }
@@ -376,6 +376,7 @@ impl<'p> Tracer<'p> {
         if self.failed.is_some() {
             return;
         }
+        self.psa.copy = Some(kind);
         let from = match kind {
             koi_interp::CopyKind::IngressClone => self.initial.clone(),
             koi_interp::CopyKind::EgressClone => self.slots.clone(),
@@ -412,6 +413,7 @@ impl<'p> Tracer<'p> {
 
     /// The clone is made: back to the packet it was made from.
     pub fn copy_end(&mut self) {
+        self.psa.copy = None;
         if let Some((from, cut)) = self.copying.take() {
             self.slots = from;
             self.cut = cut;

@@ -4,14 +4,18 @@
 //! emitted, field for field.
 //!
 //! A run is compiled only when what decides the packet's path is fixed by the megaflow
-//! (`drop`, `resubmit`, `clone`, `multicast_group`, `egress_port` and `class_of_service` of
-//! ingress, `drop` and `clone` of egress: constants of the run, the megaflow matching what
-//! they are computed from) and the egress parser extracts exactly the
-//! headers the ingress deparser emitted, each at the offset ingress emitted it and with the
-//! same field widths: the packet that leaves is then egress's emitted headers followed by
-//! the payload after the ingress parse, as for v1model. Anything else (an egress parser that
-//! reads part of a header, or fewer headers than were emitted) leaves the run replayed, as
-//! does a clone. Resubmissions and recirculations are not cached at all (`crate::observe`).
+//! (`drop`, `resubmit`, `clone` and `clone_session_id`, `multicast_group`, `egress_port` and
+//! `class_of_service` of ingress, `drop`, `clone` and `clone_session_id` of egress:
+//! constants of the run, the megaflow matching what they are computed from) and each egress
+//! parser extracts exactly the headers its copy holds, each at the offset it has there and
+//! with the same field widths: the packet that leaves is then egress's emitted headers
+//! followed by the payload after the ingress parse, as for v1model. A normal instance holds
+//! the headers the ingress deparser emitted; a CLONE_I2E copy the headers the ingress parse
+//! extracted (the packet as received: compiled when they lie back to back from the packet's
+//! start), with `clone_i2e_meta`; a CLONE_E2E copy the headers the egress deparser emitted,
+//! with `clone_e2e_meta`. Anything else (an egress parser that reads part of a header, or
+//! fewer headers than its copy holds) leaves the run replayed. Resubmissions and
+//! recirculations are not cached at all (`crate::observe`).
 
 use super::*;
 use std::collections::VecDeque;
@@ -33,17 +37,18 @@ pub(super) struct PsaSetup {
     cos: Option<SlotId>,
     egress_drop: Option<SlotId>,
     egress_clone: Option<SlotId>,
+    /// The clone sessions ingress and egress name.
+    session: Option<SlotId>,
+    egress_session: Option<SlotId>,
+    /// `clone_i2e_meta` and `clone_e2e_meta`: what a clone carries to its egress pass.
+    clone_i2e: Vec<SlotId>,
+    clone_e2e: Vec<SlotId>,
 }
 
 impl PsaSetup {
     pub(super) fn new(p: &Pipeline) -> PsaSetup {
         PsaSetup {
-            normal: p
-                .intrinsics
-                .iter()
-                .filter(|(k, _)| k == "NM")
-                .map(|(_, s)| *s)
-                .collect(),
+            normal: carried(p, "NM"),
             port_copy: p.intrinsic("iin.ingress_port"),
             drop: p.intrinsic("iout.drop"),
             resubmit: p.intrinsic("iout.resubmit"),
@@ -53,6 +58,10 @@ impl PsaSetup {
             cos: p.intrinsic("iout.class_of_service"),
             egress_drop: p.intrinsic("eout.drop"),
             egress_clone: p.intrinsic("eout.clone"),
+            session: p.intrinsic("iout.clone_session_id"),
+            egress_session: p.intrinsic("eout.clone_session_id"),
+            clone_i2e: carried(p, "CI2E"),
+            clone_e2e: carried(p, "CE2E"),
         }
     }
 
@@ -64,11 +73,33 @@ impl PsaSetup {
     }
 }
 
+/// The slots of the metadata PSA carries to a pass under `key` (`NM`: `normal_meta`, ...).
+fn carried(p: &Pipeline, key: &str) -> Vec<SlotId> {
+    p.intrinsics
+        .iter()
+        .filter(|(k, _)| k == key)
+        .map(|(_, s)| *s)
+        .collect()
+}
+
+/// An instance queued for egress: the headers its packet holds, in order from its start,
+/// and the metadata it carries (slot, value).
+#[derive(Debug)]
+pub(super) struct Queued {
+    headers: Vec<HeaderId>,
+    carried: Vec<(SlotId, N)>,
+}
+
 /// What the tracer keeps of PSA's passes.
 #[derive(Debug, Default)]
 pub(super) struct PsaTrace {
-    /// Per instance queued for egress, the headers the ingress deparser emitted.
-    pub(super) queued: VecDeque<Vec<HeaderId>>,
+    /// The instances queued for egress, in order.
+    pub(super) queued: VecDeque<Queued>,
+    /// The headers the ingress parse extracted, in packet order, when they lie back to back
+    /// from the packet's start (what a CLONE_I2E copy's egress parser reads).
+    pub(super) parsed: Option<Vec<HeaderId>>,
+    /// The clone being made, between `copy_begin` and `copy_end`.
+    pub(super) copy: Option<koi_interp::CopyKind>,
     /// The current egress pass: the headers ingress emitted, the PHV it was queued with, and
     /// the bits its parser extracted so far.
     emitted: Vec<HeaderId>,
@@ -100,8 +131,8 @@ impl Tracer<'_> {
         Some(bits)
     }
 
-    /// An egress pass starts: a fresh PHV (every slot zero) but for `normal_meta`, taken from
-    /// the instance queued.
+    /// An egress pass starts: a fresh PHV (every slot zero) but for the metadata the instance
+    /// queued carries (`normal_meta`, or a clone's), its packet the headers it holds.
     pub(super) fn psa_egress(&mut self) {
         let (Some((q, cut)), Some(emitted)) = (self.queue.pop_front(), self.psa.queued.pop_front())
         else {
@@ -113,19 +144,73 @@ impl Tracer<'_> {
         for (_, slot) in p.phv.slots.iter() {
             slots.push(self.constant(Bits::zero(slot.width)));
         }
-        let normal = self.psa_setup().map_or(&[][..], |s| &s.normal[..]);
-        for s in normal {
-            let i = s.index() as usize;
-            if let (Some(d), Some(&v)) = (slots.get_mut(i), q.get(i)) {
+        for (s, v) in emitted.carried {
+            if let Some(d) = slots.get_mut(s.index() as usize) {
                 *d = v;
             }
         }
         self.slots = slots;
         self.cut = cut;
         self.emitted.clear();
-        self.psa.emitted = emitted;
+        self.psa.emitted = emitted.headers;
         self.psa.from = q;
         self.psa.read = 0;
+    }
+
+    /// An instance is queued for egress: a normal one holds the headers the ingress deparser
+    /// emitted and carries `normal_meta`; an ingress clone the headers the ingress parse
+    /// extracted and `clone_i2e_meta` (as ingress left it); an egress clone the headers the
+    /// egress deparser emitted and `clone_e2e_meta`.
+    pub(super) fn psa_enqueued(&mut self) {
+        let setup = Arc::clone(&self.setup);
+        let Some(s) = setup.psa.as_ref() else {
+            return;
+        };
+        let (headers, meta, from) = match self.psa.copy {
+            None => (self.emitted.clone(), &s.normal, &self.slots),
+            Some(koi_interp::CopyKind::IngressClone) => {
+                let (Some(parsed), Some((from, _))) = (&self.psa.parsed, &self.copying) else {
+                    self.fail("PSA clone of a packet not parsed back to back");
+                    return;
+                };
+                (parsed.clone(), &s.clone_i2e, from)
+            }
+            Some(koi_interp::CopyKind::EgressClone) => {
+                (self.emitted.clone(), &s.clone_e2e, &self.slots)
+            }
+        };
+        let carried = meta
+            .iter()
+            .filter_map(|&m| Some((m, *from.get(m.index() as usize)?)))
+            .collect();
+        self.psa.queued.push_back(Queued { headers, carried });
+    }
+
+    /// The headers the ingress parse extracted, in packet order, if they lie back to back
+    /// from the packet's start up to where the parse ended (fixed-size headers, each
+    /// extracted once, valid).
+    pub(super) fn psa_parsed(&self, parsed: &Parsed) -> Option<Vec<HeaderId>> {
+        let mut at: Vec<(u32, HeaderId)> = Vec::new();
+        for (h, _) in self.p.phv.headers.iter() {
+            let i = h.index() as usize;
+            let off = *parsed.hdr_off.get(i)?;
+            if off == NONE {
+                continue;
+            }
+            if !parsed.valid.get(i).copied().unwrap_or(false) {
+                return None;
+            }
+            at.push((off, h));
+        }
+        at.sort_unstable_by_key(|&(off, _)| off);
+        let mut next = 0u32;
+        for &(off, h) in &at {
+            if off != next {
+                return None;
+            }
+            next = next.checked_add(self.header_bits(h)?)?;
+        }
+        (next == parsed.cursor).then(|| at.into_iter().map(|(_, h)| h).collect())
     }
 
     /// The egress parser extracts `h`: the header ingress emitted at this offset, field for
@@ -170,25 +255,45 @@ impl Tracer<'_> {
         let Some(s) = self.psa_setup() else {
             return;
         };
-        // A clone's egress pass parses another packet (the one received, or the one egress
-        // deparsed), which the tracer does not follow: replayed.
-        if matches!(ev, TmEvent::Clone { .. }) {
-            self.fail("PSA clone");
-            return;
-        }
         let (drop, resubmit, clone, group, port) = (s.drop, s.resubmit, s.clone, s.group, s.port);
         let (edrop, eclone, cos) = (s.egress_drop, s.egress_clone, s.cos);
+        let (session, esession) = (s.session, s.egress_session);
         let c = |slot| self.const_slot(slot, k);
         let nonzero = |v: Option<u64>| v.is_some_and(|v| v != 0);
+        // Whether a clone is made, and to which session, is a constant of the run.
+        let cloned = |flag, sess| match c(flag) {
+            Some(0) => true,
+            Some(_) => c(sess).is_some(),
+            None => false,
+        };
         // What egress receives is a constant of the run: the class of service too.
-        let sends =
-            c(clone) == Some(0) && c(resubmit) == Some(0) && c(drop) == Some(0) && c(cos).is_some();
+        let sends = cloned(clone, session)
+            && c(resubmit) == Some(0)
+            && c(drop) == Some(0)
+            && c(cos).is_some();
+        // While a clone is made, the PHV is the clone's: what asked for it is the packet's
+        // it is made from.
+        let parent = |slot: Option<SlotId>| match (slot, &self.copying) {
+            (Some(s), Some((from, _))) => {
+                self.konst_deep(*from.get(s.index() as usize)?, k)?.to_u64()
+            }
+            _ => c(slot),
+        };
         let fixed = match ev {
+            TmEvent::Clone { .. } => match self.psa.copy {
+                Some(koi_interp::CopyKind::IngressClone) => {
+                    self.psa.parsed.is_some() && nonzero(parent(clone)) && parent(session).is_some()
+                }
+                Some(koi_interp::CopyKind::EgressClone) => {
+                    nonzero(parent(eclone)) && parent(esession).is_some()
+                }
+                None => false,
+            },
             TmEvent::Unicast { port: to } => sends && c(group) == Some(0) && c(port) == Some(*to),
             TmEvent::Multicast { group: g, .. } => sends && *g != 0 && c(group) == Some(*g),
             TmEvent::Drop(DropReason::NoReplicas) => sends && nonzero(c(group)),
-            TmEvent::Drop(DropReason::Ingress) => c(clone) == Some(0) && nonzero(c(drop)),
-            TmEvent::Drop(DropReason::Egress) => c(eclone) == Some(0) && nonzero(c(edrop)),
+            TmEvent::Drop(DropReason::Ingress) => cloned(clone, session) && nonzero(c(drop)),
+            TmEvent::Drop(DropReason::Egress) => cloned(eclone, esession) && nonzero(c(edrop)),
             _ => false,
         };
         if !fixed {
@@ -201,13 +306,13 @@ impl Tracer<'_> {
     }
 
     /// An egress pass sends its packet on `port`: its parser must have extracted exactly the
-    /// headers ingress emitted (the rest of the packet is then the payload after the ingress
-    /// parse), and nothing may drop or clone it.
+    /// headers its copy holds (the rest of the packet is then the payload after the ingress
+    /// parse), and what drops or clones it must be constants of the run.
     pub(super) fn psa_packet_out(&mut self, port: u64, k: &Known<'_>) {
         let Some(s) = self.psa_setup() else {
             return;
         };
-        let (edrop, eclone) = (s.egress_drop, s.egress_clone);
+        let (edrop, eclone, esession) = (s.egress_drop, s.egress_clone, s.egress_session);
         let mut bits = Some(0u32);
         for &e in &self.psa.emitted {
             bits = bits.and_then(|b| b.checked_add(self.header_bits(e)?));
@@ -216,7 +321,12 @@ impl Tracer<'_> {
             self.fail("egress parser not over the emitted headers");
             return;
         }
-        if self.const_slot(edrop, k) != Some(0) || self.const_slot(eclone, k) != Some(0) {
+        let cloned = match self.const_slot(eclone, k) {
+            Some(0) => true,
+            Some(_) => self.const_slot(esession, k).is_some(),
+            None => false,
+        };
+        if self.const_slot(edrop, k) != Some(0) || !cloned {
             self.fail("traffic manager input not constant");
             return;
         }

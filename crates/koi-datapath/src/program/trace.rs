@@ -144,6 +144,9 @@ impl<'p> Tracer<'p> {
             }
         }
         t.initial = t.slots.clone();
+        if setup.psa.is_some() {
+            t.psa.parsed = t.psa_parsed(parsed);
+        }
         Some(t)
     }
 
