@@ -140,6 +140,12 @@ impl<'a> DpObserver<'a> {
         matches!(self.mode, Mode::Deciding | Mode::Recording)
     }
 
+    /// A PSA run whose egress parses are bounded ([`PsaPasses`]): only while tracking (a
+    /// replay keeps no bounds, so its packets allocate nothing for them).
+    fn psa_tracking(&self) -> bool {
+        self.pipeline.arch == koi_ir::Architecture::Psa && self.tracking()
+    }
+
     pub(crate) fn diverge(&mut self) {
         self.mode = Mode::Evaluating;
         self.stats.diverged += 1;
@@ -655,7 +661,7 @@ impl Observer for DpObserver<'_> {
             ..
         } = s
             && self.parses == 0
-            && self.pipeline.arch == koi_ir::Architecture::Psa
+            && self.psa_tracking()
         {
             let psa = &mut self.psa;
             psa.reextracted |= psa.extracted.contains(h);
@@ -691,20 +697,22 @@ impl Observer for DpObserver<'_> {
 
     fn instance(&mut self, role: koi_ir::Role, _ev: &koi_interp::observer::InstanceEvent) {
         self.copies.clear();
-        if role == koi_ir::Role::Egress {
+        if role == koi_ir::Role::Egress && self.psa_tracking() {
             self.psa.bound = self.psa.queued.pop_front().unwrap_or(0);
         }
         self.record(|r| r.instance(role));
     }
 
     fn enqueued(&mut self, _port: u64) {
-        let psa = &mut self.psa;
-        let bound = match psa.copying {
-            None => psa.ingress_emitted,
-            Some(koi_interp::CopyKind::IngressClone) => psa.ingress_parsed,
-            Some(koi_interp::CopyKind::EgressClone) => psa.egress_emitted,
-        };
-        psa.queued.push_back(bound);
+        if self.psa_tracking() {
+            let psa = &mut self.psa;
+            let bound = match psa.copying {
+                None => psa.ingress_emitted,
+                Some(koi_interp::CopyKind::IngressClone) => psa.ingress_parsed,
+                Some(koi_interp::CopyKind::EgressClone) => psa.egress_emitted,
+            };
+            psa.queued.push_back(bound);
+        }
         self.record(|r| r.enqueued());
     }
 
@@ -915,8 +923,8 @@ impl Observer for DpObserver<'_> {
         // interpreter. Nor are clones whose egress parse the flow-key analysis does not
         // model (`PsaPasses`), or ingress clones of a packet whose parse extracted a header
         // twice (the bytes of its first extraction then held by no key); other clones are
-        // replayed.
-        if self.pipeline.arch == koi_ir::Architecture::Psa && self.tracking() {
+        // cached.
+        if self.psa_tracking() {
             let modelled = |egress| self.layout.psa_clone_modelled(egress);
             let cached = match (ev, self.psa.copying) {
                 (TmEvent::Resubmit | TmEvent::Recirculate, _) => false,

@@ -182,3 +182,52 @@ pub fn csum(b: &[u8]) -> u16 {
     }
     !(s as u16)
 }
+
+/// The start of the small PSA programs of the tests: Ethernet, then `h = (a, b)`, no
+/// metadata.
+pub const PSA_HEADERS: &str = r#"
+#include <core.p4>
+#include <psa.p4>
+header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
+header h_t { bit<8> a; bit<8> b; }
+struct headers_t { eth_t eth; h_t h; }
+struct meta_t { }
+struct empty_t { }
+"#;
+
+/// Ethernet to 02::0b from 02::0a (type 0x88b5), then `h = (a, b)`, then `seq`s to 60 bytes.
+pub fn eth_h_frame(a: u8, b: u8, seq: u8) -> Vec<u8> {
+    let mut f = vec![2, 0, 0, 0, 0, 0x0b, 2, 0, 0, 0, 0, 0x0a, 0x88, 0xb5, a, b];
+    f.resize(60, seq);
+    f
+}
+
+/// Adds to `table` an entry matching one field of `width` bits exactly on `key`.
+pub fn exact_entry(
+    s: &mut koi_state::State,
+    table: &str,
+    key: u64,
+    width: u32,
+    action: &str,
+    args: Vec<koi_ir::Bits>,
+) {
+    let spec = koi_state::EntrySpec {
+        keys: vec![koi_ir::Pattern::Exact(koi_ir::Bits::from_u64(width, key))],
+        action: koi_state::ActionSpec::action(action, args),
+        priority: None,
+        timeout_ns: None,
+    };
+    s.table_add(table, spec).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// A hit replayed by the interpreter.
+pub fn replayed(p: koi_datapath::PathTaken) -> bool {
+    use koi_datapath::{PathTaken, Tier};
+    matches!(p, PathTaken::Replayed(Tier::Microflow | Tier::Megaflow))
+}
+
+/// A hit run by a compiled program.
+pub fn compiled(p: koi_datapath::PathTaken) -> bool {
+    use koi_datapath::{PathTaken, Tier};
+    matches!(p, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow))
+}

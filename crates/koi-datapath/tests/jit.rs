@@ -362,30 +362,20 @@ control D(packet_out pkt, in headers hdr) {
 V1Switch(P(), V(), I(), E(), C(), D()) main;
 "#;
 
+/// A byte as the FNV hashes take it: its value, or (`signed`) a signed char's, sign-extended.
+fn widen(b: u8, signed: bool) -> u64 {
+    if signed {
+        b as i8 as i64 as u64
+    } else {
+        u64::from(b)
+    }
+}
+
 /// FNV-1 (`a` false) or FNV-1a of `bytes`, 64 bits (offset basis 0xcbf29ce484222325, prime
-/// 0x100000001b3).
-fn fnv64(bytes: &[u8], a: bool) -> u64 {
+/// 0x100000001b3), the bytes taken as [`widen`] takes them.
+fn fnv64(bytes: &[u8], a: bool, signed: bool) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        if a {
-            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-        } else {
-            h.wrapping_mul(0x100_0000_01b3) ^ u64::from(b)
-        }
-    })
-}
-
-/// FNV-1a of `bytes`, 32 bits (offset basis 0x811c9dc5, prime 0x01000193).
-fn fnv1a32(bytes: &[u8]) -> u32 {
-    bytes.iter().fold(0x811c_9dc5u32, |h, &b| {
-        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
-    })
-}
-
-/// [`fnv64`] and [`fnv1a32`] over bytes read as signed chars: a byte of 0x80 or more
-/// sign-extended to the hash's width.
-fn fnv64_signed(bytes: &[u8], a: bool) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        let v = b as i8 as i64 as u64;
+        let v = widen(b, signed);
         if a {
             (h ^ v).wrapping_mul(0x100_0000_01b3)
         } else {
@@ -394,9 +384,11 @@ fn fnv64_signed(bytes: &[u8], a: bool) -> u64 {
     })
 }
 
-fn fnv1a32_signed(bytes: &[u8]) -> u32 {
+/// FNV-1a of `bytes`, 32 bits (offset basis 0x811c9dc5, prime 0x01000193), the bytes taken
+/// as [`widen`] takes them.
+fn fnv1a32(bytes: &[u8], signed: bool) -> u32 {
     bytes.iter().fold(0x811c_9dc5u32, |h, &b| {
-        (h ^ (b as i8 as i32 as u32)).wrapping_mul(0x0100_0193)
+        (h ^ widen(b, signed) as u32).wrapping_mul(0x0100_0193)
     })
 }
 
@@ -426,15 +418,27 @@ fn fnv_twin(p: &koi_ir::Pipeline, max_key: u8) -> common::Twin<'_> {
         let be =
             |r: std::ops::Range<usize>| o[r].iter().fold(0u64, |v, b| (v << 8) | u64::from(*b));
         let ae: Vec<u8> = [a].iter().chain(e).copied().collect();
-        assert_eq!(be(0..8), fnv64(&ae, true) % u64::MAX, "packet {i}");
+        assert_eq!(be(0..8), fnv64(&ae, true, false) % u64::MAX, "packet {i}");
         let key_a: Vec<u8> = key.iter().copied().chain([a]).collect();
-        assert_eq!(be(24..28), fnv64(&key_a, true) & 0xffff_ffff, "packet {i}");
-        assert_eq!(be(28..32), fnv64(key, false) & 0xffff_ffff, "packet {i}");
-        assert_eq!(be(32..34), 7 + u64::from(fnv1a32(e)) % 1000, "packet {i}");
-        assert_eq!(be(34..38), u64::from(fnv1a32_signed(&key_a)), "packet {i}");
+        assert_eq!(
+            be(24..28),
+            fnv64(&key_a, true, false) & 0xffff_ffff,
+            "packet {i}"
+        );
+        assert_eq!(
+            be(28..32),
+            fnv64(key, false, false) & 0xffff_ffff,
+            "packet {i}"
+        );
+        assert_eq!(
+            be(32..34),
+            7 + u64::from(fnv1a32(e, false)) % 1000,
+            "packet {i}"
+        );
+        assert_eq!(be(34..38), u64::from(fnv1a32(&key_a, true)), "packet {i}");
         assert_eq!(
             be(38..42),
-            fnv64_signed(key, false) & 0xffff_ffff,
+            fnv64(key, false, true) & 0xffff_ffff,
             "packet {i}"
         );
     }

@@ -10,33 +10,16 @@
 
 mod common;
 
-use koi_datapath::{PathTaken, Tier};
-use koi_ir::{Bits, Pattern};
-use koi_state::{ActionSpec, EntrySpec, MirrorTarget, State};
+use common::{
+    PSA_HEADERS as HEADERS, compiled, eth_h_frame as frame, exact_entry as entry, replayed,
+};
+use koi_datapath::PathTaken;
+use koi_ir::Bits;
+use koi_state::MirrorTarget;
 use std::path::Path;
 
 fn root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
-
-/// A hit replayed by the interpreter.
-fn replayed(p: PathTaken) -> bool {
-    matches!(p, PathTaken::Replayed(Tier::Microflow | Tier::Megaflow))
-}
-
-/// A hit run by a compiled program.
-fn compiled(p: PathTaken) -> bool {
-    matches!(p, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow))
-}
-
-fn entry(s: &mut State, table: &str, key: u64, width: u32, action: &str, args: Vec<Bits>) {
-    let spec = EntrySpec {
-        keys: vec![Pattern::Exact(Bits::from_u64(width, key))],
-        action: ActionSpec::action(action, args),
-        priority: None,
-        timeout_ns: None,
-    };
-    s.table_add(table, spec).unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// An Ethernet frame to `dst` (the last byte of the MAC; 0xff: broadcast) from `src`.
@@ -90,17 +73,6 @@ fn psa_l2_unicast_flood_and_drop_are_cached() {
     assert_eq!(format!("{:?}", twin.si), format!("{:?}", twin.sd));
 }
 
-/// PSA headers shared by the programs below: Ethernet, then `h = (a, b)`.
-const HEADERS: &str = r#"
-#include <core.p4>
-#include <psa.p4>
-header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
-header h_t { bit<8> a; bit<8> b; }
-struct headers_t { eth_t eth; h_t h; }
-struct meta_t { }
-struct empty_t { }
-"#;
-
 /// Ingress parses Ethernet and `h`, sets `h.a` from a table on `h.b` (else leaves it), and
 /// sends to port 2 (clone session `h.b` when `h.b` is 9; resubmits when it is 8, once); the
 /// ingress deparser emits what `EMIT` says. The egress parser extracts what `EGRESS_PARSE`
@@ -153,13 +125,6 @@ EgressPipeline(EP(), E(), ED()) ep;
 PSA_Switch(ip, PacketReplicationEngine(), ep, BufferingQueueingEngine()) main;
 "#
     )
-}
-
-fn frame(a: u8, b: u8, seq: u8) -> Vec<u8> {
-    let mut f = eth(0x0b, 0x0a, seq);
-    f[14] = a;
-    f[15] = b;
-    f
 }
 
 /// Ingress writes `h.a` from a table (b = 1 gives a = 5, which egress drops; b = 2 gives 7)

@@ -7,41 +7,10 @@
 
 mod common;
 
-use koi_datapath::{PathTaken, Tier};
-use koi_ir::{Bits, Pattern};
-use koi_state::{ActionSpec, EntrySpec, MirrorTarget, State};
-
-/// A hit run by a compiled program.
-fn compiled(p: PathTaken) -> bool {
-    matches!(p, PathTaken::Compiled(Tier::Microflow | Tier::Megaflow))
-}
-
-fn entry(s: &mut State, table: &str, key: u64, action: &str, args: Vec<Bits>) {
-    let spec = EntrySpec {
-        keys: vec![Pattern::Exact(Bits::from_u64(8, key))],
-        action: ActionSpec::action(action, args),
-        priority: None,
-        timeout_ns: None,
-    };
-    s.table_add(table, spec).unwrap_or_else(|e| panic!("{e}"));
-}
-
-/// Ethernet to 02::0b from 02::0a (type 0x88b5), then `h = (a, b)`, then `seq`s to 60 bytes.
-fn frame(a: u8, b: u8, seq: u8) -> Vec<u8> {
-    let mut f = vec![2, 0, 0, 0, 0, 0x0b, 2, 0, 0, 0, 0, 0x0a, 0x88, 0xb5, a, b];
-    f.resize(60, seq);
-    f
-}
-
-const HEADERS: &str = r#"
-#include <core.p4>
-#include <psa.p4>
-header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
-header h_t { bit<8> a; bit<8> b; }
-struct headers_t { eth_t eth; h_t h; }
-struct meta_t { }
-struct empty_t { }
-"#;
+use common::{PSA_HEADERS as HEADERS, compiled, eth_h_frame as frame, exact_entry};
+use koi_datapath::PathTaken;
+use koi_ir::Bits;
+use koi_state::MirrorTarget;
 
 /// Ingress parses Ethernet and `h` (`PEEK` first: a statement of its start state), rewrites
 /// `h.a` from a table on `h.b`, and for `h.b` 9 only mirrors the packet (clone session 9,
@@ -118,7 +87,7 @@ fn ingress_clones_are_compiled() {
     let mut twin = common::Twin::new(&p, |s| {
         s.mirroring_add(9, MirrorTarget::Port(4))
             .unwrap_or_else(|e| panic!("{e}"));
-        entry(s, "t", 9, "set_a", vec![Bits::from_u64(8, 7)]);
+        exact_entry(s, "t", 9, 8, "set_a", vec![Bits::from_u64(8, 7)]);
     });
     for round in 0..4u8 {
         for (a, out) in [(5, 0), (6, 1), (8, 1), (5, 0)] {

@@ -26,67 +26,83 @@ pub const OFFSET_64: u64 = 0xcbf2_9ce4_8422_2325;
 /// FNV's 64-bit prime.
 pub const PRIME_64: u64 = 0x0000_0100_0000_01b3;
 
+/// One byte as it enters the hash: its value, or (`signed`) the value of a signed char
+/// sign-extended to 64 bits (the 32-bit hashes take its low half).
+#[inline(always)]
+fn widen(b: u8, signed: bool) -> u64 {
+    if signed {
+        b as i8 as i64 as u64
+    } else {
+        u64::from(b)
+    }
+}
+
+/// FNV-1a (`a`) or FNV-1, 32 bits, over `bytes` taken as [`widen`] takes them.
+#[inline(always)]
+fn fnv32(bytes: &[u8], a: bool, signed: bool) -> u32 {
+    bytes.iter().fold(OFFSET_32, |h, &b| {
+        let v = widen(b, signed) as u32;
+        if a {
+            (h ^ v).wrapping_mul(PRIME_32)
+        } else {
+            h.wrapping_mul(PRIME_32) ^ v
+        }
+    })
+}
+
+/// FNV-1a (`a`) or FNV-1, 64 bits, over `bytes` taken as [`widen`] takes them.
+#[inline(always)]
+fn fnv64(bytes: &[u8], a: bool, signed: bool) -> u64 {
+    bytes.iter().fold(OFFSET_64, |h, &b| {
+        let v = widen(b, signed);
+        if a {
+            (h ^ v).wrapping_mul(PRIME_64)
+        } else {
+            h.wrapping_mul(PRIME_64) ^ v
+        }
+    })
+}
+
 /// FNV-1, 32 bits.
 pub fn fnv1_32(bytes: &[u8]) -> u32 {
-    bytes
-        .iter()
-        .fold(OFFSET_32, |h, &b| h.wrapping_mul(PRIME_32) ^ u32::from(b))
+    fnv32(bytes, false, false)
 }
 
 /// FNV-1a, 32 bits.
 pub fn fnv1a_32(bytes: &[u8]) -> u32 {
-    bytes
-        .iter()
-        .fold(OFFSET_32, |h, &b| (h ^ u32::from(b)).wrapping_mul(PRIME_32))
+    fnv32(bytes, true, false)
 }
 
 /// FNV-1, 64 bits.
 pub fn fnv1_64(bytes: &[u8]) -> u64 {
-    bytes
-        .iter()
-        .fold(OFFSET_64, |h, &b| h.wrapping_mul(PRIME_64) ^ u64::from(b))
+    fnv64(bytes, false, false)
 }
 
 /// FNV-1a, 64 bits.
 pub fn fnv1a_64(bytes: &[u8]) -> u64 {
-    bytes
-        .iter()
-        .fold(OFFSET_64, |h, &b| (h ^ u64::from(b)).wrapping_mul(PRIME_64))
-}
-
-/// A byte read as a signed char, sign-extended to 64 bits.
-fn signed(b: u8) -> u64 {
-    b as i8 as i64 as u64
+    fnv64(bytes, true, false)
 }
 
 /// FNV-1a, 32 bits, over bytes read as signed chars (twemproxy's `fnv1a_32`).
 pub fn fnv1a_32_signed(bytes: &[u8]) -> u32 {
-    bytes.iter().fold(OFFSET_32, |h, &b| {
-        (h ^ signed(b) as u32).wrapping_mul(PRIME_32)
-    })
+    fnv32(bytes, true, true)
 }
 
 /// FNV-1a, 64 bits, over bytes read as signed chars (twemproxy's `fnv1a_64` is its low 32
 /// bits).
 pub fn fnv1a_64_signed(bytes: &[u8]) -> u64 {
-    bytes
-        .iter()
-        .fold(OFFSET_64, |h, &b| (h ^ signed(b)).wrapping_mul(PRIME_64))
+    fnv64(bytes, true, true)
 }
 
 /// FNV-1, 32 bits, over bytes read as signed chars (twemproxy's `fnv1_32`).
 pub fn fnv1_32_signed(bytes: &[u8]) -> u32 {
-    bytes.iter().fold(OFFSET_32, |h, &b| {
-        h.wrapping_mul(PRIME_32) ^ signed(b) as u32
-    })
+    fnv32(bytes, false, true)
 }
 
 /// FNV-1, 64 bits, over bytes read as signed chars (twemproxy's `fnv1_64` is its low 32
 /// bits).
 pub fn fnv1_64_signed(bytes: &[u8]) -> u64 {
-    bytes
-        .iter()
-        .fold(OFFSET_64, |h, &b| h.wrapping_mul(PRIME_64) ^ signed(b))
+    fnv64(bytes, false, true)
 }
 
 #[cfg(test)]

@@ -68,6 +68,31 @@ impl HashAlgo {
         }
     }
 
+    /// The algorithms whose computation is fixed (all but the custom CRCs).
+    pub const FIXED: [HashAlgo; 15] = [
+        HashAlgo::Crc32,
+        HashAlgo::Crc16,
+        HashAlgo::Random,
+        HashAlgo::Identity,
+        HashAlgo::Csum16,
+        HashAlgo::Xor16,
+        HashAlgo::Lookup3,
+        HashAlgo::Fnv1a32,
+        HashAlgo::Fnv1a64,
+        HashAlgo::Fnv1_32,
+        HashAlgo::Fnv1_64,
+        HashAlgo::Fnv1a32Signed,
+        HashAlgo::Fnv1a64Signed,
+        HashAlgo::Fnv1_32Signed,
+        HashAlgo::Fnv1_64Signed,
+    ];
+
+    /// The fixed algorithm an architecture file's enum member `name` names (`None` for the
+    /// custom CRCs, whose calculation the caller gives, and unknown names).
+    pub fn fixed(name: &str) -> Option<HashAlgo> {
+        HashAlgo::FIXED.into_iter().find(|a| a.name() == name)
+    }
+
     /// The enum member's name in the architecture file.
     pub fn name(self) -> &'static str {
         match self {

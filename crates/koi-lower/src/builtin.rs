@@ -325,24 +325,12 @@ impl Lowerer<'_> {
     fn hash_algo(&mut self, a: Option<&ast::Expr>, span: Span, used_by: &str) -> R<HashAlgo> {
         let m = self.enum_arg(a, span)?;
         Ok(match m.as_str() {
-            "crc32" => HashAlgo::Crc32,
             "crc32_custom" => HashAlgo::Crc32Custom(self.calculation(32, used_by)),
-            "crc16" => HashAlgo::Crc16,
             "crc16_custom" => HashAlgo::Crc16Custom(self.calculation(16, used_by)),
-            "random" => HashAlgo::Random,
-            "identity" => HashAlgo::Identity,
-            "csum16" => HashAlgo::Csum16,
-            "xor16" => HashAlgo::Xor16,
-            "lookup3" => HashAlgo::Lookup3,
-            "fnv1a_32" => HashAlgo::Fnv1a32,
-            "fnv1a_64" => HashAlgo::Fnv1a64,
-            "fnv1_32" => HashAlgo::Fnv1_32,
-            "fnv1_64" => HashAlgo::Fnv1_64,
-            "fnv1a_32_signed" => HashAlgo::Fnv1a32Signed,
-            "fnv1a_64_signed" => HashAlgo::Fnv1a64Signed,
-            "fnv1_32_signed" => HashAlgo::Fnv1_32Signed,
-            "fnv1_64_signed" => HashAlgo::Fnv1_64Signed,
-            _ => return unsupported(span, format!("hash algorithm {m}")),
+            other => match HashAlgo::fixed(other) {
+                Some(a) => a,
+                None => return unsupported(span, format!("hash algorithm {m}")),
+            },
         })
     }
 

@@ -687,22 +687,8 @@ impl Lowerer<'_> {
 fn algo_of(m: &str) -> HashAlgo {
     match m {
         "crc32_custom" => HashAlgo::Crc32Custom(u32::MAX),
-        "crc16" => HashAlgo::Crc16,
         "crc16_custom" => HashAlgo::Crc16Custom(u32::MAX),
-        "random" => HashAlgo::Random,
-        "identity" => HashAlgo::Identity,
-        "csum16" => HashAlgo::Csum16,
-        "xor16" => HashAlgo::Xor16,
-        "lookup3" => HashAlgo::Lookup3,
-        "fnv1a_32" => HashAlgo::Fnv1a32,
-        "fnv1a_64" => HashAlgo::Fnv1a64,
-        "fnv1_32" => HashAlgo::Fnv1_32,
-        "fnv1_64" => HashAlgo::Fnv1_64,
-        "fnv1a_32_signed" => HashAlgo::Fnv1a32Signed,
-        "fnv1a_64_signed" => HashAlgo::Fnv1a64Signed,
-        "fnv1_32_signed" => HashAlgo::Fnv1_32Signed,
-        "fnv1_64_signed" => HashAlgo::Fnv1_64Signed,
-        _ => HashAlgo::Crc32,
+        other => HashAlgo::fixed(other).unwrap_or(HashAlgo::Crc32),
     }
 }
 

@@ -249,6 +249,16 @@ impl Tracer<'_> {
         Some(())
     }
 
+    /// Whether a clone request (`flag`, to `session`) is a constant of the run: no clone, or
+    /// one to a session the run fixes.
+    fn clone_fixed(&self, flag: Option<SlotId>, session: Option<SlotId>, k: &Known<'_>) -> bool {
+        match self.const_slot(flag, k) {
+            Some(0) => true,
+            Some(_) => self.const_slot(session, k).is_some(),
+            None => false,
+        }
+    }
+
     /// PSA's traffic manager: what it did must follow from constants of the run.
     pub(super) fn psa_tm(&mut self, ev: &koi_interp::TmEvent, k: &Known<'_>) {
         use koi_interp::TmEvent;
@@ -260,12 +270,7 @@ impl Tracer<'_> {
         let (session, esession) = (s.session, s.egress_session);
         let c = |slot| self.const_slot(slot, k);
         let nonzero = |v: Option<u64>| v.is_some_and(|v| v != 0);
-        // Whether a clone is made, and to which session, is a constant of the run.
-        let cloned = |flag, sess| match c(flag) {
-            Some(0) => true,
-            Some(_) => c(sess).is_some(),
-            None => false,
-        };
+        let cloned = |flag, sess| self.clone_fixed(flag, sess, k);
         // What egress receives is a constant of the run: the class of service too.
         let sends = cloned(clone, session)
             && c(resubmit) == Some(0)
@@ -321,12 +326,7 @@ impl Tracer<'_> {
             self.fail("egress parser not over the emitted headers");
             return;
         }
-        let cloned = match self.const_slot(eclone, k) {
-            Some(0) => true,
-            Some(_) => self.const_slot(esession, k).is_some(),
-            None => false,
-        };
-        if self.const_slot(edrop, k) != Some(0) || !cloned {
+        if self.const_slot(edrop, k) != Some(0) || !self.clone_fixed(eclone, esession, k) {
             self.fail("traffic manager input not constant");
             return;
         }

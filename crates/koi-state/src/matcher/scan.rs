@@ -97,9 +97,10 @@ impl ScanList {
         // (A scan table has a field; a list of no field keeps no tests.)
         let narrow =
             (1..=NARROW_FIELDS).contains(&widths.len()) && widths.iter().all(|&w| w <= 128);
+        let widths = narrow.then(|| widths.to_vec());
         ScanList {
-            intervals: (narrow && widths.len() == 1 && widths[0] > 0).then(Intervals::default),
-            widths: narrow.then(|| widths.to_vec()),
+            intervals: searchable(&widths).then(Intervals::default),
+            widths,
             ..ScanList::default()
         }
     }
@@ -148,11 +149,7 @@ impl ScanList {
         self.order.clear();
         self.tests.clear();
         self.complete.clear();
-        let one = self
-            .widths
-            .as_ref()
-            .is_some_and(|w| w.len() == 1 && w[0] > 0);
-        self.intervals = one.then(Intervals::default);
+        self.intervals = searchable(&self.widths).then(Intervals::default);
     }
 
     /// Whether the kept tests answer a lookup of `keys` (fields of the table's widths).
@@ -161,6 +158,12 @@ impl ScanList {
             w.len() == keys.len() && w.iter().zip(keys).all(|(w, k)| *w == k.width())
         })
     }
+}
+
+/// Whether a list of kept tests for fields of `widths` may be searched ([`Intervals`]): one
+/// field, of at least one bit.
+fn searchable(widths: &Option<Vec<u32>>) -> bool {
+    matches!(widths.as_deref(), Some([w]) if *w > 0)
 }
 
 pub(super) fn lookup_scan<'a>(

@@ -120,14 +120,7 @@ proptest! {
             m.insert(&ps, *prio, i as u32);
             pats.push(ps);
         }
-        let mut live: Vec<u32> = (0..pats.len() as u32).collect();
-        for r in &removed {
-            if live.is_empty() {
-                break;
-            }
-            let i = live.swap_remove(r.index(live.len()));
-            m.remove(&pats[i as usize], i);
-        }
+        let live = remove_some(&mut m, &pats, &removed);
         let Matcher::Scan(list) = &m else {
             panic!("scan expected")
         };
@@ -217,6 +210,24 @@ proptest! {
 
 /// A matcher of `kind` given `entries` (entry `i` at index `i`, priority 0; duplicates
 /// left out), then without the ones `removed` picks; and the entries it keeps.
+/// Removes from `m` (holding entry `i` with patterns `pats[i]`) the entries `removed` picks
+/// among those left; returns the indices left.
+fn remove_some(
+    m: &mut Matcher,
+    pats: &[Vec<Pattern>],
+    removed: &[prop::sample::Index],
+) -> Vec<u32> {
+    let mut live: Vec<u32> = (0..pats.len() as u32).collect();
+    for r in removed {
+        if live.is_empty() {
+            break;
+        }
+        let i = live.swap_remove(r.index(live.len()));
+        m.remove(&pats[i as usize], i);
+    }
+    live
+}
+
 fn populated(
     kind: LookupKind,
     lpm: Option<usize>,
@@ -862,14 +873,7 @@ proptest! {
             m.insert(&p, (i % 3) as u32, i as u32);
             pats.push(p);
         }
-        let mut live: Vec<u32> = (0..pats.len() as u32).collect();
-        for r in &removed {
-            if live.is_empty() {
-                break;
-            }
-            let i = live.swap_remove(r.index(live.len()));
-            m.remove(&pats[i as usize], i);
-        }
+        let mut live = remove_some(&mut m, &pats, &removed);
         let searched = |m: &Matcher| matches!(m, Matcher::Scan(l) if l.intervals.is_some());
         prop_assert!(searched(&m));
         // An entry that overlaps another (or is no range): scanned again.
