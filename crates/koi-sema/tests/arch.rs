@@ -115,6 +115,16 @@ fn abstract_methods() {
         "without abstract methods",
     );
     rejects(
+        &format!("{ext}control c() {{\n Virtual() v; // ERR\n apply {{ }} }}\n"),
+        "v: must declare abstract methods for Virtual",
+    );
+    rejects(
+        &format!(
+            "{ext}control c() {{ Virtual() v = {{\n bit<16> f<T>(in bit<16> ix) {{ return ix; }} // ERR\n }}; apply {{ }} }}\n"
+        ),
+        "abstract method implementations cannot be generic",
+    );
+    rejects(
         "control c() { apply {\n bit<8> x = this.y; // ERR\n } }\n",
         "'this' can only be used",
     );
