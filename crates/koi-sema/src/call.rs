@@ -416,6 +416,12 @@ impl Checker<'_> {
                 );
             }
             ("packet_in", "lookahead") if self.check_one_varbit(t) > 1 => {}
+            ("packet_in", "lookahead") if self.has_union(t) => {
+                self.error(
+                    e.span,
+                    format!("{}: type argument must be a fixed-width type", self.show(t)),
+                );
+            }
             ("packet_in", "lookahead") if self.out.types.width(t).is_none() => {
                 self.error(
                     e.span,
@@ -463,6 +469,17 @@ impl Checker<'_> {
             }
         }
         varbit.len()
+    }
+
+    /// True for a header union, or a stack or tuple of them (p4c's `hasVarbitsOrUnions`, which
+    /// does not look into struct fields): `lookahead` cannot read one.
+    fn has_union(&self, t: TypeId) -> bool {
+        match self.ty(t) {
+            Ty::Agg(a) => a.kind == AggKind::HeaderUnion,
+            Ty::Stack { elem, .. } => self.has_union(*elem),
+            Ty::Tuple(ts) => ts.iter().any(|t| self.has_union(*t)),
+            _ => false,
+        }
     }
 
     /// What `packet_out.emit` takes (p4c's `checkEmitType`): headers, stacks and unions, and

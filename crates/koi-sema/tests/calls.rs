@@ -229,6 +229,22 @@ fn a_header_extract_or_lookahead_reads_has_at_most_one_varbit_field() {
 }
 
 #[test]
+fn lookahead_cannot_read_header_unions() {
+    let pre = "header h { bit<8> a; }\nheader_union u { h x; }\nstruct s { u b; }\n";
+    ok(&with_core(&format!(
+        "{pre}parser P(packet_in p) {{ state start {{ h w = p.lookahead<h>(); transition accept; }} }}\n"
+    )));
+    for t in ["u", "u[2]", "tuple<h, u>"] {
+        rejects(
+            &with_core(&format!(
+                "{pre}parser P(packet_in p) {{ state start {{\n {t} w = p.lookahead<{t}>(); // ERR\n transition accept; }} }}\n"
+            )),
+            "type argument must be a fixed-width type",
+        );
+    }
+}
+
+#[test]
 fn emit_takes_headers_and_aggregates_of_them() {
     let pre = "header h { bit<8> a; }\nheader_union u { h x; }\nstruct inner { h a; u b; h[2] c; }\nstruct s { inner i; h d; bit<8> m; }\n";
     ok(&with_core(&format!(
