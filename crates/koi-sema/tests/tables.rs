@@ -223,6 +223,18 @@ fn priorities() {
         ),
         "must have a priority",
     );
+    rejects(
+        &table(
+            "key = { h.a: ternary; } actions = { a; } const entries = {\n 1 &&& 1: a();\n priority = 5: 2 &&& 2: a(); // ERR\n }",
+        ),
+        "Table with 'const' entries cannot have priorities",
+    );
+    rejects(
+        &table(
+            "key = { h.a: exact; } actions = { a; } const entries = {\n priority = 5: 2: a(); // ERR\n }",
+        ),
+        "Table with 'const' entries cannot have priorities",
+    );
 }
 
 #[test]
