@@ -47,6 +47,15 @@ fn shifts() {
         &body("bit<8> r = (bit<8>)(1 << x); // ERR"),
         "arbitrary-precision",
     );
+    rejects(
+        &body("x = x << 3000000000; // ERR"),
+        "Shift amount too large: 3000000000",
+    );
+    rejects(
+        &body("y = y >> 0x80000000; // ERR"),
+        "Shift amount too large",
+    );
+    ok(&body("x = x << 2147483647;"));
 }
 
 #[test]
