@@ -63,6 +63,27 @@ fn select_keysets_match_the_select_types() {
 }
 
 #[test]
+fn masks_and_ranges_match_integers_only() {
+    let pre = "error { NoError, NoMatch }\nenum E { A, B }\nenum bit<8> F { A = 1, B = 2 }\nparser p(in bool b, in E e, in F f, in error r) {\n state start {\n";
+    ok(&format!(
+        "{pre} transition select(f) {{ F.A &&& 0x0f: accept; F.A .. F.B: accept; default: reject; }}\n }}\n}}\n"
+    ));
+    for (sel, ks) in [
+        ("b", "true &&& true"),
+        ("b", "false .. true"),
+        ("e", "E.A .. E.B"),
+        ("r", "error.NoError &&& error.NoMatch"),
+    ] {
+        rejects(
+            &format!(
+                "{pre} transition select({sel}) {{\n {ks}: accept; // ERR\n default: reject; }}\n }}\n}}\n"
+            ),
+            "cannot be applied to an expression of type",
+        );
+    }
+}
+
+#[test]
 fn value_sets_in_select() {
     ok(
         "parser p(in bit<8> x) { value_set<bit<8>>(4) vs;\n state start { transition select(x) { vs: accept; default: reject; } } }\n",

@@ -117,6 +117,12 @@ fn entries() {
         ),
         "Size of entry keyset",
     );
+    rejects(
+        &table(
+            "key = { h.isValid(): ternary; } actions = { a; } const entries = {\n true &&& true: a(); // ERR\n }",
+        ),
+        "&&&: cannot be applied to an expression of type bool",
+    );
     common::err(
         &table("actions = { a; } const entries = { _ : a(); } key = { h.a: exact; }"),
         8,
