@@ -95,6 +95,13 @@ fn explicit_casts() {
     );
     rejects(&body("d = (bool)2; // ERR"), "Only 0 and 1");
     rejects(&body("d = (bool)x; // ERR"), "cannot cast bit<8> to bool");
+    ok(&body(
+        "s = (S){ a = 1, b = true }; s = (S){ 1, true }; h = (H){#};",
+    ));
+    rejects(
+        &body("tuple<bit<8>, bool> t = (tuple<bit<8>, bool>){ 1, true }; // ERR"),
+        "tuple<bit<8>, bool>: cast not supported",
+    );
 }
 
 #[test]
