@@ -677,6 +677,12 @@ impl Checker<'_> {
             (Builtin::PushFront | Builtin::PopFront, Ty::Stack { elem, .. })
                 if self.out.types.is_header_like(*elem) =>
             {
+                if self.cx.in_parser() {
+                    self.error(
+                        base.span,
+                        "'push_front' and 'pop_front' for stacks cannot be used in a parser",
+                    );
+                }
                 self.require_lvalue_receiver(base);
                 TypeId::VOID
             }

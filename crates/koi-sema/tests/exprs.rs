@@ -143,6 +143,24 @@ fn header_stacks() {
     ok(&format!(
         "{pre}parser p(inout M m) {{ state start {{ m.hs.next.f = 1; m.hs.last.f = 2; bit<32> l = m.hs.lastIndex; transition accept; }} }}\n"
     ));
+    rejects(
+        &format!(
+            "{pre}parser p(inout M m) {{ state start {{\n m.hs.push_front(1); // ERR\n transition accept; }} }}\n"
+        ),
+        "'push_front' and 'pop_front' for stacks cannot be used in a parser",
+    );
+    let arr = "struct A { bit<8>[4] a; }\n";
+    ok(&format!(
+        "{arr}parser p(inout A x) {{ state start {{ x.a[1] = 2; transition accept; }} }}\n"
+    ));
+    for m in ["next", "last", "lastIndex", "size"] {
+        rejects(
+            &format!(
+                "{arr}parser p(inout A x, out bit<32> n) {{ state start {{\n n = (bit<32>)x.a.{m}; // ERR\n transition accept; }} }}\n"
+            ),
+            &format!("'{m}' can only be used on header stacks"),
+        );
+    }
 }
 
 #[test]
