@@ -41,6 +41,16 @@ impl Checker<'_> {
             return TypeId::ERROR;
         }
         if matches!(self.ty(t), Ty::Extern(_)) {
+            if !is_ctor
+                && !args
+                    .iter()
+                    .all(|a| matches!(a.value.kind, ExprKind::DontCare) || self.is_ctk(&a.value))
+            {
+                // Only factories evaluated at compile time may return extern objects.
+                let s = self.show(t);
+                self.error(e.span, format!("illegal return type {s}"));
+                return TypeId::ERROR;
+            }
             self.set_ctk(e);
         }
         t
@@ -174,7 +184,12 @@ impl Checker<'_> {
             CallTarget::Function(d)
         };
         let ret = self.check_call_args(e, target, &sig, &map, args, type_args, ArgMode::Call);
-        if is_extern && args.iter().all(|a| self.is_ctk(&a.value)) {
+        // As p4c: a call is compile-time known when its arguments are and it is a factory
+        // (returns an extern object), `static_assert` or a `@pure` function.
+        if is_extern
+            && (returns_extern || name == "static_assert" || self.pure_functions.contains(&d))
+            && args.iter().all(|a| self.is_ctk(&a.value))
+        {
             self.set_ctk(e);
         }
         if is_extern && name == "static_assert" {

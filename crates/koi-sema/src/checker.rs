@@ -77,6 +77,9 @@ pub struct Checker<'o> {
     pub error_spans: HashMap<String, Span>,
     /// Abstract methods annotated `@optional` (implementations may omit them).
     pub optional_methods: HashSet<DeclId>,
+    /// Extern functions annotated `@pure`: calls with compile-time known arguments are
+    /// compile-time known.
+    pub pure_functions: HashSet<DeclId>,
     /// Control-plane names given so far.
     pub cp_names: HashMap<String, DeclId>,
     /// Where each field of a header, struct or union declaration was named, in field order.
@@ -106,6 +109,7 @@ impl<'o> Checker<'o> {
             parent: None,
             error_spans: HashMap::new(),
             optional_methods: HashSet::new(),
+            pure_functions: HashSet::new(),
             cp_names: HashMap::new(),
             field_spans: HashMap::new(),
             multi_varbit_reported: HashSet::new(),

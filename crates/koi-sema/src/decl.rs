@@ -85,7 +85,13 @@ impl Checker<'_> {
                 type_params,
                 methods,
             } => Some(self.check_extern(name, type_params, methods)),
-            D::ExternFunction(p) => Some(self.check_extern_function(p)),
+            D::ExternFunction(p) => {
+                let id = self.check_extern_function(p);
+                if d.annotations.iter().any(|a| a.name.name == "pure") {
+                    self.pure_functions.insert(id);
+                }
+                Some(id)
+            }
             D::Function {
                 ret,
                 name,

@@ -313,3 +313,29 @@ fn constructor_calls_are_not_allowed_in_actions() {
         "Constructor calls not allowed in actions",
     );
 }
+
+#[test]
+fn extern_function_calls_are_compile_time_known_only_for_factories_and_pure_functions() {
+    let pre = "extern E { E(); }\nextern E make(in bit<8> x);\nextern bit<8> g();\n@pure extern bit<8> p(in bit<8> x);\n";
+    ok(&with_core(&format!(
+        "{pre}control c() {{ const bit<8> k = p(1); E() e; apply {{ }} }}\n"
+    )));
+    rejects(
+        &with_core(&format!(
+            "{pre}control c() {{\n const bit<8> k = g(); // ERR\n apply {{ }} }}\n"
+        )),
+        "expression must evaluate to a constant",
+    );
+    rejects(
+        &with_core(&format!(
+            "{pre}parser q(in bit<8> x) {{ state start {{ transition select(x) {{\n g(): accept; // ERR\n default: reject; }} }} }}\n"
+        )),
+        "compile-time constant",
+    );
+    rejects(
+        &with_core(&format!(
+            "{pre}control c(in bit<8> y) {{ apply {{\n make(y); // ERR\n }} }}\n"
+        )),
+        "illegal return type extern E",
+    );
+}
