@@ -126,13 +126,7 @@ impl Checker<'_> {
     fn select_component_ok(&self, t: TypeId) -> bool {
         matches!(
             self.ty(t),
-            Ty::Bit(_)
-                | Ty::Int(_)
-                | Ty::Bool
-                | Ty::Enum(_)
-                | Ty::ErrorType
-                | Ty::NewType { .. }
-                | Ty::Error
+            Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::Enum(_) | Ty::Error
         )
     }
 
