@@ -1,4 +1,5 @@
-//! Annotations: the bodies of the annotations the spec defines (`@name`, `@deprecated`), of
+//! Annotations: the bodies of the annotations the spec defines (`@name`, `@deprecated`, and
+//! those that take no arguments, such as `@hidden`), of
 //! structured annotations (compile-time constant `int`, `string` or `bool` values, unique
 //! names), and of koi's `@koi_stage(N)` (a malformed one is a warning: it is only a hint).
 
@@ -26,6 +27,20 @@ pub fn koi_stage_arg(a: &Annotation) -> Option<u32> {
     }
 }
 
+/// The annotations p4c parses with an empty body (its `ParseAnnotations`): they take no
+/// arguments.
+const EMPTY_BODIED: [&str; 9] = [
+    "atomic",
+    "defaultonly",
+    "hidden",
+    "likely",
+    "noSideEffects",
+    "optional",
+    "pure",
+    "tableonly",
+    "unlikely",
+];
+
 impl Checker<'_> {
     /// Checks the annotations of one declaration, parameter, field or property.
     pub fn check_annotations(&mut self, anns: &[Annotation]) {
@@ -39,7 +54,10 @@ impl Checker<'_> {
                 );
             }
             match &a.body {
-                AnnotationBody::Unstructured { exprs, .. } => {
+                AnnotationBody::Unstructured { tokens, exprs } => {
+                    if EMPTY_BODIED.contains(&name) && !tokens.is_empty() {
+                        self.error(a.span, format!("@{name} should not have any arguments"));
+                    }
                     if matches!(name, "name" | "deprecated") {
                         self.string_annotation(a, exprs.as_deref());
                     }
