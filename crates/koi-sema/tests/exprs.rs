@@ -141,13 +141,35 @@ fn header_stacks() {
         "must be an integer",
     );
     ok(&format!(
-        "{pre}parser p(inout M m) {{ state start {{ m.hs.next.f = 1; m.hs.last.f = 2; bit<32> l = m.hs.lastIndex; transition accept; }} }}\n"
+        "{pre}parser p(inout M m) {{ state start {{ m.hs.next.f = 1; bit<8> v = m.hs.last.f; bit<32> l = m.hs.lastIndex; transition accept; }} }}\n"
     ));
     rejects(
         &format!(
             "{pre}parser p(inout M m) {{ state start {{\n m.hs.push_front(1); // ERR\n transition accept; }} }}\n"
         ),
         "'push_front' and 'pop_front' for stacks cannot be used in a parser",
+    );
+    // `next` is an l-value; `last`, like `lastIndex`, is not (the spec: "never an l-value").
+    for (stmt, why) in [
+        ("m.hs.last.f = 1;", "cannot be the target of an assignment"),
+        (
+            "m.hs.last = m.hs[0];",
+            "cannot be the target of an assignment",
+        ),
+        ("m.hs.last.setInvalid();", "must be an l-value"),
+    ] {
+        rejects(
+            &format!(
+                "{pre}parser p(inout M m) {{ state start {{\n {stmt} // ERR\n transition accept; }} }}\n"
+            ),
+            why,
+        );
+    }
+    rejects(
+        &format!(
+            "{pre}void f(inout H x) {{ }}\nparser p(inout M m) {{ state start {{\n f(m.hs.last); // ERR\n transition accept; }} }}\n"
+        ),
+        "Read-only value",
     );
     let arr = "struct A { bit<8>[4] a; }\n";
     ok(&format!(
