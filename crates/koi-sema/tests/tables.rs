@@ -24,6 +24,22 @@ fn keys_and_match_kinds() {
     ok(&table(
         "key = { h.a + h.a: exact @name(\"sum\"); } actions = { a; }",
     ));
+    // p4c names key elements built of names, constants, fields, constant slices and
+    // indexes, masks and isValid(); any other expression needs a @name.
+    ok(&table(
+        "key = { h.a[3:0]: exact; 0xf & h.b: ternary; } actions = { a; }",
+    ));
+    for key in ["(bit<16>)h.a", "true", "h.a ^ 1"] {
+        rejects(
+            &table(&format!(
+                "key = {{ {key}: exact; }} // ERR\n actions = {{ a; }}"
+            )),
+            "requires a @name annotation",
+        );
+    }
+    ok(&table(
+        "key = { (bit<16>)h.a: exact @name(\"wide\"); } actions = { a; }",
+    ));
 }
 
 #[test]
