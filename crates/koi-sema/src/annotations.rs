@@ -119,6 +119,7 @@ impl Checker<'_> {
                 },
                 _ => None,
             });
+        let explicit = given.is_some();
         let full = match given {
             Some(n) => match n.strip_prefix('.') {
                 Some(g) => g.to_string(),
@@ -128,6 +129,29 @@ impl Checker<'_> {
         };
         if decl_name == "NoAction" || full == "NoAction" {
             return;
+        }
+        if explicit && matches!(category, "value_set" | "instance") {
+            match self.cp_other_names.get(&full).copied() {
+                Some(prev)
+                    if prev != id
+                        && self
+                            .decl(prev)
+                            .is_some_and(|p| p.kind.describe() != category) =>
+                {
+                    let ps = self.decl_span(prev);
+                    self.error_note(
+                        span,
+                        format!("{decl_name}: conflicting control plane name: {full}"),
+                        ps,
+                        "also used here",
+                    );
+                    return;
+                }
+                Some(_) => {}
+                None => {
+                    self.cp_other_names.insert(full.clone(), id);
+                }
+            }
         }
         let key = format!("{category} {full}");
         match self.cp_names.get(&key).copied() {

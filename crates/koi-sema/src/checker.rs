@@ -82,6 +82,9 @@ pub struct Checker<'o> {
     pub pure_functions: HashSet<DeclId>,
     /// Control-plane names given so far.
     pub cp_names: HashMap<String, DeclId>,
+    /// Explicit `@name`s of value sets and extern instances: p4c checks them in one
+    /// namespace (all objects other than tables and actions).
+    pub cp_other_names: HashMap<String, DeclId>,
     /// Where each field of a header, struct or union declaration was named, in field order.
     pub field_spans: HashMap<DeclId, Vec<Span>>,
     /// Headers already reported for holding more than one varbit field.
@@ -111,6 +114,7 @@ impl<'o> Checker<'o> {
             optional_methods: HashSet::new(),
             pure_functions: HashSet::new(),
             cp_names: HashMap::new(),
+            cp_other_names: HashMap::new(),
             field_spans: HashMap::new(),
             multi_varbit_reported: HashSet::new(),
             defining_table: None,

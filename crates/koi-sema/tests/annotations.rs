@@ -50,3 +50,17 @@ fn structured_annotations() {
         "duplicate key in structured annotation",
     );
 }
+
+#[test]
+fn value_sets_and_extern_instances_share_control_plane_names() {
+    let pre = "extern E { E(); }\n";
+    ok(&format!(
+        "{pre}parser p() {{ @name(\"x\") value_set<bit<8>>(4) vs; @name(\"y\") E() e; state start {{ transition accept; }} }}\n"
+    ));
+    rejects(
+        &format!(
+            "{pre}parser p() {{ @name(\"x\") value_set<bit<8>>(4) vs;\n @name(\"x\") E() e; // ERR\n state start {{ transition accept; }} }}\n"
+        ),
+        "e: conflicting control plane name: p.x",
+    );
+}
