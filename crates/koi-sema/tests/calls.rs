@@ -339,3 +339,13 @@ fn extern_function_calls_are_compile_time_known_only_for_factories_and_pure_func
         "illegal return type extern E",
     );
 }
+
+#[test]
+fn arguments_for_parameters_of_type_dont_care() {
+    // p4c's issue3808-1.p4 with a value: `g`'s parameter has type `_` in `E<_>`.
+    rejects(
+        "extern E<T> { E(); void g(in T a); }\ncontrol c(E<_> tt) { apply {\n tt.g(8w1); // ERR\n } }\n",
+        "Could not infer a type for parameter a (inferred type is don't care '_')",
+    );
+    ok("extern E<T> { E(); void g(in T a); }\ncontrol c(E<bit<8>> tt) { apply { tt.g(8w1); } }\n");
+}
