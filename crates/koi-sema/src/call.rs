@@ -667,7 +667,15 @@ impl Checker<'_> {
                     ),
                 );
             }
-            self.const_int(&a.value, "the count of push_front/pop_front");
+            if let Some(n) = self.const_int(&a.value, "the count of push_front/pop_front")
+                && n.sign() == num_bigint::Sign::Minus
+            {
+                // The spec: "a compile-time known value that is a positive integer".
+                self.error(
+                    a.value.span,
+                    format!("{n}: the count of {} must be a positive integer", name.name),
+                );
+            }
         }
         self.out.calls.insert(
             e.id,

@@ -171,6 +171,10 @@ fn header_stacks() {
         ),
         "Read-only value",
     );
+    rejects(
+        &format!("{pre}control c(inout M m) {{ apply {{\n m.hs.push_front(-1); // ERR\n }} }}\n"),
+        "-1: the count of push_front must be a positive integer",
+    );
     let arr = "struct A { bit<8>[4] a; }\n";
     ok(&format!(
         "{arr}parser p(inout A x) {{ state start {{ x.a[1] = 2; transition accept; }} }}\n"
