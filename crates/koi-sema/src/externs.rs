@@ -172,6 +172,12 @@ impl Checker<'_> {
                             params,
                             body,
                         ) {
+                            if implemented.contains(&a) {
+                                c.error(
+                                    name.span,
+                                    format!("{}: Duplicates declaration {}", name.name, name.name),
+                                );
+                            }
                             implemented.push(a);
                         }
                     }

@@ -125,6 +125,12 @@ fn abstract_methods() {
         "abstract method implementations cannot be generic",
     );
     rejects(
+        &format!(
+            "{ext}control c() {{ Virtual() v = {{\n bit<16> f(in bit<16> ix) {{ return ix; }}\n bit<16> f(in bit<16> iy) {{ return iy; }} // ERR\n }}; apply {{ }} }}\n"
+        ),
+        "f: Duplicates declaration f",
+    );
+    rejects(
         "control c() { apply {\n bit<8> x = this.y; // ERR\n } }\n",
         "'this' can only be used",
     );
