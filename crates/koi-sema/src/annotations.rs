@@ -1,4 +1,5 @@
-//! Annotations: the bodies of the annotations the spec defines (`@name`, `@deprecated`), of
+//! Annotations: the bodies of the annotations the spec defines (`@name`, `@deprecated`, and
+//! those that take no arguments, such as `@hidden`), of
 //! structured annotations (compile-time constant `int`, `string` or `bool` values, unique
 //! names), and of koi's `@koi_stage(N)` (a malformed one is a warning: it is only a hint).
 
@@ -26,6 +27,20 @@ pub fn koi_stage_arg(a: &Annotation) -> Option<u32> {
     }
 }
 
+/// The annotations p4c parses with an empty body (its `ParseAnnotations`): they take no
+/// arguments.
+const EMPTY_BODIED: [&str; 9] = [
+    "atomic",
+    "defaultonly",
+    "hidden",
+    "likely",
+    "noSideEffects",
+    "optional",
+    "pure",
+    "tableonly",
+    "unlikely",
+];
+
 impl Checker<'_> {
     /// Checks the annotations of one declaration, parameter, field or property.
     pub fn check_annotations(&mut self, anns: &[Annotation]) {
@@ -39,7 +54,10 @@ impl Checker<'_> {
                 );
             }
             match &a.body {
-                AnnotationBody::Unstructured { exprs, .. } => {
+                AnnotationBody::Unstructured { tokens, exprs } => {
+                    if EMPTY_BODIED.contains(&name) && !tokens.is_empty() {
+                        self.error(a.span, format!("@{name} should not have any arguments"));
+                    }
                     if matches!(name, "name" | "deprecated") {
                         self.string_annotation(a, exprs.as_deref());
                     }
@@ -101,6 +119,7 @@ impl Checker<'_> {
                 },
                 _ => None,
             });
+        let explicit = given.is_some();
         let full = match given {
             Some(n) => match n.strip_prefix('.') {
                 Some(g) => g.to_string(),
@@ -110,6 +129,29 @@ impl Checker<'_> {
         };
         if decl_name == "NoAction" || full == "NoAction" {
             return;
+        }
+        if explicit && matches!(category, "value_set" | "instance") {
+            match self.cp_other_names.get(&full).copied() {
+                Some(prev)
+                    if prev != id
+                        && self
+                            .decl(prev)
+                            .is_some_and(|p| p.kind.describe() != category) =>
+                {
+                    let ps = self.decl_span(prev);
+                    self.error_note(
+                        span,
+                        format!("{decl_name}: conflicting control plane name: {full}"),
+                        ps,
+                        "also used here",
+                    );
+                    return;
+                }
+                Some(_) => {}
+                None => {
+                    self.cp_other_names.insert(full.clone(), id);
+                }
+            }
         }
         let key = format!("{category} {full}");
         match self.cp_names.get(&key).copied() {

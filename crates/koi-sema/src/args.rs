@@ -374,6 +374,20 @@ impl Checker<'_> {
         if self.is_err(at) {
             return false;
         }
+        if matches!(self.ty(p.ty), Ty::DontCare) {
+            // A parameter whose type is a type variable bound to `_` (as in `E<_>`): p4c
+            // cannot give the argument a type.
+            self.error_note(
+                arg.span,
+                format!(
+                    "Could not infer a type for parameter {} (inferred type is don't care '_')",
+                    p.name
+                ),
+                p.span,
+                "parameter declared here",
+            );
+            return false;
+        }
         if self.not_a_value(at)
             && !matches!(
                 self.ty(p.ty),

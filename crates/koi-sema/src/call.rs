@@ -41,6 +41,16 @@ impl Checker<'_> {
             return TypeId::ERROR;
         }
         if matches!(self.ty(t), Ty::Extern(_)) {
+            if !is_ctor
+                && !args
+                    .iter()
+                    .all(|a| matches!(a.value.kind, ExprKind::DontCare) || self.is_ctk(&a.value))
+            {
+                // Only factories evaluated at compile time may return extern objects.
+                let s = self.show(t);
+                self.error(e.span, format!("illegal return type {s}"));
+                return TypeId::ERROR;
+            }
             self.set_ctk(e);
         }
         t
@@ -174,7 +184,12 @@ impl Checker<'_> {
             CallTarget::Function(d)
         };
         let ret = self.check_call_args(e, target, &sig, &map, args, type_args, ArgMode::Call);
-        if is_extern && args.iter().all(|a| self.is_ctk(&a.value)) {
+        // As p4c: a call is compile-time known when its arguments are and it is a factory
+        // (returns an extern object), `static_assert` or a `@pure` function.
+        if is_extern
+            && (returns_extern || name == "static_assert" || self.pure_functions.contains(&d))
+            && args.iter().all(|a| self.is_ctk(&a.value))
+        {
             self.set_ctk(e);
         }
         if is_extern && name == "static_assert" {
@@ -416,6 +431,12 @@ impl Checker<'_> {
                 );
             }
             ("packet_in", "lookahead") if self.check_one_varbit(t) > 1 => {}
+            ("packet_in", "lookahead") if self.has_union(t) => {
+                self.error(
+                    e.span,
+                    format!("{}: type argument must be a fixed-width type", self.show(t)),
+                );
+            }
             ("packet_in", "lookahead") if self.out.types.width(t).is_none() => {
                 self.error(
                     e.span,
@@ -463,6 +484,17 @@ impl Checker<'_> {
             }
         }
         varbit.len()
+    }
+
+    /// True for a header union, or a stack or tuple of them (p4c's `hasVarbitsOrUnions`, which
+    /// does not look into struct fields): `lookahead` cannot read one.
+    fn has_union(&self, t: TypeId) -> bool {
+        match self.ty(t) {
+            Ty::Agg(a) => a.kind == AggKind::HeaderUnion,
+            Ty::Stack { elem, .. } => self.has_union(*elem),
+            Ty::Tuple(ts) => ts.iter().any(|t| self.has_union(*t)),
+            _ => false,
+        }
     }
 
     /// What `packet_out.emit` takes (p4c's `checkEmitType`): headers, stacks and unions, and
@@ -635,7 +667,15 @@ impl Checker<'_> {
                     ),
                 );
             }
-            self.const_int(&a.value, "the count of push_front/pop_front");
+            if let Some(n) = self.const_int(&a.value, "the count of push_front/pop_front")
+                && n.sign() == num_bigint::Sign::Minus
+            {
+                // The spec: "a compile-time known value that is a positive integer".
+                self.error(
+                    a.value.span,
+                    format!("{n}: the count of {} must be a positive integer", name.name),
+                );
+            }
         }
         self.out.calls.insert(
             e.id,
@@ -660,6 +700,12 @@ impl Checker<'_> {
             (Builtin::PushFront | Builtin::PopFront, Ty::Stack { elem, .. })
                 if self.out.types.is_header_like(*elem) =>
             {
+                if self.cx.in_parser() {
+                    self.error(
+                        base.span,
+                        "'push_front' and 'pop_front' for stacks cannot be used in a parser",
+                    );
+                }
                 self.require_lvalue_receiver(base);
                 TypeId::VOID
             }

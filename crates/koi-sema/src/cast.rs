@@ -69,12 +69,10 @@ impl Checker<'_> {
         }
     }
 
-    /// Types a list or struct-valued expression may be cast to.
+    /// Types a list or struct-valued expression may be cast to (not tuples: p4c does not
+    /// support casts to tuple types).
     fn castable_target(&self, to: TypeId) -> bool {
-        matches!(
-            self.ty(to),
-            Ty::Agg(_) | Ty::Stack { .. } | Ty::Tuple(_) | Ty::List(_)
-        )
+        matches!(self.ty(to), Ty::Agg(_) | Ty::Stack { .. } | Ty::List(_))
     }
 
     /// The spec's explicit casts between two (non-literal) types.

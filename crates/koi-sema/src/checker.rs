@@ -77,8 +77,14 @@ pub struct Checker<'o> {
     pub error_spans: HashMap<String, Span>,
     /// Abstract methods annotated `@optional` (implementations may omit them).
     pub optional_methods: HashSet<DeclId>,
+    /// Extern functions annotated `@pure`: calls with compile-time known arguments are
+    /// compile-time known.
+    pub pure_functions: HashSet<DeclId>,
     /// Control-plane names given so far.
     pub cp_names: HashMap<String, DeclId>,
+    /// Explicit `@name`s of value sets and extern instances: p4c checks them in one
+    /// namespace (all objects other than tables and actions).
+    pub cp_other_names: HashMap<String, DeclId>,
     /// Where each field of a header, struct or union declaration was named, in field order.
     pub field_spans: HashMap<DeclId, Vec<Span>>,
     /// Headers already reported for holding more than one varbit field.
@@ -106,7 +112,9 @@ impl<'o> Checker<'o> {
             parent: None,
             error_spans: HashMap::new(),
             optional_methods: HashSet::new(),
+            pure_functions: HashSet::new(),
             cp_names: HashMap::new(),
+            cp_other_names: HashMap::new(),
             field_spans: HashMap::new(),
             multi_varbit_reported: HashSet::new(),
             defining_table: None,

@@ -85,7 +85,13 @@ impl Checker<'_> {
                 type_params,
                 methods,
             } => Some(self.check_extern(name, type_params, methods)),
-            D::ExternFunction(p) => Some(self.check_extern_function(p)),
+            D::ExternFunction(p) => {
+                let id = self.check_extern_function(p);
+                if d.annotations.iter().any(|a| a.name.name == "pure") {
+                    self.pure_functions.insert(id);
+                }
+                Some(id)
+            }
             D::Function {
                 ret,
                 name,
@@ -168,15 +174,22 @@ impl Checker<'_> {
         }
     }
 
-    /// Reports a local declaration that shadows a parameter of the enclosing callable.
+    /// Reports a local declaration that shadows a parameter (or constructor parameter) of an
+    /// enclosing callable. As in p4c, a parser's or control's own locals only shadow (a
+    /// warning there): the error is for declarations in blocks, states, actions and functions.
     fn check_shadowing(&mut self, name: &Ident) {
-        if self.cx.place == Place::TopLevel {
+        if matches!(
+            self.cx.place,
+            Place::TopLevel | Place::ControlTop | Place::ParserTop
+        ) {
             return;
         }
         if let Some((ScopeKind::Params, ds)) = self.scopes.lookup_with_kind(&name.name) {
             let d = ds[0];
-            if matches!(self.decl_kind(d), Some(DeclKind::Param(_)))
-                && !self.scopes.lookup_innermost(&name.name).contains(&d)
+            if matches!(
+                self.decl_kind(d),
+                Some(DeclKind::Param(_) | DeclKind::CtorParam(_))
+            ) && !self.scopes.lookup_innermost(&name.name).contains(&d)
             {
                 let prev = self.decl_span(d);
                 self.error_note(

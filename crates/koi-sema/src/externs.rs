@@ -172,6 +172,12 @@ impl Checker<'_> {
                             params,
                             body,
                         ) {
+                            if implemented.contains(&a) {
+                                c.error(
+                                    name.span,
+                                    format!("{}: Duplicates declaration {}", name.name, name.name),
+                                );
+                            }
                             implemented.push(a);
                         }
                     }
@@ -280,6 +286,16 @@ impl Checker<'_> {
             })
         });
         self.set_signature(id, tp.clone(), ps.clone(), Some(rt), rt);
+        if !tps.is_empty() && !abstracts.is_empty() {
+            self.error(
+                name.span,
+                format!(
+                    "{}: abstract method implementations cannot be generic",
+                    name.name
+                ),
+            );
+            return None;
+        }
         if abstracts.is_empty() {
             // The initializer itself is an error; the signature was checked for duplicates.
             return None;

@@ -237,6 +237,14 @@ impl Checker<'_> {
         }
         if let Some(init) = init {
             self.with_parent(id, |c| c.check_initializer(name, rt, init));
+        } else if let Ty::Extern(n) = self.ty(rt)
+            && self.has_abstract_methods(n.decl)
+        {
+            let en = n.name.clone();
+            self.error(
+                name.span,
+                format!("{}: must declare abstract methods for {en}", name.name),
+            );
         }
         self.bind(id);
         id

@@ -54,7 +54,7 @@ impl Checker<'_> {
                 Some((e.span, format!("cannot assign to '{name}': {why}")))
             }
             ExprKind::Member(base, _) => match self.resolution(e) {
-                Some(Resolution::Field(_) | Resolution::StackNext | Resolution::StackLast) => {
+                Some(Resolution::Field(_) | Resolution::StackNext) => {
                     self.lvalue_problem(base, depth + 1)
                 }
                 _ => not_target(),

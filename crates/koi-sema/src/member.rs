@@ -133,6 +133,15 @@ impl Checker<'_> {
     }
 
     fn stack_member(&mut self, e: &Expr, elem: TypeId, size: u32, name: &Ident) -> TypeId {
+        let stack_only = matches!(name.name.as_str(), "size" | "lastIndex" | "next" | "last");
+        if stack_only && !self.out.types.is_header_like(elem) && !self.is_err(elem) {
+            // p4c: these belong to header stacks, not to arrays of other types.
+            self.error(
+                e.span,
+                format!("'{}' can only be used on header stacks", name.name),
+            );
+            return TypeId::ERROR;
+        }
         match name.name.as_str() {
             "size" => {
                 self.resolve_to(e, Resolution::StackSize);

@@ -258,6 +258,11 @@ impl Checker<'_> {
             }
             return TypeId::ERROR;
         }
+        if let Some(v) = rv.filter(|v| *v > num_bigint::BigInt::from(i32::MAX)) {
+            // p4c keeps shift amounts in an `int`.
+            self.error(r.span, format!("Shift amount too large: {v}"));
+            return TypeId::ERROR;
+        }
         if lt == TypeId::INF_INT && !self.is_ctk(r) {
             self.error(span, "shift result type is arbitrary-precision int, but right operand is not constant; width of left operand of shift needs to be specified");
             return TypeId::ERROR;

@@ -126,13 +126,7 @@ impl Checker<'_> {
     fn select_component_ok(&self, t: TypeId) -> bool {
         matches!(
             self.ty(t),
-            Ty::Bit(_)
-                | Ty::Int(_)
-                | Ty::Bool
-                | Ty::Enum(_)
-                | Ty::ErrorType
-                | Ty::NewType { .. }
-                | Ty::Error
+            Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::Enum(_) | Ty::Error
         )
     }
 
@@ -216,6 +210,26 @@ impl Checker<'_> {
             }
             ExprKind::Mask(v, m) | ExprKind::Range(v, m) => {
                 let et = self.out.types.enum_repr(t).unwrap_or(t);
+                if self.keyset_op_undefined(et) {
+                    // p4c types `&&&` and `..` like arithmetic: on integers only.
+                    let op = if matches!(ks.kind, ExprKind::Mask(..)) {
+                        "&&&"
+                    } else {
+                        ".."
+                    };
+                    let lt = self.check_expr(v);
+                    self.check_expr(m);
+                    if !self.is_err(lt) {
+                        let s = self.show(lt);
+                        self.error(
+                            v.span,
+                            format!("{op}: cannot be applied to an expression of type {s}"),
+                        );
+                    }
+                    let st = self.intern(Ty::Set(t));
+                    self.set_type(ks, st);
+                    return;
+                }
                 let ok = self.check_expr_ok(v, et) & self.check_expr_ok(m, et);
                 if ok {
                     for x in [v, m] {
@@ -242,6 +256,15 @@ impl Checker<'_> {
                 }
             }
         }
+    }
+
+    /// True when masks and ranges cannot match values of type `t` (after a serializable
+    /// enum's underlying type): those of `bool`, `error` and enums without one.
+    fn keyset_op_undefined(&self, t: TypeId) -> bool {
+        matches!(
+            self.ty(t),
+            Ty::Bool | Ty::ErrorType | Ty::Enum(_) | Ty::String | Ty::MatchKind
+        )
     }
 
     /// Reports a parser whose `start` state can reach neither `accept` nor `reject`.

@@ -242,7 +242,12 @@ impl Checker<'_> {
         let ct = self.check_expr(collection);
         match self.ty(ct).clone() {
             Ty::Stack { elem, .. } | Ty::List(elem) => elem,
-            Ty::Tuple(ts) if ts.windows(2).all(|w| w[0] == w[1]) => {
+            // A list expression (the spec's "list expression"), not a tuple-typed value:
+            // p4c cannot iterate over tuples.
+            Ty::Tuple(ts)
+                if matches!(collection.kind, ExprKind::List { .. })
+                    && ts.windows(2).all(|w| w[0] == w[1]) =>
+            {
                 ts.first().copied().unwrap_or(TypeId::ERROR)
             }
             Ty::Error => TypeId::ERROR,

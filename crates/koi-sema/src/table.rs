@@ -308,14 +308,14 @@ impl Checker<'_> {
             return false;
         }
         match &e.kind {
-            ExprKind::Path(_) | ExprKind::Int(_) | ExprKind::Bool(_) => true,
+            ExprKind::Path(_) | ExprKind::Int(_) => true,
             ExprKind::Binary(koi_syntax::ast::BinOp::BitAnd, l, r) => {
                 (Self::simple_key(l, depth + 1) && matches!(r.kind, ExprKind::Int(_)))
                     || (Self::simple_key(r, depth + 1) && matches!(l.kind, ExprKind::Int(_)))
             }
-            ExprKind::Cast(_, x) => Self::simple_key(x, depth + 1),
-            ExprKind::Member(b, _) | ExprKind::Index(b, _) | ExprKind::Slice(b, _, _) => {
-                Self::simple_key(b, depth + 1)
+            ExprKind::Member(b, _) | ExprKind::Slice(b, _, _) => Self::simple_key(b, depth + 1),
+            ExprKind::Index(b, i) => {
+                Self::simple_key(b, depth + 1) && Self::simple_key(i, depth + 1)
             }
             ExprKind::Call { callee, args, .. } => {
                 args.is_empty()

@@ -45,7 +45,16 @@ impl Checker<'_> {
             .iter()
             .any(|m| m != "exact" && m != "lpm");
         let any_priority = entries.iter().any(|e| e.priority.is_some());
-        if any_priority && !needs_priority {
+        let with_priority = entries.iter().find(|e| e.priority.is_some());
+        if st.info.const_entries
+            && let Some(e) = with_priority
+        {
+            // p4c's EntryPriorities: priorities of `const entries` are implied by their order.
+            self.error(
+                e.span,
+                "Entry: Table with 'const' entries cannot have priorities",
+            );
+        } else if any_priority && !needs_priority {
             self.error(
                 st.key_span,
                 "Key match type does not require priorities, but some are specified",
@@ -53,6 +62,7 @@ impl Checker<'_> {
         }
         if any_priority
             && needs_priority
+            && !st.info.const_entries
             && let Some(first) = entries.first().filter(|e| e.priority.is_none())
         {
             self.error(first.span, "Entry entry must have a priority");

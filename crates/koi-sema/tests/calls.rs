@@ -229,6 +229,22 @@ fn a_header_extract_or_lookahead_reads_has_at_most_one_varbit_field() {
 }
 
 #[test]
+fn lookahead_cannot_read_header_unions() {
+    let pre = "header h { bit<8> a; }\nheader_union u { h x; }\nstruct s { u b; }\n";
+    ok(&with_core(&format!(
+        "{pre}parser P(packet_in p) {{ state start {{ h w = p.lookahead<h>(); transition accept; }} }}\n"
+    )));
+    for t in ["u", "u[2]", "tuple<h, u>"] {
+        rejects(
+            &with_core(&format!(
+                "{pre}parser P(packet_in p) {{ state start {{\n {t} w = p.lookahead<{t}>(); // ERR\n transition accept; }} }}\n"
+            )),
+            "type argument must be a fixed-width type",
+        );
+    }
+}
+
+#[test]
 fn emit_takes_headers_and_aggregates_of_them() {
     let pre = "header h { bit<8> a; }\nheader_union u { h x; }\nstruct inner { h a; u b; h[2] c; }\nstruct s { inner i; h d; bit<8> m; }\n";
     ok(&with_core(&format!(
@@ -296,4 +312,40 @@ fn constructor_calls_are_not_allowed_in_actions() {
         ),
         "Constructor calls not allowed in actions",
     );
+}
+
+#[test]
+fn extern_function_calls_are_compile_time_known_only_for_factories_and_pure_functions() {
+    let pre = "extern E { E(); }\nextern E make(in bit<8> x);\nextern bit<8> g();\n@pure extern bit<8> p(in bit<8> x);\n";
+    ok(&with_core(&format!(
+        "{pre}control c() {{ const bit<8> k = p(1); E() e; apply {{ }} }}\n"
+    )));
+    rejects(
+        &with_core(&format!(
+            "{pre}control c() {{\n const bit<8> k = g(); // ERR\n apply {{ }} }}\n"
+        )),
+        "expression must evaluate to a constant",
+    );
+    rejects(
+        &with_core(&format!(
+            "{pre}parser q(in bit<8> x) {{ state start {{ transition select(x) {{\n g(): accept; // ERR\n default: reject; }} }} }}\n"
+        )),
+        "compile-time constant",
+    );
+    rejects(
+        &with_core(&format!(
+            "{pre}control c(in bit<8> y) {{ apply {{\n make(y); // ERR\n }} }}\n"
+        )),
+        "illegal return type extern E",
+    );
+}
+
+#[test]
+fn arguments_for_parameters_of_type_dont_care() {
+    // p4c's issue3808-1.p4 with a value: `g`'s parameter has type `_` in `E<_>`.
+    rejects(
+        "extern E<T> { E(); void g(in T a); }\ncontrol c(E<_> tt) { apply {\n tt.g(8w1); // ERR\n } }\n",
+        "Could not infer a type for parameter a (inferred type is don't care '_')",
+    );
+    ok("extern E<T> { E(); void g(in T a); }\ncontrol c(E<bit<8>> tt) { apply { tt.g(8w1); } }\n");
 }

@@ -47,6 +47,15 @@ fn shifts() {
         &body("bit<8> r = (bit<8>)(1 << x); // ERR"),
         "arbitrary-precision",
     );
+    rejects(
+        &body("x = x << 3000000000; // ERR"),
+        "Shift amount too large: 3000000000",
+    );
+    rejects(
+        &body("y = y >> 0x80000000; // ERR"),
+        "Shift amount too large",
+    );
+    ok(&body("x = x << 2147483647;"));
 }
 
 #[test]
@@ -86,6 +95,13 @@ fn explicit_casts() {
     );
     rejects(&body("d = (bool)2; // ERR"), "Only 0 and 1");
     rejects(&body("d = (bool)x; // ERR"), "cannot cast bit<8> to bool");
+    ok(&body(
+        "s = (S){ a = 1, b = true }; s = (S){ 1, true }; h = (H){#};",
+    ));
+    rejects(
+        &body("tuple<bit<8>, bool> t = (tuple<bit<8>, bool>){ 1, true }; // ERR"),
+        "tuple<bit<8>, bool>: cast not supported",
+    );
 }
 
 #[test]
@@ -125,8 +141,52 @@ fn header_stacks() {
         "must be an integer",
     );
     ok(&format!(
-        "{pre}parser p(inout M m) {{ state start {{ m.hs.next.f = 1; m.hs.last.f = 2; bit<32> l = m.hs.lastIndex; transition accept; }} }}\n"
+        "{pre}parser p(inout M m) {{ state start {{ m.hs.next.f = 1; bit<8> v = m.hs.last.f; bit<32> l = m.hs.lastIndex; transition accept; }} }}\n"
     ));
+    rejects(
+        &format!(
+            "{pre}parser p(inout M m) {{ state start {{\n m.hs.push_front(1); // ERR\n transition accept; }} }}\n"
+        ),
+        "'push_front' and 'pop_front' for stacks cannot be used in a parser",
+    );
+    // `next` is an l-value; `last`, like `lastIndex`, is not (the spec: "never an l-value").
+    for (stmt, why) in [
+        ("m.hs.last.f = 1;", "cannot be the target of an assignment"),
+        (
+            "m.hs.last = m.hs[0];",
+            "cannot be the target of an assignment",
+        ),
+        ("m.hs.last.setInvalid();", "must be an l-value"),
+    ] {
+        rejects(
+            &format!(
+                "{pre}parser p(inout M m) {{ state start {{\n {stmt} // ERR\n transition accept; }} }}\n"
+            ),
+            why,
+        );
+    }
+    rejects(
+        &format!(
+            "{pre}void f(inout H x) {{ }}\nparser p(inout M m) {{ state start {{\n f(m.hs.last); // ERR\n transition accept; }} }}\n"
+        ),
+        "Read-only value",
+    );
+    rejects(
+        &format!("{pre}control c(inout M m) {{ apply {{\n m.hs.push_front(-1); // ERR\n }} }}\n"),
+        "-1: the count of push_front must be a positive integer",
+    );
+    let arr = "struct A { bit<8>[4] a; }\n";
+    ok(&format!(
+        "{arr}parser p(inout A x) {{ state start {{ x.a[1] = 2; transition accept; }} }}\n"
+    ));
+    for m in ["next", "last", "lastIndex", "size"] {
+        rejects(
+            &format!(
+                "{arr}parser p(inout A x, out bit<32> n) {{ state start {{\n n = (bit<32>)x.a.{m}; // ERR\n transition accept; }} }}\n"
+            ),
+            &format!("'{m}' can only be used on header stacks"),
+        );
+    }
 }
 
 #[test]

@@ -56,6 +56,18 @@ fn locals_shadowing_parameters_are_errors() {
         "shadows a parameter",
     );
     ok("const bit<8> x = 1;\ncontrol c() { apply { bit<8> x = 2; } }\n");
+    rejects(
+        "control c()(bit<8> x) {\n apply {\n bit<8> x = 2; // ERR\n }\n}\n",
+        "declaration of 'x' shadows a parameter 'x'",
+    );
+    rejects(
+        "control c(inout bit<8> x) {\n action a() {\n bit<8> x = 2; // ERR\n }\n apply { }\n}\n",
+        "shadows a parameter",
+    );
+    // A parser's or control's own locals (p4c's sample shadow-after-use.p4 names a table
+    // like a parameter) only shadow the parameters: p4c warns.
+    ok("control c(inout bit<8> x) { bit<8> x = 1; apply { } }\n");
+    ok("parser p(in bit<8> x) { bit<8> x = 1; state start { transition accept; } }\n");
 }
 
 #[test]

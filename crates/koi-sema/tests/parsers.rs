@@ -63,6 +63,42 @@ fn select_keysets_match_the_select_types() {
 }
 
 #[test]
+fn select_expressions_have_bit_int_bool_or_enum_types() {
+    // The spec's list: bit<W>, int<W>, bool, enums and tuples of them; not error, nor a type
+    // introduced by `type`.
+    let pre = "error { NoError }\ntype bit<8> T;\nparser p(in error r, in T t, in int<8> i) {\n state start {\n";
+    ok(&format!(
+        "{pre} transition select(i) {{ 1: accept; default: reject; }}\n }}\n}}\n"
+    ));
+    for sel in ["r", "t", "i, r"] {
+        rejects(
+            &format!("{pre} transition select({sel}) {{ // ERR\n default: reject; }}\n }}\n}}\n"),
+            "cannot be used in 'select'",
+        );
+    }
+}
+
+#[test]
+fn masks_and_ranges_match_integers_only() {
+    let pre = "enum E { A, B }\nenum bit<8> F { A = 1, B = 2 }\nparser p(in bool b, in E e, in F f) {\n state start {\n";
+    ok(&format!(
+        "{pre} transition select(f) {{ F.A &&& 0x0f: accept; F.A .. F.B: accept; default: reject; }}\n }}\n}}\n"
+    ));
+    for (sel, ks) in [
+        ("b", "true &&& true"),
+        ("b", "false .. true"),
+        ("e", "E.A .. E.B"),
+    ] {
+        rejects(
+            &format!(
+                "{pre} transition select({sel}) {{\n {ks}: accept; // ERR\n default: reject; }}\n }}\n}}\n"
+            ),
+            "cannot be applied to an expression of type",
+        );
+    }
+}
+
+#[test]
 fn value_sets_in_select() {
     ok(
         "parser p(in bit<8> x) { value_set<bit<8>>(4) vs;\n state start { transition select(x) { vs: accept; default: reject; } } }\n",

@@ -95,6 +95,11 @@ fn for_in_loops() {
         "control c() { apply {\n for (bool a in 0 .. 1) { } // ERR\n } }\n",
         "type mismatch",
     );
+    // A tuple-typed value is not a list expression: p4c cannot iterate over it.
+    rejects(
+        "control c() { apply {\n tuple<bit<8>, bit<8>> t = { 1, 2 };\n for (bit<8> a in t) { } // ERR\n } }\n",
+        "cannot iterate over a value of type tuple<bit<8>, bit<8>>",
+    );
 }
 
 #[test]

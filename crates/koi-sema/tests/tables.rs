@@ -24,6 +24,22 @@ fn keys_and_match_kinds() {
     ok(&table(
         "key = { h.a + h.a: exact @name(\"sum\"); } actions = { a; }",
     ));
+    // p4c names key elements built of names, constants, fields, constant slices and
+    // indexes, masks and isValid(); any other expression needs a @name.
+    ok(&table(
+        "key = { h.a[3:0]: exact; 0xf & h.b: ternary; } actions = { a; }",
+    ));
+    for key in ["(bit<16>)h.a", "true", "h.a ^ 1"] {
+        rejects(
+            &table(&format!(
+                "key = {{ {key}: exact; }} // ERR\n actions = {{ a; }}"
+            )),
+            "requires a @name annotation",
+        );
+    }
+    ok(&table(
+        "key = { (bit<16>)h.a: exact @name(\"wide\"); } actions = { a; }",
+    ));
 }
 
 #[test]
@@ -116,6 +132,12 @@ fn entries() {
             "key = { h.a: exact; } actions = { a; p; } const entries = {\n (1, 2): a(); // ERR\n }",
         ),
         "Size of entry keyset",
+    );
+    rejects(
+        &table(
+            "key = { h.isValid(): ternary; } actions = { a; } const entries = {\n true &&& true: a(); // ERR\n }",
+        ),
+        "&&&: cannot be applied to an expression of type bool",
     );
     common::err(
         &table("actions = { a; } const entries = { _ : a(); } key = { h.a: exact; }"),
@@ -222,6 +244,18 @@ fn priorities() {
             "key = { h.a: ternary; } actions = { a; } priority_delta = 10; entries = {\n 1: a(); // ERR\n priority = 5: 2: a(); }",
         ),
         "must have a priority",
+    );
+    rejects(
+        &table(
+            "key = { h.a: ternary; } actions = { a; } const entries = {\n 1 &&& 1: a();\n priority = 5: 2 &&& 2: a(); // ERR\n }",
+        ),
+        "Table with 'const' entries cannot have priorities",
+    );
+    rejects(
+        &table(
+            "key = { h.a: exact; } actions = { a; } const entries = {\n priority = 5: 2: a(); // ERR\n }",
+        ),
+        "Table with 'const' entries cannot have priorities",
     );
 }
 

@@ -57,7 +57,7 @@ parser P(packet_in pkt, out headers_t hdr, inout meta_t m, inout standard_metada
     }
     state elem_a {
         pkt.extract(hdr.u.next.a);
-        hdr.u.last.a.data = hdr.u.last.a.data + 1;
+        hdr.u[hdr.u.lastIndex].a.data = hdr.u.last.a.data + 1;  // last itself is never an l-value
         transition select(hdr.u.last.a.data) {
             0x42: done;
             default: next_elem;
@@ -65,7 +65,7 @@ parser P(packet_in pkt, out headers_t hdr, inout meta_t m, inout standard_metada
     }
     state elem_b {
         pkt.extract(hdr.u.next.b);
-        hdr.u.last.b.data = hdr.u.last.b.data + 1;
+        hdr.u[hdr.u.lastIndex].b.data = hdr.u.last.b.data + 1;
         transition next_elem;
     }
     state done {

@@ -1,0 +1,66 @@
+//! Annotations: the bodies of `@name` and `@deprecated`, annotations that take no arguments,
+//! and structured annotations.
+mod common;
+use common::{ok, rejects};
+
+#[test]
+fn string_bodied_annotations() {
+    ok("control c() { @name(\"x\") action a() { } apply { a(); } }\n");
+    rejects(
+        "control c() {\n @name(1) action a() { } // ERR\n apply { a(); } }\n",
+        "@name: the annotation's value must be a string",
+    );
+    rejects(
+        "control c() {\n @deprecated(1) action a() { } // ERR\n apply { a(); } }\n",
+        "@deprecated: the annotation's value must be a string",
+    );
+}
+
+#[test]
+fn some_annotations_take_no_arguments() {
+    ok(
+        "control c() { @hidden @atomic action a() { } @hidden() action b() { } apply { a(); b(); } }\n",
+    );
+    for ann in [
+        "hidden",
+        "atomic",
+        "tableonly",
+        "defaultonly",
+        "noSideEffects",
+        "pure",
+    ] {
+        rejects(
+            &format!(
+                "control c() {{\n @{ann}(\"x\") action a() {{ }} // ERR\n apply {{ a(); }} }}\n"
+            ),
+            &format!("@{ann} should not have any arguments"),
+        );
+    }
+    rejects(
+        "extern void f(\n @optional(1) in bit<8> x); // ERR\n",
+        "@optional should not have any arguments",
+    );
+}
+
+#[test]
+fn structured_annotations() {
+    ok("@foo[a = 1, b = \"x\"] control c() { apply { } }\n");
+    rejects(
+        "@foo[a = 1, a = 2] // ERR\ncontrol c() { apply { } }\n",
+        "duplicate key in structured annotation",
+    );
+}
+
+#[test]
+fn value_sets_and_extern_instances_share_control_plane_names() {
+    let pre = "extern E { E(); }\n";
+    ok(&format!(
+        "{pre}parser p() {{ @name(\"x\") value_set<bit<8>>(4) vs; @name(\"y\") E() e; state start {{ transition accept; }} }}\n"
+    ));
+    rejects(
+        &format!(
+            "{pre}parser p() {{ @name(\"x\") value_set<bit<8>>(4) vs;\n @name(\"x\") E() e; // ERR\n state start {{ transition accept; }} }}\n"
+        ),
+        "e: conflicting control plane name: p.x",
+    );
+}
