@@ -83,10 +83,12 @@ pub(crate) struct DpObserver<'a> {
     /// marks as possibly state-derived (say, one written from `random` on a path this run
     /// does not take) is data like any other.
     pub(crate) state_seen: bool,
-    /// PSA: how far each egress parse may read ([`PsaPasses`]), and whether the egress
-    /// parser is running.
-    pub(crate) psa: PsaPasses,
+    /// How far each later parse may read ([`Passes`]), and whether PSA's egress parser is
+    /// running.
+    pub(crate) passes: Passes,
     pub(crate) egress_parse: bool,
+    /// A parse after the first (a resubmitted or recirculated packet's) is running.
+    pub(crate) later_parse: bool,
     /// The slots that hold a copy of a hash key's bits now ([`crate::flowkey::HashKey`]):
     /// a decision on one masks those bits of the hash key.
     pub(crate) copies: Vec<(SlotId, HashCopy)>,
@@ -107,16 +109,21 @@ pub(crate) struct HashCopy {
     pub at: u32,
 }
 
-/// PSA: how far each egress instance's parser may read. An egress parse reads the headers
-/// its copy holds: a normal instance's, those the ingress deparser emitted; a CLONE_I2E
-/// copy's, those the ingress parser extracted (the packet as received); a CLONE_E2E copy's,
-/// those the egress deparser emitted. [`crate::flowkey`] takes what the egress parser
-/// extracts as computed from those headers; a parse that reads past them reads the payload,
-/// which no key holds, and the run is not cached.
+/// How far each parse after the first may read. [`crate::flowkey`] takes what such a parse
+/// extracts as computed from the headers its packet holds; a parse that reads past them
+/// reads the payload, which no key holds, and the run is not cached.
+///
+/// - PSA's egress parse reads the headers its copy holds: a normal instance's, those the
+///   ingress deparser emitted; a CLONE_I2E copy's, those the ingress parser extracted (the
+///   packet as received); a CLONE_E2E copy's, those the egress deparser emitted.
+/// - A resubmitted packet's parse (v1model, PSA) reads the packet as received: the headers
+///   the first parse extracted. A recirculated packet's (v1model) reads the headers the
+///   deparser emitted. The run masks those headers whole, and what they are computed from,
+///   when it takes such a pass ([`DpObserver::next_pass`]).
 #[derive(Debug, Default)]
-pub(crate) struct PsaPasses {
-    /// The bits the ingress deparser, the egress deparser (last) and the first ingress parse
-    /// emitted or extracted.
+pub(crate) struct Passes {
+    /// The bits the ingress deparser, the egress deparser (last; v1model's deparser) and the
+    /// first ingress parse emitted or extracted.
     ingress_emitted: u64,
     egress_emitted: u64,
     ingress_parsed: u64,
@@ -130,6 +137,11 @@ pub(crate) struct PsaPasses {
     /// pass's.
     queued: std::collections::VecDeque<u64>,
     bound: u64,
+    /// The bits a resubmitted or recirculated packet's parse may read (set by the traffic
+    /// manager's event that starts it).
+    next_bound: u64,
+    /// The resubmissions and recirculations so far.
+    later: u32,
 }
 
 /// The widest slot whose hash key pieces are followed (a decision's mask is read as 128 bits).
@@ -140,10 +152,43 @@ impl<'a> DpObserver<'a> {
         matches!(self.mode, Mode::Deciding | Mode::Recording)
     }
 
-    /// A PSA run whose egress parses are bounded ([`PsaPasses`]): only while tracking (a
+    /// A PSA run whose egress parses are bounded ([`Passes`]): only while tracking (a
     /// replay keeps no bounds, so its packets allocate nothing for them).
     fn psa_tracking(&self) -> bool {
         self.pipeline.arch == koi_ir::Architecture::Psa && self.tracking()
+    }
+
+    /// A resubmission (`recirculated` false) or recirculation starts another parse: masks
+    /// the headers its packet holds whole, with what they are computed from, and bounds the
+    /// parse's reads by them (`Passes`). `false`: the pass is not modelled, or its headers'
+    /// values may come from state, and the run is not cached.
+    fn next_pass(&mut self, recirculated: bool) -> bool {
+        let Some(slots) = self.layout.next_pass(recirculated) else {
+            return false;
+        };
+        let passes = &mut self.passes;
+        passes.later += 1;
+        if recirculated {
+            passes.next_bound = passes.egress_emitted;
+        } else if passes.reextracted {
+            // (The bytes of a header's first extraction are in no key.)
+            return false;
+        } else {
+            passes.next_bound = passes.ingress_parsed;
+        }
+        for &s in slots {
+            let Some(w) = self.pipeline.phv.slots.get(s).map(|x| x.width) else {
+                continue;
+            };
+            let whole = koi_ir::Bits::ones(w);
+            self.record(|r| r.influence(s, &whole));
+            match self.layout.mask_for(s, &whole, &mut self.mask) {
+                Coverage::Covered => {}
+                Coverage::StateDependent if !self.state_seen => {}
+                _ => return false,
+            }
+        }
+        true
     }
 
     pub(crate) fn diverge(&mut self) {
@@ -398,7 +443,7 @@ impl<'a> DpObserver<'a> {
             Mode::Recording if cacheable && complete => {
                 let mut min_len = usize::try_from(min_len_bits.div_ceil(8)).unwrap_or(usize::MAX);
                 // (Another pass parsed the packet again, or a recirculated copy of it;
-                // PSA's egress parser reads only what its copy's headers hold (`PsaPasses`),
+                // PSA's egress parser reads only what its copy's headers hold (`Passes`),
                 // and its other passes are not cached.)
                 if parses > 1 && pipeline.arch != koi_ir::Architecture::Psa {
                     min_len = min_len.max(packet.len());
@@ -661,9 +706,9 @@ impl Observer for DpObserver<'_> {
             ..
         } = s
             && self.parses == 0
-            && self.psa_tracking()
+            && self.tracking()
         {
-            let psa = &mut self.psa;
+            let psa = &mut self.passes;
             psa.reextracted |= psa.extracted.contains(h);
             psa.extracted.push(*h);
         }
@@ -698,14 +743,14 @@ impl Observer for DpObserver<'_> {
     fn instance(&mut self, role: koi_ir::Role, _ev: &koi_interp::observer::InstanceEvent) {
         self.copies.clear();
         if role == koi_ir::Role::Egress && self.psa_tracking() {
-            self.psa.bound = self.psa.queued.pop_front().unwrap_or(0);
+            self.passes.bound = self.passes.queued.pop_front().unwrap_or(0);
         }
         self.record(|r| r.instance(role));
     }
 
     fn enqueued(&mut self, _port: u64) {
         if self.psa_tracking() {
-            let psa = &mut self.psa;
+            let psa = &mut self.passes;
             let bound = match psa.copying {
                 None => psa.ingress_emitted,
                 Some(koi_interp::CopyKind::IngressClone) => psa.ingress_parsed,
@@ -718,7 +763,7 @@ impl Observer for DpObserver<'_> {
 
     fn copy_begin(&mut self, kind: koi_interp::CopyKind) {
         self.copies.clear();
-        self.psa.copying = Some(kind);
+        self.passes.copying = Some(kind);
         self.record(|r| r.copy_begin(kind));
     }
 
@@ -728,7 +773,7 @@ impl Observer for DpObserver<'_> {
     }
 
     fn copy_end(&mut self) {
-        self.psa.copying = None;
+        self.passes.copying = None;
         self.record(|r| r.copy_end());
     }
 
@@ -828,12 +873,18 @@ impl Observer for DpObserver<'_> {
 
     fn block(&mut self, role: koi_ir::Role, _name: &str) {
         self.egress_parse = role == koi_ir::Role::EgressParser;
+        // (Before the first resubmission or recirculation, a parse after the first is an
+        // ingress clone's, of the packet the first parse read, as it read it.)
+        self.later_parse = matches!(role, koi_ir::Role::Parser | koi_ir::Role::IngressParser)
+            && self.passes.later > 0;
     }
 
     fn deparsed(&mut self, role: koi_ir::Role, emitted_bits: u64) {
         match role {
-            koi_ir::Role::IngressDeparser => self.psa.ingress_emitted = emitted_bits,
-            koi_ir::Role::EgressDeparser => self.psa.egress_emitted = emitted_bits,
+            koi_ir::Role::IngressDeparser => self.passes.ingress_emitted = emitted_bits,
+            koi_ir::Role::EgressDeparser | koi_ir::Role::Deparser => {
+                self.passes.egress_emitted = emitted_bits
+            }
             _ => {}
         }
     }
@@ -841,12 +892,13 @@ impl Observer for DpObserver<'_> {
     fn packet_length_check(&mut self, needed_bits: u64, ok: bool) {
         if self.egress_parse {
             if self.tracking() {
-                self.cacheable &= ok && needed_bits <= self.psa.bound;
+                self.cacheable &= ok && needed_bits <= self.passes.bound;
             }
             return;
         }
         if self.tracking() {
-            self.cacheable &= ok;
+            // (A later pass reads what its packet holds: `Passes`.)
+            self.cacheable &= ok && (!self.later_parse || needed_bits <= self.passes.next_bound);
             self.min_len_bits = self.min_len_bits.max(needed_bits);
         }
     }
@@ -859,6 +911,9 @@ impl Observer for DpObserver<'_> {
         if self.parses == 0 {
             self.short_bits = needed_bits;
         }
+        if self.tracking() && self.later_parse {
+            self.cacheable = false;
+        }
         if self.tracking() {
             self.max_len_bits = self.max_len_bits.min(needed_bits);
         }
@@ -868,7 +923,7 @@ impl Observer for DpObserver<'_> {
         self.parses += 1;
         if self.parses == 1 {
             // (Every length check of the first parse so far was its own: `min_len_bits`.)
-            self.psa.ingress_parsed = self.min_len_bits;
+            self.passes.ingress_parsed = self.min_len_bits;
         }
         // A second pass (resubmitted, recirculated) parses another packet: its hashes are
         // not the key's.
@@ -919,17 +974,23 @@ impl Observer for DpObserver<'_> {
     }
 
     fn tm(&mut self, ev: &TmEvent) {
-        // PSA's resubmissions and recirculations are not cached: each such packet takes the
-        // interpreter. Nor are clones whose egress parse the flow-key analysis does not
-        // model (`PsaPasses`), or ingress clones of a packet whose parse extracted a header
-        // twice (the bytes of its first extraction then held by no key); other clones are
-        // cached.
+        // A resubmission or recirculation is cached where the flow-key analysis models the
+        // next parse (`Passes`).
+        if self.tracking() {
+            match ev {
+                TmEvent::Resubmit => self.cacheable &= self.next_pass(false),
+                TmEvent::Recirculate => self.cacheable &= self.next_pass(true),
+                _ => {}
+            }
+        }
+        // PSA clones whose egress parse the flow-key analysis does not model (`Passes`), or
+        // ingress clones of a packet whose parse extracted a header twice (the bytes of its
+        // first extraction then held by no key), are not cached; other clones are.
         if self.psa_tracking() {
             let modelled = |egress| self.layout.psa_clone_modelled(egress);
-            let cached = match (ev, self.psa.copying) {
-                (TmEvent::Resubmit | TmEvent::Recirculate, _) => false,
+            let cached = match (ev, self.passes.copying) {
                 (TmEvent::Clone { .. }, Some(koi_interp::CopyKind::IngressClone)) => {
-                    modelled(false) && !self.psa.reextracted
+                    modelled(false) && !self.passes.reextracted
                 }
                 (TmEvent::Clone { .. }, Some(koi_interp::CopyKind::EgressClone)) => modelled(true),
                 (TmEvent::Clone { .. }, None) => false,

@@ -192,7 +192,7 @@ pub trait Observer {
     /// The body of the action most recently reported by `action` returned (or exited).
     fn action_end(&mut self) {}
     fn packet_out(&mut self, _out: &Output) {}
-    /// Deparser `role` (PSA's ingress or egress deparser) emitted `emitted_bits` bits of
+    /// Deparser `role` (PSA's ingress or egress deparser, v1model's deparser) emitted `emitted_bits` bits of
     /// headers, which the unparsed payload follows in the packet that goes on.
     fn deparsed(&mut self, _role: Role, _emitted_bits: u64) {}
     /// A clone of the packet is being made: until [`Observer::copy_end`], the events (the

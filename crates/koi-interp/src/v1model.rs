@@ -372,6 +372,7 @@ impl<O: Observer> Ctx<'_, O> {
         pkt.emit = Some(BitWriter::with_capacity(pkt.data.len() + 64, 16));
         self.run_control(pkt, d, Role::Deparser)?;
         let mut w = pkt.emit.take().unwrap_or_default();
+        self.obs.deparsed(Role::Deparser, w.len_bits() as u64);
         if !w.len_bits().is_multiple_of(8) {
             let pad = 8 - w.len_bits() % 8;
             w.push(&Bits::zero(pad as u32));

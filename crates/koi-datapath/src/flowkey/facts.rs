@@ -138,6 +138,10 @@ pub(crate) struct Facts<'a> {
     /// is modelled by [`Facts::repacked`]. A clone that is not is never cached
     /// (`crate::observe`).
     pub psa_clones: [bool; 2],
+    /// The slots of the headers a resubmitted (`[0]`) or recirculated (`[1]`) packet holds
+    /// when its next parse reads it, where the analysis models that pass
+    /// ([`Facts::next_passes`]); `None`: such a pass is never cached (`crate::observe`).
+    pub next_pass: [Option<Vec<SlotId>>; 2],
 }
 
 /// A packet source in parse order.
@@ -172,9 +176,11 @@ impl<'a> Facts<'a> {
             egress_parser: None,
             repacked: Vec::new(),
             psa_clones: [false; 2],
+            next_pass: [None, None],
         };
         f.architecture_inputs();
         f.psa_repacked();
+        f.next_passes();
         for (role, block) in p.package.clone() {
             let name = p.block_name(block).unwrap_or("?").to_string();
             match block {
@@ -388,7 +394,6 @@ impl<'a> Facts<'a> {
         if let Some(koi_ir::BlockRef::Parser(id)) = p.block(Role::EgressParser) {
             self.egress_parser = Some(BodyKey::Parser(id.index()));
         }
-        let mut slots: Vec<usize> = Vec::new();
         let emitted = |role| match p.block(role) {
             Some(koi_ir::BlockRef::Control(d)) => p.controls.get(d).map(|c| emitted_headers(p, c)),
             _ => None,
@@ -397,18 +402,7 @@ impl<'a> Facts<'a> {
             return;
         };
         let mut headers = ingress_emits;
-        let assigned = |name: &str| {
-            let Some(slot) = p.intrinsic(name) else {
-                return false;
-            };
-            let mut found = false;
-            for_each_stmt(p, &mut |s| {
-                if let Stmt::Assign { dst, .. } = s {
-                    found |= place_slots(p, dst).any(|d| d == slot);
-                }
-            });
-            found
-        };
+        let assigned = |name: &str| assigned(p, name);
         // An ingress clone's egress parse reads the packet as received: modelled when the
         // ingress parser reads it only by extracting headers (no `advance` past bytes, no
         // `lookahead` of bits it may not extract).
@@ -430,29 +424,78 @@ impl<'a> Facts<'a> {
             headers.extend(e);
             self.psa_clones[1] = true;
         }
-        for h in headers {
-            let Some(hd) = p.phv.headers.get(h) else {
-                continue;
-            };
-            let mut add = |s: SlotId| {
-                let i = s.index() as usize;
-                if !slots.contains(&i) {
-                    slots.push(i);
-                }
-            };
-            for &f in &hd.fields {
-                add(f);
-                if let Some(l) = p.phv.slots.get(f).and_then(|x| x.length) {
-                    add(l);
-                }
-            }
-            add(hd.valid);
-        }
-        self.repacked = slots
+        self.repacked = header_slots(p, headers)
             .into_iter()
+            .map(|s| s.index() as usize)
             .filter(|&s| s < self.nslots)
             .map(Src::Node)
             .collect();
+    }
+
+    /// A later pass of the parser (v1model's `resubmit` and `recirculate`, PSA's resubmit)
+    /// reads another packet than the first parse: a resubmitted packet is the packet as it
+    /// came in, a recirculated one the packet as the deparser emitted it. Its fields are in
+    /// no key, so what such a pass extracts is modelled as computed from the headers that
+    /// packet holds: those the parser extracts (when it reads the packet only by extracting
+    /// headers, no `lookahead` or `advance`), or those the deparser may emit. A decision
+    /// here, on all of those slots whole, puts them in the key; the observer masks them
+    /// (and what they are computed from) only in a run that takes such a pass, and bounds
+    /// the pass's reads by what the packet holds.
+    fn next_passes(&mut self) {
+        let p = self.p;
+        let (parser, deparser) = match p.arch {
+            Architecture::V1Model => (Role::Parser, Role::Deparser),
+            Architecture::Psa => (Role::IngressParser, Role::EgressDeparser),
+            _ => return,
+        };
+        let (mut resubmits, mut recirculates) = (false, false);
+        for_each_stmt(p, &mut |s| match s {
+            Stmt::Builtin(Builtin::Resubmit { .. }) => resubmits = true,
+            Stmt::Builtin(Builtin::Recirculate { .. }) => recirculates = true,
+            _ => {}
+        });
+        if p.arch == Architecture::Psa {
+            // (PSA recirculates by sending to PSA_PORT_RECIRCULATE: never cached.)
+            resubmits = assigned(p, "iout.resubmit");
+            recirculates = false;
+        }
+        let extracted = match p.block(parser) {
+            Some(koi_ir::BlockRef::Parser(id)) => {
+                p.parsers.get(id).and_then(|x| extracted_headers(p, x))
+            }
+            _ => None,
+        };
+        let emitted = match p.block(deparser) {
+            Some(koi_ir::BlockRef::Control(d)) => p.controls.get(d).map(|c| emitted_headers(p, c)),
+            _ => None,
+        };
+        let passes = [
+            (
+                resubmits,
+                extracted,
+                "next pass: the headers a resubmitted packet holds",
+            ),
+            (
+                recirculates,
+                emitted,
+                "next pass: the headers a recirculated packet holds",
+            ),
+        ];
+        for (i, (taken, headers, location)) in passes.into_iter().enumerate() {
+            let Some(headers) = headers.filter(|_| taken) else {
+                continue;
+            };
+            let slots: Vec<SlotId> = header_slots(p, headers)
+                .into_iter()
+                .filter(|s| (s.index() as usize) < self.nslots)
+                .collect();
+            let reads = slots
+                .iter()
+                .map(|s| Src::Node(s.index() as usize))
+                .collect();
+            self.decide(DecisionKind::TrafficManager, location.into(), reads, None);
+            self.next_pass[i] = Some(slots);
+        }
     }
 
     fn arch_write(&mut self, dst: Node, srcs: Vec<Src<'a>>) {
@@ -844,6 +887,43 @@ fn emitted_headers(p: &Pipeline, c: &koi_ir::Control) -> Vec<HeaderId> {
         }
     }
     out
+}
+
+/// Whether some assignment writes the intrinsic `name`.
+fn assigned(p: &Pipeline, name: &str) -> bool {
+    let Some(slot) = p.intrinsic(name) else {
+        return false;
+    };
+    let mut found = false;
+    for_each_stmt(p, &mut |s| {
+        if let Stmt::Assign { dst, .. } = s {
+            found |= place_slots(p, dst).any(|d| d == slot);
+        }
+    });
+    found
+}
+
+/// Every slot of `headers` (their fields, varbit lengths and validity), each once.
+fn header_slots(p: &Pipeline, headers: impl IntoIterator<Item = HeaderId>) -> Vec<SlotId> {
+    let mut slots: Vec<SlotId> = Vec::new();
+    let mut add = |s: SlotId| {
+        if !slots.contains(&s) {
+            slots.push(s);
+        }
+    };
+    for h in headers {
+        let Some(hd) = p.phv.headers.get(h) else {
+            continue;
+        };
+        for &f in &hd.fields {
+            add(f);
+            if let Some(l) = p.phv.slots.get(f).and_then(|x| x.length) {
+                add(l);
+            }
+        }
+        add(hd.valid);
+    }
+    slots
 }
 
 /// The headers `parser` extracts, if extracting is the only way it reads the packet (`None`

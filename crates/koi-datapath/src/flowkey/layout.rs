@@ -131,6 +131,9 @@ pub struct FlowKeyLayout {
     hash_keys: Vec<HashKey>,
     /// PSA: whether CLONE_I2E and CLONE_E2E copies' egress parses are modelled (`Facts`).
     psa_clones: [bool; 2],
+    /// The slots of the headers a resubmitted (`[0]`) or recirculated (`[1]`) packet holds
+    /// for its next parse, where that pass is modelled (`Facts::next_passes`).
+    next_pass: [Option<Vec<SlotId>>; 2],
 }
 
 impl FlowKeyLayout {
@@ -168,6 +171,7 @@ impl FlowKeyLayout {
             cover: Vec::new(),
             state_input: facts.state_input.clone(),
             psa_clones: facts.psa_clones,
+            next_pass: facts.next_pass.clone(),
             hash_keys: Vec::new(),
         };
         l.pack(&facts, &cl, &source);
@@ -532,6 +536,13 @@ impl FlowKeyLayout {
     /// egress clone: what it extracts is then computed from the headers that copy may hold.
     pub fn psa_clone_modelled(&self, egress: bool) -> bool {
         self.psa_clones[usize::from(egress)]
+    }
+
+    /// The slots of the headers the packet of a later parser pass holds (a resubmitted one,
+    /// `recirculated` false, or a recirculated one), `None` when the analysis does not model
+    /// that pass: its run is then not cached.
+    pub fn next_pass(&self, recirculated: bool) -> Option<&[SlotId]> {
+        self.next_pass[usize::from(recirculated)].as_deref()
     }
 
     /// Whether `slot` holds state the architecture writes (a timestamp, a queue depth): a
