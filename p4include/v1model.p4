@@ -7,7 +7,8 @@
 // parameters, parameter names and directions, overloads, annotations and order, and the same
 // dependence on V1MODEL_VERSION), so that a program written for p4c compiles unchanged with
 // koi. The comments describe what koi does; its v1model semantics are simple_switch's. One
-// extension: HashAlgorithm has eight more members after p4c's, the FNV hashes (fnv1a_32, ...).
+// extension: HashAlgorithm has thirteen more members after p4c's, the FNV hashes (fnv1a_32, ...)
+// and twemproxy's key hashes (hashkit_md5, ...).
 //
 // A packet goes through the V1Switch package's blocks in this order:
 //
@@ -238,7 +239,16 @@ enum HashAlgorithm {
     fnv1a_32_signed,
     fnv1a_64_signed,
     fnv1_32_signed,
-    fnv1_64_signed
+    fnv1_64_signed,
+    // The key hashes of libmemcached's hashkit as twemproxy computes them on x86-64, 32 bits
+    // wide, over the same bytes: Jenkins' one-at-a-time (bytes read as signed chars), the
+    // first 4 bytes of MD5 read little-endian, Hsieh's SuperFastHash from 0, MurmurHash2
+    // seeded with 0xdeadbeef * length, lookup3's hashlittle with initial value 13.
+    hashkit_one_at_a_time,
+    hashkit_md5,
+    hashkit_hsieh,
+    hashkit_murmur,
+    hashkit_jenkins
 }
 
 // Old form of mark_to_drop(standard_metadata); does the same.

@@ -32,7 +32,9 @@
 // indexed by: the CRC itself (twemproxy's `crc32a`), its bits 30..16 (twemproxy's
 // `crc32`, which keeps 15 bits), twemproxy's `crc16` (see `hash_crc16`), or an FNV hash of
 // the key (twemproxy's `fnv1a_64`, `fnv1_64`, `fnv1a_32`, `fnv1_32`, over the bytes read as
-// signed chars as twemproxy reads them; koi's HashAlgorithm extension, see `hash_fnv1a_64`).
+// signed chars as twemproxy reads them; koi's HashAlgorithm extension, see `hash_fnv1a_64`),
+// or one of twemproxy's hashkit hashes (`md5`, `murmur`, `jenkins`, `hsieh`,
+// `one_at_a_time`, see `hash_md5`).
 
 #include <core.p4>
 #include <v1model.p4>
@@ -310,10 +312,33 @@ control AppIngress(inout headers_t hdr, inout metadata_t meta,
         hash(meta.point, HashAlgorithm.fnv1_32_signed, 32w0,
              { hdr.mc_key.key, hdr.mc_key_t2.b, hdr.mc_key_t1.b }, 64w0x100000000);
     }
+    // Twemproxy's other hashes (libmemcached's hashkit), as koi's HashAlgorithm extension
+    // computes them the way twemproxy does on x86-64.
+    action hash_md5() {
+        hash(meta.point, HashAlgorithm.hashkit_md5, 32w0,
+             { hdr.mc_key.key, hdr.mc_key_t2.b, hdr.mc_key_t1.b }, 64w0x100000000);
+    }
+    action hash_murmur() {
+        hash(meta.point, HashAlgorithm.hashkit_murmur, 32w0,
+             { hdr.mc_key.key, hdr.mc_key_t2.b, hdr.mc_key_t1.b }, 64w0x100000000);
+    }
+    action hash_jenkins() {
+        hash(meta.point, HashAlgorithm.hashkit_jenkins, 32w0,
+             { hdr.mc_key.key, hdr.mc_key_t2.b, hdr.mc_key_t1.b }, 64w0x100000000);
+    }
+    action hash_hsieh() {
+        hash(meta.point, HashAlgorithm.hashkit_hsieh, 32w0,
+             { hdr.mc_key.key, hdr.mc_key_t2.b, hdr.mc_key_t1.b }, 64w0x100000000);
+    }
+    action hash_one_at_a_time() {
+        hash(meta.point, HashAlgorithm.hashkit_one_at_a_time, 32w0,
+             { hdr.mc_key.key, hdr.mc_key_t2.b, hdr.mc_key_t1.b }, 64w0x100000000);
+    }
     table hash_mode {
         actions = {
             hash_crc32a; hash_crc32; hash_crc16;
             hash_fnv1a_64; hash_fnv1_64; hash_fnv1a_32; hash_fnv1_32;
+            hash_md5; hash_murmur; hash_jenkins; hash_hsieh; hash_one_at_a_time;
         }
         default_action = hash_crc32a();
     }

@@ -6,7 +6,9 @@ the server twemproxy would, from the same pool file.
 - `key_hash(name, key)`: the hash functions the switch computes (`crc32`: twemproxy's
   libmemcached-compatible 15-bit CRC-32; `crc32a`: the whole CRC-32; `crc16`: CRC-16/XMODEM
   run through a 32-bit register, as twemproxy's hash_crc16 does; `fnv1a_64`, `fnv1_64`,
-  `fnv1a_32`, `fnv1_32`: FNV as twemproxy's nc_fnv.c computes it, see `fnv`).
+  `fnv1a_32`, `fnv1_32`: FNV as twemproxy's nc_fnv.c computes it, see `fnv`; `md5`,
+  `murmur`, `jenkins`, `hsieh`, `one_at_a_time`: libmemcached's hashkit as twemproxy
+  computes it on x86-64, see `HASHKIT`).
 - `ketama(servers)`: the continuum twemproxy builds for the live servers (160 points per
   server, weighted, from MD5 of "NAME-i"), and `ring_ranges(...)`: the same continuum as
   ranges of hash values, each to the server that owns it, which is what the switch's `ring`
@@ -14,7 +16,8 @@ the server twemproxy would, from the same pool file.
 - `modula(servers)`: twemproxy's `modula` slots (each server as many times as its weight).
 - `place(pool, key)`: the server a key goes to.
 
-Each rule is twemproxy's (nc_conf.c, nc_ketama.c, nc_crc32.c, nc_fnv.c), written down here:
+Each rule is twemproxy's (nc_conf.c, nc_ketama.c, nc_crc32.c, nc_fnv.c, hashkit/*.c),
+written down here:
 - A server line is `ADDR:PORT:WEIGHT [NAME]`; its name on the continuum is NAME, else ADDR
   when PORT is 11211, else ADDR:PORT.
 - Points per server: floor(weight / total * 160 / 4 * live + 1e-10) * 4, computed in single
@@ -39,7 +42,9 @@ def f32(x):
     return struct.unpack("f", struct.pack("f", x))[0]
 
 
-HASHES = ("crc32", "crc32a", "crc16", "fnv1a_64", "fnv1a_32", "fnv1_64", "fnv1_32")
+HASHES = ("crc32", "crc32a", "crc16", "fnv1a_64", "fnv1a_32", "fnv1_64", "fnv1_32",
+          "md5", "murmur", "jenkins", "hsieh", "one_at_a_time")
+M32 = 0xFFFFFFFF
 
 # Twemproxy's FNV hashes as a 32-bit register: (offset basis, prime, FNV-1a). Its "64-bit"
 # ones return the low 32 bits of 64-bit FNV, which only the low 32 bits of the 64-bit offset
@@ -65,6 +70,119 @@ def fnv(name, key):
         else:
             h = ((h * prime) & 0xFFFFFFFF) ^ v
     return h
+
+
+def signed_char(b):
+    """Byte `b` as a C `signed char` converted to `uint32_t` (x86)."""
+    return b | 0xFFFFFF00 if b >= 0x80 else b
+
+
+def one_at_a_time(key):
+    """Twemproxy's `one_at_a_time` (nc_one_at_a_time.c): each byte as a signed char."""
+    h = 0
+    for b in key:
+        h = (h + signed_char(b)) & M32
+        h = (h + (h << 10)) & M32
+        h ^= h >> 6
+    h = (h + (h << 3)) & M32
+    h ^= h >> 11
+    return (h + (h << 15)) & M32
+
+
+def md5_hash(key):
+    """Twemproxy's `md5` (nc_md5.c): the digest's first 4 bytes, little-endian."""
+    return struct.unpack("<I", hashlib.md5(key).digest()[:4])[0]
+
+
+def hsieh(key):
+    """Twemproxy's `hsieh` (nc_hsieh.c): SuperFastHash from 0, 16-bit reads little-endian;
+    with 3 bytes left, the third as a signed char."""
+    if not key:
+        return 0
+    g16 = lambda i: key[i] | (key[i + 1] << 8)
+    h, n = 0, len(key) // 4 * 4
+    for i in range(0, n, 4):
+        h = (h + g16(i)) & M32
+        tmp = ((g16(i + 2) << 11) & M32) ^ h
+        h = ((h << 16) & M32) ^ tmp
+        h = (h + (h >> 11)) & M32
+    rem = len(key) - n
+    if rem == 3:
+        h = (h + g16(n)) & M32
+        h ^= (h << 16) & M32
+        h ^= (signed_char(key[n + 2]) << 18) & M32
+        h = (h + (h >> 11)) & M32
+    elif rem == 2:
+        h = (h + g16(n)) & M32
+        h ^= (h << 11) & M32
+        h = (h + (h >> 17)) & M32
+    elif rem == 1:
+        h = (h + key[n]) & M32
+        h ^= (h << 10) & M32
+        h = (h + (h >> 1)) & M32
+    for shift, add in ((3, False), (5, True), (4, False), (17, True), (25, False), (6, True)):
+        h = (h + (h >> shift)) & M32 if add else h ^ ((h << shift) & M32)
+    return h
+
+
+def murmur(key):
+    """Twemproxy's `murmur` (nc_murmur.c): MurmurHash2 seeded with 0xdeadbeef * length."""
+    m, n = 0x5BD1E995, len(key)
+    h = ((0xDEADBEEF * n) & M32) ^ n
+    full = n // 4 * 4
+    for i in range(0, full, 4):
+        k = (struct.unpack("<I", key[i:i + 4])[0] * m) & M32
+        k ^= k >> 24
+        k = (k * m) & M32
+        h = ((h * m) & M32) ^ k
+    rest = key[full:]
+    if rest:
+        for i, b in enumerate(rest):
+            h ^= b << (8 * i)
+        h = (h * m) & M32
+    h ^= h >> 13
+    h = (h * m) & M32
+    return h ^ (h >> 15)
+
+
+def jenkins(key):
+    """Twemproxy's `jenkins` (nc_jenkins.c): lookup3's hashlittle, initial value 13."""
+    rot = lambda x, k: ((x << k) | (x >> (32 - k))) & M32
+    a = b = c = (0xDEADBEEF + len(key) + 13) & M32
+
+    def mix(a, b, c):
+        for x, y, z, r in ((0, 2, 1, 4), (1, 0, 2, 6), (2, 1, 0, 8),
+                           (0, 2, 1, 16), (1, 0, 2, 19), (2, 1, 0, 4)):
+            v = [a, b, c]
+            v[x] = (v[x] - v[y]) & M32
+            v[x] ^= rot(v[y], r)
+            v[y] = (v[y] + v[z]) & M32
+            a, b, c = v
+        return a, b, c
+
+    words = lambda blk: [struct.unpack("<I", blk[i:i + 4])[0] for i in (0, 4, 8)]
+    n = len(key)
+    i = 0
+    while n - i > 12:
+        wa, wb, wc = words(key[i:i + 12])
+        a, b, c = (a + wa) & M32, (b + wb) & M32, (c + wc) & M32
+        a, b, c = mix(a, b, c)
+        i += 12
+    if n - i == 0:
+        return c
+    wa, wb, wc = words(key[i:] + bytes(12 - (n - i)))
+    a, b, c = (a + wa) & M32, (b + wb) & M32, (c + wc) & M32
+    for x, y, r in ((2, 1, 14), (0, 2, 11), (1, 0, 25), (2, 1, 16), (0, 2, 4), (1, 0, 14),
+                    (2, 1, 24)):
+        v = [a, b, c]
+        v[x] ^= v[y]
+        v[x] = (v[x] - rot(v[y], r)) & M32
+        a, b, c = v
+    return c
+
+
+HASHKIT = {"md5": md5_hash, "murmur": murmur, "jenkins": jenkins, "hsieh": hsieh,
+           "one_at_a_time": one_at_a_time}
 
 
 def crc16_xmodem_table():
@@ -97,6 +215,8 @@ def key_hash(name, key):
         return crc
     if name in FNV:
         return fnv(name, key)
+    if name in HASHKIT:
+        return HASHKIT[name](key)
     crc = zlib.crc32(key) & 0xFFFFFFFF
     if name == "crc32a":
         return crc

@@ -74,6 +74,11 @@ EXTENSIONS = {
         "enum HashAlgorithm :: fnv1a_64_signed",
         "enum HashAlgorithm :: fnv1_32_signed",
         "enum HashAlgorithm :: fnv1_64_signed",
+        "enum HashAlgorithm :: hashkit_one_at_a_time",
+        "enum HashAlgorithm :: hashkit_md5",
+        "enum HashAlgorithm :: hashkit_hsieh",
+        "enum HashAlgorithm :: hashkit_murmur",
+        "enum HashAlgorithm :: hashkit_jenkins",
     ],
 }
 

@@ -459,6 +459,84 @@ fn fnv_hashes_are_the_interpreters_compiled_and_native() {
     assert!(st.compiled_hits > 300, "{st:?}");
 }
 
+/// Twemproxy's five hashkit hashes (`hashkit_*`) over a varbit key of 0 to 7 bytes and a
+/// byte, into 32-bit results; the last also by 1000 from 5, into 16 bits.
+const HASHKIT: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> n; bit<8> a; }
+header k_t { varbit<56> k; }
+header o_t { bit<32> oat; bit<32> md5; bit<32> hsieh; bit<32> murmur; bit<32> jenkins; bit<16> m; }
+struct headers { h_t h; k_t k; o_t o; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.h);
+        pkt.extract(hdr.k, (bit<32>) hdr.h.n[2:0] * 8);
+        pkt.extract(hdr.o);
+        transition accept;
+    }
+}
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply {
+        hash(hdr.o.oat, HashAlgorithm.hashkit_one_at_a_time, 32w0, { hdr.k.k, hdr.h.a }, 64w0x100000000);
+        hash(hdr.o.md5, HashAlgorithm.hashkit_md5, 32w0, { hdr.k.k, hdr.h.a }, 64w0x100000000);
+        hash(hdr.o.hsieh, HashAlgorithm.hashkit_hsieh, 32w0, { hdr.k.k, hdr.h.a }, 64w0x100000000);
+        hash(hdr.o.murmur, HashAlgorithm.hashkit_murmur, 32w0, { hdr.k.k, hdr.h.a }, 64w0x100000000);
+        hash(hdr.o.jenkins, HashAlgorithm.hashkit_jenkins, 32w0, { hdr.k.k, hdr.h.a }, 64w0x100000000);
+        hash(hdr.o.m, HashAlgorithm.hashkit_jenkins, 16w5, { hdr.k.k }, 16w1000);
+        sm.egress_spec = 2;
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) {
+    apply { pkt.emit(hdr.h); pkt.emit(hdr.k); pkt.emit(hdr.o); }
+}
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+
+/// 400 random packets of [`HASHKIT`] (a quarter with key bytes of 0x80 and more), each
+/// output against koi-hash's functions (which its tests check against twemproxy's): the
+/// interpreter's values, compiled and native.
+#[test]
+fn hashkit_hashes_are_the_interpreters_compiled_and_native() {
+    use koi_hash::hashkit;
+    let p = common::compile_str(HASHKIT).unwrap_or_else(|e| panic!("{e}"));
+    let mut twin = common::Twin::new(&p, |_| {});
+    let mut seed = 0x0123_4567_89ab_cdefu64;
+    for i in 0..400 {
+        let mut pkt = bytes(&mut seed, 2 + 7 + 22 + 3);
+        if i % 4 == 0 {
+            for b in &mut pkt[2..9] {
+                *b |= 0x80;
+            }
+        }
+        let n = usize::from(pkt[0] & 7);
+        let (outs, _) = twin.send(&pkt, 1);
+        let [(2, out)] = outs.as_slice() else {
+            panic!("one output on port 2: {outs:?}");
+        };
+        let key = &pkt[2..2 + n];
+        let key_a: Vec<u8> = key.iter().copied().chain([pkt[1]]).collect();
+        let o = &out[2 + n..2 + n + 22];
+        let be =
+            |r: std::ops::Range<usize>| o[r].iter().fold(0u32, |v, b| (v << 8) | u32::from(*b));
+        let want = [
+            hashkit::one_at_a_time(&key_a),
+            hashkit::md5(&key_a),
+            hashkit::hsieh(&key_a),
+            hashkit::murmur(&key_a),
+            hashkit::jenkins(&key_a),
+        ];
+        let got: Vec<u32> = (0..5).map(|j| be(4 * j..4 * j + 4)).collect();
+        assert_eq!(got, want, "packet {i}");
+        assert_eq!(be(20..22), 5 + hashkit::jenkins(key) % 1000, "packet {i}");
+    }
+    assert_native(&twin, 300);
+}
+
 /// One program per table entry: each rewrites the destination with its own constant.
 const PER_ENTRY: &str = r#"
 #include <core.p4>

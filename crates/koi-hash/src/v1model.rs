@@ -26,6 +26,11 @@
 //! bytes is hashed with its right zero padding), 32 or 64 bits wide before `hash` takes its
 //! modulo and truncates.
 //!
+//! Five more (koi's extension too) are the key hashes of libmemcached's hashkit as twemproxy
+//! computes them on x86-64 ([`crate::hashkit`]), 32 bits wide, over the same bytes:
+//! `hashkit_one_at_a_time`, `hashkit_md5`, `hashkit_hsieh`, `hashkit_murmur` and
+//! `hashkit_jenkins`.
+//!
 //! `hash(result, algo, base, data, max)` then writes `(H % max) + base` computed in 64 bits,
 //! truncated to `result`'s width; simple_switch treats `max == 0` as 1 (result = `base`)
 //! (`modify_field_with_hash_based_offset` in `targets/simple_switch/primitives.cpp`). See
@@ -41,6 +46,7 @@ use crate::bits::BitString;
 use crate::checksum::{csum16, xor16};
 use crate::crc::{CRC16, CRC16_ARC, CRC32, CRC32_ISO_HDLC, Crc, CrcError, CrcParams};
 use crate::fnv;
+use crate::hashkit;
 
 /// v1model's `enum HashAlgorithm`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -82,11 +88,21 @@ pub enum HashAlgorithm {
     Fnv1_32Signed,
     /// FNV-1, 64 bits, over bytes read as signed chars (koi's extension).
     Fnv1_64Signed,
+    /// Twemproxy's `one_at_a_time` (koi's extension; [`hashkit`]).
+    HashkitOneAtATime,
+    /// Twemproxy's `md5`: the first 4 bytes of the MD5 digest, little-endian (koi's extension).
+    HashkitMd5,
+    /// Twemproxy's `hsieh` (koi's extension).
+    HashkitHsieh,
+    /// Twemproxy's `murmur` (koi's extension).
+    HashkitMurmur,
+    /// Twemproxy's `jenkins` (koi's extension).
+    HashkitJenkins,
 }
 
 impl HashAlgorithm {
     /// All the algorithms, in declaration order.
-    pub const ALL: [HashAlgorithm; 16] = [
+    pub const ALL: [HashAlgorithm; 21] = [
         HashAlgorithm::Crc32,
         HashAlgorithm::Crc32Custom,
         HashAlgorithm::Crc16,
@@ -103,6 +119,11 @@ impl HashAlgorithm {
         HashAlgorithm::Fnv1a64Signed,
         HashAlgorithm::Fnv1_32Signed,
         HashAlgorithm::Fnv1_64Signed,
+        HashAlgorithm::HashkitOneAtATime,
+        HashAlgorithm::HashkitMd5,
+        HashAlgorithm::HashkitHsieh,
+        HashAlgorithm::HashkitMurmur,
+        HashAlgorithm::HashkitJenkins,
     ];
 
     /// The algorithm named by a `HashAlgorithm` member (`"crc16"`, ...) or BMv2 calculation
@@ -130,6 +151,11 @@ impl HashAlgorithm {
             HashAlgorithm::Fnv1a64Signed => "fnv1a_64_signed",
             HashAlgorithm::Fnv1_32Signed => "fnv1_32_signed",
             HashAlgorithm::Fnv1_64Signed => "fnv1_64_signed",
+            HashAlgorithm::HashkitOneAtATime => "hashkit_one_at_a_time",
+            HashAlgorithm::HashkitMd5 => "hashkit_md5",
+            HashAlgorithm::HashkitHsieh => "hashkit_hsieh",
+            HashAlgorithm::HashkitMurmur => "hashkit_murmur",
+            HashAlgorithm::HashkitJenkins => "hashkit_jenkins",
         }
     }
 
@@ -141,7 +167,12 @@ impl HashAlgorithm {
             | HashAlgorithm::Fnv1a32
             | HashAlgorithm::Fnv1_32
             | HashAlgorithm::Fnv1a32Signed
-            | HashAlgorithm::Fnv1_32Signed => 32,
+            | HashAlgorithm::Fnv1_32Signed
+            | HashAlgorithm::HashkitOneAtATime
+            | HashAlgorithm::HashkitMd5
+            | HashAlgorithm::HashkitHsieh
+            | HashAlgorithm::HashkitMurmur
+            | HashAlgorithm::HashkitJenkins => 32,
             HashAlgorithm::Crc16
             | HashAlgorithm::Crc16Custom
             | HashAlgorithm::Csum16
@@ -283,6 +314,11 @@ impl Calculation {
             HashAlgorithm::Fnv1a64Signed => fnv::fnv1a_64_signed(bytes),
             HashAlgorithm::Fnv1_32Signed => u64::from(fnv::fnv1_32_signed(bytes)),
             HashAlgorithm::Fnv1_64Signed => fnv::fnv1_64_signed(bytes),
+            HashAlgorithm::HashkitOneAtATime => u64::from(hashkit::one_at_a_time(bytes)),
+            HashAlgorithm::HashkitMd5 => u64::from(hashkit::md5(bytes)),
+            HashAlgorithm::HashkitHsieh => u64::from(hashkit::hsieh(bytes)),
+            HashAlgorithm::HashkitMurmur => u64::from(hashkit::murmur(bytes)),
+            HashAlgorithm::HashkitJenkins => u64::from(hashkit::jenkins(bytes)),
         })
     }
 

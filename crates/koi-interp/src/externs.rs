@@ -31,6 +31,11 @@ fn v1model_algo(a: HashAlgo) -> Option<HashAlgorithm> {
         HashAlgo::Fnv1a64Signed => HashAlgorithm::Fnv1a64Signed,
         HashAlgo::Fnv1_32Signed => HashAlgorithm::Fnv1_32Signed,
         HashAlgo::Fnv1_64Signed => HashAlgorithm::Fnv1_64Signed,
+        HashAlgo::HashkitOneAtATime => HashAlgorithm::HashkitOneAtATime,
+        HashAlgo::HashkitMd5 => HashAlgorithm::HashkitMd5,
+        HashAlgo::HashkitHsieh => HashAlgorithm::HashkitHsieh,
+        HashAlgo::HashkitMurmur => HashAlgorithm::HashkitMurmur,
+        HashAlgo::HashkitJenkins => HashAlgorithm::HashkitJenkins,
         HashAlgo::Lookup3 => return None,
     })
 }

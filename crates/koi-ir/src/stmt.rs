@@ -57,6 +57,13 @@ pub enum HashAlgo {
     Fnv1a64Signed,
     Fnv1_32Signed,
     Fnv1_64Signed,
+    /// Twemproxy's key hashes (libmemcached's hashkit: `hashkit_one_at_a_time`,
+    /// `hashkit_md5`, `hashkit_hsieh`, `hashkit_murmur`, `hashkit_jenkins`, koi's extension).
+    HashkitOneAtATime,
+    HashkitMd5,
+    HashkitHsieh,
+    HashkitMurmur,
+    HashkitJenkins,
 }
 
 impl HashAlgo {
@@ -69,7 +76,7 @@ impl HashAlgo {
     }
 
     /// The algorithms whose computation is fixed (all but the custom CRCs).
-    pub const FIXED: [HashAlgo; 15] = [
+    pub const FIXED: [HashAlgo; 20] = [
         HashAlgo::Crc32,
         HashAlgo::Crc16,
         HashAlgo::Random,
@@ -85,6 +92,11 @@ impl HashAlgo {
         HashAlgo::Fnv1a64Signed,
         HashAlgo::Fnv1_32Signed,
         HashAlgo::Fnv1_64Signed,
+        HashAlgo::HashkitOneAtATime,
+        HashAlgo::HashkitMd5,
+        HashAlgo::HashkitHsieh,
+        HashAlgo::HashkitMurmur,
+        HashAlgo::HashkitJenkins,
     ];
 
     /// The fixed algorithm an architecture file's enum member `name` names (`None` for the
@@ -113,6 +125,11 @@ impl HashAlgo {
             HashAlgo::Fnv1a64Signed => "fnv1a_64_signed",
             HashAlgo::Fnv1_32Signed => "fnv1_32_signed",
             HashAlgo::Fnv1_64Signed => "fnv1_64_signed",
+            HashAlgo::HashkitOneAtATime => "hashkit_one_at_a_time",
+            HashAlgo::HashkitMd5 => "hashkit_md5",
+            HashAlgo::HashkitHsieh => "hashkit_hsieh",
+            HashAlgo::HashkitMurmur => "hashkit_murmur",
+            HashAlgo::HashkitJenkins => "hashkit_jenkins",
         }
     }
 }

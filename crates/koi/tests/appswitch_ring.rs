@@ -3,15 +3,16 @@
 //! - `examples/appswitch/ketama.py` against the real twemproxy (Debian's `nutcracker`) and
 //!   three real memcached servers in a network namespace: 300 keys of 16, 80, 250, 1, 2 and
 //!   3 bytes stored through twemproxy land on the server ketama.py names, with the hashes
-//!   `crc32a`, `crc32`, `crc16`, `fnv1a_64`, `fnv1_64`, `fnv1a_32` and `fnv1_32` and the
+//!   `crc32a`, `crc32`, `crc16`, `fnv1a_64`, `fnv1_64`, `fnv1a_32`, `fnv1_32`, `md5`,
+//!   `murmur`, `jenkins`, `hsieh` and `one_at_a_time` and the
 //!   distributions `ketama` and `modula`, servers named by address, by address and port, and
 //!   by name, one weighted twice (`check_placement.py`); the same with 300 keys of bytes of
-//!   0x80 and more (which twemproxy's FNV reads as signed chars);
+//!   0x80 and more (which twemproxy's FNV, one_at_a_time and hsieh read as signed chars);
 //! - the switch's entries that ketama.py writes for a pool, traced through
 //!   `examples/appswitch/appswitch.p4` with `koi trace`: each of the same 300 printable keys'
 //!   and 300 keys of high bytes' requests goes to the port of the server ketama.py places it
 //!   on, for every hash and distribution, so the switch places them where twemproxy does
-//!   (FNV over signed chars included); and with `random`, requests spread over every server.
+//!   (signed chars included); and with `random`, requests spread over every server.
 //!
 //! Needs root, memcached, nutcracker and the Python venv (PyYAML); see `e2e/mod.rs`.
 
@@ -34,8 +35,9 @@ beta:
 ";
 
 /// The (hash, distribution) pairs whose placement is checked: twemproxy's ketama and modula
-/// over its 32-bit and its 15-bit CRC-32, its `crc16` and its four FNV hashes.
-const PLACEMENTS: [(&str, &str); 14] = [
+/// over its 32-bit and its 15-bit CRC-32, its `crc16`, its four FNV hashes and its five
+/// hashkit hashes.
+const PLACEMENTS: [(&str, &str); 24] = [
     ("crc32a", "ketama"),
     ("crc32", "ketama"),
     ("crc16", "ketama"),
@@ -50,6 +52,16 @@ const PLACEMENTS: [(&str, &str); 14] = [
     ("fnv1_64", "modula"),
     ("fnv1a_32", "modula"),
     ("fnv1_32", "modula"),
+    ("md5", "ketama"),
+    ("murmur", "ketama"),
+    ("jenkins", "ketama"),
+    ("hsieh", "ketama"),
+    ("one_at_a_time", "ketama"),
+    ("md5", "modula"),
+    ("murmur", "modula"),
+    ("jenkins", "modula"),
+    ("hsieh", "modula"),
+    ("one_at_a_time", "modula"),
 ];
 
 /// How many keys each placement is checked with, through twemproxy and through the switch

@@ -1159,6 +1159,11 @@ pub(crate) fn v1_algo(a: HashAlgo) -> Option<HashAlgorithm> {
         HashAlgo::Fnv1a64Signed => HashAlgorithm::Fnv1a64Signed,
         HashAlgo::Fnv1_32Signed => HashAlgorithm::Fnv1_32Signed,
         HashAlgo::Fnv1_64Signed => HashAlgorithm::Fnv1_64Signed,
+        HashAlgo::HashkitOneAtATime => HashAlgorithm::HashkitOneAtATime,
+        HashAlgo::HashkitMd5 => HashAlgorithm::HashkitMd5,
+        HashAlgo::HashkitHsieh => HashAlgorithm::HashkitHsieh,
+        HashAlgo::HashkitMurmur => HashAlgorithm::HashkitMurmur,
+        HashAlgo::HashkitJenkins => HashAlgorithm::HashkitJenkins,
         // Custom CRCs take parameters from the control plane; random is random.
         _ => return None,
     })

@@ -15,7 +15,7 @@ pub(super) const HELPERS: [(&str, *const u8); 5] = [
 ];
 
 /// The v1model algorithms [`koi_jit_hash`] computes, by code.
-pub(super) const HASH_ALGOS: [HashAlgo; 13] = [
+pub(super) const HASH_ALGOS: [HashAlgo; 18] = [
     HashAlgo::Crc32,
     HashAlgo::Crc16,
     HashAlgo::Identity,
@@ -29,6 +29,11 @@ pub(super) const HASH_ALGOS: [HashAlgo; 13] = [
     HashAlgo::Fnv1a64Signed,
     HashAlgo::Fnv1_32Signed,
     HashAlgo::Fnv1_64Signed,
+    HashAlgo::HashkitOneAtATime,
+    HashAlgo::HashkitMd5,
+    HashAlgo::HashkitHsieh,
+    HashAlgo::HashkitMurmur,
+    HashAlgo::HashkitJenkins,
 ];
 
 /// v1model hash `algo` (an index into [`HASH_ALGOS`]) of the `len` bytes at `data`.
