@@ -614,6 +614,9 @@ pub struct TracerSetup {
     port: Option<SlotId>,
     /// XDP: `omd.output_action` and `omd.output_port`, which choose where the packet goes.
     xdp: Option<(Option<SlotId>, Option<SlotId>)>,
+    /// eBPF filters: the `accept` slot, which chooses whether the packet goes back out of
+    /// its input port, as it came in.
+    ebpf: Option<Option<SlotId>>,
     /// PSA: the traffic manager's inputs and the metadata carried to egress.
     psa: Option<psa::PsaSetup>,
     slots: Vec<SlotInit>,
@@ -688,19 +691,19 @@ impl TracerSetup {
         }
     }
 
-    /// Whether the tracer follows runs of the pipeline's architecture (all but eBPF filters,
-    /// whose runs are replayed, not compiled).
+    /// Whether the tracer follows runs of the pipeline's architecture (all of koi's).
     pub fn compiles(&self) -> bool {
         self.ubpf.is_some()
     }
 
     pub fn new(p: &Pipeline) -> TracerSetup {
         let ubpf = match p.arch {
-            Architecture::V1Model | Architecture::Xdp | Architecture::Psa => Some(false),
+            Architecture::V1Model | Architecture::Xdp | Architecture::Psa | Architecture::Ebpf => {
+                Some(false)
+            }
             Architecture::Ubpf => Some(true),
-            // (An eBPF filter's packet leaves on a port no slot holds.)
-            Architecture::Ebpf => None,
         };
+        let ebpf = (p.arch == Architecture::Ebpf).then(|| p.intrinsic("accept"));
         let psa = (p.arch == Architecture::Psa).then(|| psa::PsaSetup::new(p));
         let xdp = (p.arch == Architecture::Xdp).then(|| {
             (
@@ -772,6 +775,7 @@ impl TracerSetup {
             ubpf,
             port,
             xdp,
+            ebpf,
             psa,
             slots,
             // uBPF: the port the packet leaves on.
@@ -845,6 +849,8 @@ pub struct Tracer<'p> {
     setup: Arc<TracerSetup>,
     payload_start: usize,
     cursor_bits: u32,
+    /// The parser stopped on an error or a `reject` ([`Tracer::parser_failed`]).
+    parse_rejected: bool,
     /// What the start of the run read of the PHV: where its per-packet inputs are (bit
     /// offset, width; the first read slots), and the slots that started as constants from it
     /// (slot, node, bit offset, width).

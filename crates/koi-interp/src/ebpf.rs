@@ -76,6 +76,12 @@ impl<O: Observer> Ctx<'_, O> {
     ) -> Result<Vec<Output>, (Vec<Output>, String)> {
         let mut pkt = Pkt::new(self.p, data.to_vec());
         self.bpf_start(&mut pkt);
+        // The port the filter sends an accepted packet back out of, in a slot no block sees,
+        // set before the parser so that the PHV the cached datapath takes its flow key from
+        // holds it.
+        if let Some(s) = self.p.intrinsic("input_port") {
+            pkt.phv.set_raw(self.p, s, &Bits::from_u64(32, port));
+        }
         let r = (|| -> Result<Vec<Output>, Stop> {
             if !self.bpf_parse(&mut pkt)? {
                 return Ok(Vec::new());

@@ -71,6 +71,17 @@ impl Lowerer<'_> {
             self.package_blocks(main_decl, args)?
         };
         let shared = self.shared_storage(&insts)?;
+        if self.p.arch == Architecture::Ebpf {
+            // The port the packet came in on, where an eBPF filter sends what it accepts: no
+            // block sees it, the cached datapath matches it (`input_port`, as uBPF's).
+            let s = self.new_slot(
+                "input_port",
+                koi_ir::Ty::Bits(32),
+                false,
+                koi_ir::SlotKind::Metadata,
+            );
+            self.p.intrinsics.push(("input_port".into(), s));
+        }
         for (role, inst) in &insts {
             let binds = self.role_binds(*role, inst, &shared)?;
             if role.is_parser() {

@@ -38,12 +38,13 @@ impl FastParser {
                 over: Vec::new(),
             },
             // The ports set before the parser: PSA's `ipin.ingress_port`, XDP's
-            // `imd.input_port` (an eBPF filter has none).
+            // `imd.input_port`, an eBPF filter's `input_port`.
             koi_ir::Architecture::Psa | koi_ir::Architecture::Xdp | koi_ir::Architecture::Ebpf => {
                 Inputs {
                     port: p
                         .intrinsic("ipin.ingress_port")
-                        .or_else(|| p.intrinsic("imd.input_port")),
+                        .or_else(|| p.intrinsic("imd.input_port"))
+                        .or_else(|| p.intrinsic("input_port")),
                     len: None,
                     unknown: Vec::new(),
                     vars: Vec::new(),

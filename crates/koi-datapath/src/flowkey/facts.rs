@@ -231,8 +231,9 @@ impl<'a> Facts<'a> {
                 &["ipin.ingress_port", "ipin.packet_path"],
                 &["iin.ingress_timestamp", "ein.egress_timestamp"],
             ),
-            // (An eBPF filter sees no port: its packet leaves where it came in.)
-            Architecture::Ebpf => (&[], &[]),
+            // (An eBPF filter's blocks see no port: its packet leaves where it came in, the
+            // port the architecture's `input_port` slot holds.)
+            Architecture::Ebpf => (&["input_port"], &[]),
             Architecture::Xdp => (&["imd.input_port"], &[]),
         };
         for n in inputs {
@@ -262,7 +263,8 @@ impl<'a> Facts<'a> {
             Architecture::V1Model => {}
             Architecture::Psa => return self.psa_flows(),
             Architecture::Xdp => return self.xdp_flows(),
-            Architecture::Ubpf | Architecture::Ebpf => return,
+            Architecture::Ebpf => return self.ebpf_flows(),
+            Architecture::Ubpf => return,
         }
         let spec = self.intrinsic("egress_spec");
         let grp = self.intrinsic("mcast_grp");
@@ -376,6 +378,22 @@ impl<'a> Facts<'a> {
         self.decide(
             DecisionKind::TrafficManager,
             "xdp: output_action, output_port, input_port".into(),
+            reads,
+            None,
+        );
+    }
+
+    /// eBPF filters: the verdict (`accept`) chooses what happens to the packet, and the input
+    /// port is where an accepted packet goes (a compiled program sends to a port the megaflow
+    /// fixes).
+    fn ebpf_flows(&mut self) {
+        let reads: Vec<Src<'a>> = ["accept", "input_port"]
+            .iter()
+            .filter_map(|n| self.intrinsic(n).map(Src::Node))
+            .collect();
+        self.decide(
+            DecisionKind::TrafficManager,
+            "ebpf filter: accept, input_port".into(),
             reads,
             None,
         );

@@ -180,6 +180,8 @@ impl<'p> Tracer<'p> {
     pub fn tm_inputs(&self, k: &Known<'_>) -> Vec<SlotId> {
         let mut out = Vec::new();
         let inputs = match self.setup.xdp {
+            // An eBPF filter: its verdict, and the port it sends an accepted packet to.
+            None if let Some(accept) = self.setup.ebpf => [accept, self.setup.port, None],
             // XDP: the action, then the port it sends to (the input port or the output port).
             Some((action, port)) => {
                 let to = match self.const_slot(action, k) {
@@ -247,6 +249,9 @@ impl<'p> Tracer<'p> {
         }
         if let Some(xdp) = self.setup.xdp {
             return self.xdp_tm(ev, xdp, k);
+        }
+        if let Some(accept) = self.setup.ebpf {
+            return self.ebpf_tm(ev, accept, k);
         }
         if self.setup.psa.is_some() {
             return self.psa_tm(ev, k);
@@ -341,6 +346,28 @@ impl<'p> Tracer<'p> {
         }
     }
 
+    /// An eBPF filter's verdict: an accepted packet goes back out of its input port, which
+    /// the megaflow must fix, as must `accept`; a packet the parser rejected is dropped.
+    fn ebpf_tm(&mut self, ev: &koi_interp::TmEvent, accept: Option<SlotId>, k: &Known<'_>) {
+        use koi_interp::TmEvent;
+        let verdict = self.const_slot(accept, k);
+        let fixed = match ev {
+            TmEvent::Unicast { port } => {
+                verdict.is_some_and(|a| a != 0) && self.const_slot(self.setup.port, k) == Some(*port)
+            }
+            // (After a rejected parse `accept` is not read: the parse's way fixes the drop.)
+            TmEvent::Drop(DropReason::Filter) => verdict == Some(0) || self.parse_rejected,
+            _ => false,
+        };
+        if !fixed {
+            self.fail("ebpf verdict or input port not constant");
+            return;
+        }
+        if let TmEvent::Drop(why) = ev {
+            self.passes.push(Pass::Dropped(why.clone()));
+        }
+    }
+
     /// A pass through ingress or egress starts. An egress pass starts from the PHV its
     /// instance was queued with.
     pub fn instance(&mut self, role: koi_ir::Role) {
@@ -425,6 +452,7 @@ impl<'p> Tracer<'p> {
     /// The parser stopped on an error or a `reject`: uBPF then sends the packet as it came
     /// in (nothing emitted, the whole input as payload); v1model goes on to ingress.
     pub fn parser_failed(&mut self) {
+        self.parse_rejected = true;
         if self.ubpf {
             self.emitted.clear();
             self.payload_start = 0;
@@ -438,6 +466,13 @@ impl<'p> Tracer<'p> {
         }
         if self.setup.psa.is_some() {
             return self.psa_packet_out(port, k);
+        }
+        // An eBPF filter's packet leaves as it came in: nothing emitted, all of it payload.
+        if self.setup.ebpf.is_some() {
+            self.emitted.clear();
+            self.payload_start = 0;
+            self.cursor_bits = 0;
+            return self.sent(port);
         }
         // An `egress_spec` egress computed from state: guarded not to be the drop port.
         let not_dropped = match self.setup.egress_spec {

@@ -27,6 +27,7 @@ impl<'p> Tracer<'p> {
             frames: Vec::new(),
             pending: None,
             failed: None,
+            parse_rejected: false,
             emitted: Vec::new(),
             // (Every run starts with its inputs: the arrival time and the length.)
             state: Vec::with_capacity(8),
