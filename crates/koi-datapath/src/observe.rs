@@ -465,7 +465,6 @@ impl<'a> DpObserver<'a> {
                     .and_then(|m| m.find(rec, &phv0));
                 let built = match found {
                     Some((p, reads)) => Ok((Built::Memo(p), reads)),
-                    None if !setup.compiles() => Err(NOT_TRACED),
                     None => fast
                         .filter(|_| recording_trace)
                         .and_then(|f| Tracer::new(pipeline, setup, drop_port, f, parsed, &phv0))
@@ -628,7 +627,6 @@ pub(crate) fn extended(
 }
 
 /// Why a run of an architecture the tracer does not follow (PSA, eBPF filters) is replayed.
-pub(crate) const NOT_TRACED: &str = "architecture replayed, not compiled";
 
 /// Why a run whose compiled program did not give the interpreter's output is replayed.
 pub(crate) const MISMATCH: &str = "output differed from the interpreter";

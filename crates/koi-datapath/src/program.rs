@@ -608,8 +608,8 @@ impl TraceFacts {
 /// slot's initial value, and the architecture's slots the tracer watches.
 #[derive(Debug)]
 pub struct TracerSetup {
-    /// `Some(uBPF?)` for the architectures the tracer follows.
-    ubpf: Option<bool>,
+    /// uBPF's semantics (no traffic manager, `mark_to_drop` a flag).
+    ubpf: bool,
     /// The slot of the port the packet came in on (`Node::Port`).
     port: Option<SlotId>,
     /// XDP: `omd.output_action` and `omd.output_port`, which choose where the packet goes.
@@ -691,18 +691,8 @@ impl TracerSetup {
         }
     }
 
-    /// Whether the tracer follows runs of the pipeline's architecture (all of koi's).
-    pub fn compiles(&self) -> bool {
-        self.ubpf.is_some()
-    }
-
     pub fn new(p: &Pipeline) -> TracerSetup {
-        let ubpf = match p.arch {
-            Architecture::V1Model | Architecture::Xdp | Architecture::Psa | Architecture::Ebpf => {
-                Some(false)
-            }
-            Architecture::Ubpf => Some(true),
-        };
+        let ubpf = p.arch == Architecture::Ubpf;
         let ebpf = (p.arch == Architecture::Ebpf).then(|| p.intrinsic("accept"));
         let psa = (p.arch == Architecture::Psa).then(|| psa::PsaSetup::new(p));
         let xdp = (p.arch == Architecture::Xdp).then(|| {

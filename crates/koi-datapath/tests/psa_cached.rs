@@ -247,7 +247,11 @@ ebpfFilter(P(), F()) main;
             let (got, path) = twin.send(&pkt, port);
             assert_eq!(got.len(), out, "a {a}: {got:?}");
             if out == 1 {
-                assert_eq!(got[0], (port, pkt.to_vec()), "as it came in, to its own port");
+                assert_eq!(
+                    got[0],
+                    (port, pkt.to_vec()),
+                    "as it came in, to its own port"
+                );
             }
             assert_eq!(round > 0, compiled(path), "a {a}, round {round}: {path:?}");
         }

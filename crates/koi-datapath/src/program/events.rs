@@ -353,7 +353,8 @@ impl<'p> Tracer<'p> {
         let verdict = self.const_slot(accept, k);
         let fixed = match ev {
             TmEvent::Unicast { port } => {
-                verdict.is_some_and(|a| a != 0) && self.const_slot(self.setup.port, k) == Some(*port)
+                verdict.is_some_and(|a| a != 0)
+                    && self.const_slot(self.setup.port, k) == Some(*port)
             }
             // (After a rejected parse `accept` is not read: the parse's way fixes the drop.)
             TmEvent::Drop(DropReason::Filter) => verdict == Some(0) || self.parse_rejected,

@@ -15,7 +15,7 @@ impl<'p> Tracer<'p> {
         parsed: &Parsed,
         phv0: &[u8],
     ) -> Option<Tracer<'p>> {
-        let ubpf = setup.ubpf?;
+        let ubpf = setup.ubpf;
         if !parsed.cursor.is_multiple_of(8) || parsed.reextracted {
             return None;
         }
