@@ -626,8 +626,6 @@ pub(crate) fn extended(
     Some((old, flow))
 }
 
-/// Why a run of an architecture the tracer does not follow (PSA, eBPF filters) is replayed.
-
 /// Why a run whose compiled program did not give the interpreter's output is replayed.
 pub(crate) const MISMATCH: &str = "output differed from the interpreter";
 
