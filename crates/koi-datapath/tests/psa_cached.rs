@@ -218,7 +218,8 @@ fn egress_parses_past_the_emitted_headers_are_not_cached() {
 }
 
 /// An eBPF filter accepting packets whose `h.a` is in a table (and rewriting `h.b`, which
-/// the packet that leaves does not show: it leaves as it came in): accepted and dropped
+/// the packet that leaves does not show: it leaves as it came in; and counting them in a
+/// `CounterArray`): accepted and dropped
 /// packets, on two ports, and packets too short for the parser are all compiled, hits after
 /// the first of each; an accepted packet goes back out of its own input port.
 #[test]
@@ -232,7 +233,8 @@ parser P(packet_in pkt, out headers_t hdr) {
     state start { pkt.extract(hdr.h); transition accept; }
 }
 control F(inout headers_t hdr, out bool accept) {
-    action yes() { accept = true; hdr.h.b = 9; }
+    CounterArray(32w2, false) seen;
+    action yes() { accept = true; hdr.h.b = 9; seen.increment(32w1); }
     action no() { accept = false; }
     table t { key = { hdr.h.a : exact; } actions = { yes; no; } default_action = no(); }
     apply { t.apply(); }
@@ -261,6 +263,13 @@ ebpfFilter(P(), F()) main;
     }
     let s = twin.dp.stats();
     assert_eq!((s.installs, s.uncacheable), (5, 0), "{s:?}");
+    // The accepted packets counted, by the compiled programs as by the interpreter.
+    let seen = |st: &koi_state::State| {
+        st.counter_read("F.seen", 1)
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    assert_eq!(seen(&twin.sd), seen(&twin.si));
+    assert_eq!(seen(&twin.sd).packets, 6);
 }
 
 /// An XDP program redirecting by a table on `h.a` (else `XDP_DROP`), decrementing `h.b`, or

@@ -758,7 +758,8 @@ impl<'p> Tracer<'p> {
             } => {
                 let kind = &self.p.externs.get(*instance)?.kind;
                 match (kind, method.as_str()) {
-                    (ExternKind::Counter { .. }, "count") if result.is_none() => {
+                    // (An eBPF `CounterArray`'s `increment` counts as `count` does.)
+                    (ExternKind::Counter { .. }, "count" | "increment") if result.is_none() => {
                         let idx = match args.first() {
                             Some(koi_ir::Arg::In(e)) => self.expr(e, params, k)?,
                             _ => self.constant(Bits::zero(32)),
