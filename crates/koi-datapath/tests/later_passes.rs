@@ -166,10 +166,9 @@ fn v1model_recirculated_parses_past_the_emitted_headers_are_not_cached() {
     assert_eq!((s.installs, s.uncacheable), (0, 6), "{s:?}");
 }
 
-/// PSA: a packet ingress resubmits (once, when `h.b` is 8) is cached, its second pass
-/// replayed; the resubmitted pass sends by `h.a`.
-#[test]
-fn psa_resubmissions_are_cached() {
+/// A PSA program of [`common::PSA_HEADERS`] whose parsers extract `eth` and `h` and whose
+/// deparsers emit them, with ingress and egress bodies.
+fn psa_program(ingress: &str, egress: &str) -> koi_ir::Pipeline {
     let src = format!(
         r#"{h}
 parser IP(packet_in pkt, out headers_t hdr, inout meta_t m, in psa_ingress_parser_input_metadata_t istd,
@@ -178,16 +177,7 @@ parser IP(packet_in pkt, out headers_t hdr, inout meta_t m, in psa_ingress_parse
 }}
 control Ig(inout headers_t hdr, inout meta_t m, in psa_ingress_input_metadata_t istd,
            inout psa_ingress_output_metadata_t ostd) {{
-    apply {{
-        if (hdr.h.b == 8 && istd.packet_path != PSA_PacketPath_t.RESUBMIT) {{
-            ostd.drop = false;
-            ostd.resubmit = true;
-        }} else if (hdr.h.a == 1) {{
-            send_to_port(ostd, (PortId_t) 2);
-        }} else {{
-            send_to_port(ostd, (PortId_t) 3);
-        }}
-    }}
+    apply {{ {ingress} }}
 }}
 control ID(packet_out pkt, out empty_t c, out empty_t n, out empty_t r, inout headers_t hdr,
            in meta_t m, in psa_ingress_output_metadata_t istd) {{
@@ -198,7 +188,7 @@ parser EP(packet_in pkt, out headers_t hdr, inout meta_t m, in psa_egress_parser
     state start {{ pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }}
 }}
 control Eg(inout headers_t hdr, inout meta_t m, in psa_egress_input_metadata_t istd,
-           inout psa_egress_output_metadata_t ostd) {{ apply {{ }} }}
+           inout psa_egress_output_metadata_t ostd) {{ apply {{ {egress} }} }}
 control ED(packet_out pkt, out empty_t c, out empty_t r, inout headers_t hdr, in meta_t m,
            in psa_egress_output_metadata_t istd, in psa_egress_deparser_input_metadata_t edstd) {{
     apply {{ pkt.emit(hdr.eth); pkt.emit(hdr.h); }}
@@ -209,13 +199,64 @@ PSA_Switch(ip, PacketReplicationEngine(), ep, BufferingQueueingEngine()) main;
 "#,
         h = common::PSA_HEADERS
     );
-    let p = common::compile_str(&src).unwrap_or_else(|e| panic!("{e}"));
+    common::compile_str(&src).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// PSA: a packet ingress resubmits (once, when `h.b` is 8) is cached, its second pass
+/// replayed; the resubmitted pass sends by `h.a`.
+#[test]
+fn psa_resubmissions_are_cached() {
+    let p = psa_program(
+        r#"
+        if (hdr.h.b == 8 && istd.packet_path != PSA_PacketPath_t.RESUBMIT) {
+            ostd.drop = false;
+            ostd.resubmit = true;
+        } else if (hdr.h.a == 1) {
+            send_to_port(ostd, (PortId_t) 2);
+        } else {
+            send_to_port(ostd, (PortId_t) 3);
+        }"#,
+        "",
+    );
     let mut twin = common::Twin::new(&p, |_| {});
     for round in 0..3u8 {
         for (a, b, port) in [(1, 8, 2), (2, 8, 3), (1, 7, 2)] {
             let (got, path) = twin.send(&frame(a, b, round), 1);
             assert_eq!(ports(&got), [port], "a {a} b {b}, round {round}");
             assert_eq!(round > 0, path != PathTaken::Slow, "a {a} b {b}: {path:?}");
+        }
+    }
+    let s = twin.dp.stats();
+    assert_eq!((s.installs, s.uncacheable), (3, 0), "{s:?}");
+}
+
+/// PSA: ingress sends a packet to PSA_PORT_RECIRCULATE; egress rewrites `h.a` from `h.b` on
+/// the way; the recirculated pass sends by the rewritten `h.a`. Cached, hits replayed, and
+/// each packet where its own `h.b` says.
+#[test]
+fn psa_recirculations_are_cached() {
+    let p = psa_program(
+        r#"
+        if (istd.packet_path != PSA_PacketPath_t.RECIRCULATE) {
+            send_to_port(ostd, PSA_PORT_RECIRCULATE);
+        } else if (hdr.h.a == 5) {
+            send_to_port(ostd, (PortId_t) 2);
+        } else {
+            send_to_port(ostd, (PortId_t) 3);
+        }"#,
+        "if (istd.egress_port == PSA_PORT_RECIRCULATE) { hdr.h.a = hdr.h.b + 1; }",
+    );
+    let mut twin = common::Twin::new(&p, |_| {});
+    for round in 0..3u8 {
+        for (a, b, port) in [(0, 4, 2), (7, 4, 2), (0, 5, 3)] {
+            let (got, path) = twin.send(&frame(a, b, round), 1);
+            assert_eq!(ports(&got), [port], "a {a} b {b}, round {round}");
+            assert_eq!(got[0].1[14], b + 1, "h.a rewritten");
+            assert_eq!(
+                round > 0,
+                replayed(path),
+                "a {a} b {b}, round {round}: {path:?}"
+            );
         }
     }
     let s = twin.dp.stats();

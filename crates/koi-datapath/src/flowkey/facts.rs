@@ -450,7 +450,7 @@ impl<'a> Facts<'a> {
             .collect();
     }
 
-    /// A later pass of the parser (v1model's `resubmit` and `recirculate`, PSA's resubmit)
+    /// A later pass of the parser (v1model's `resubmit` and `recirculate`, PSA's resubmit and recirculation)
     /// reads another packet than the first parse: a resubmitted packet is the packet as it
     /// came in, a recirculated one the packet as the deparser emitted it. Its fields are in
     /// no key, so what such a pass extracts is modelled as computed from the headers that
@@ -473,9 +473,17 @@ impl<'a> Facts<'a> {
             _ => {}
         });
         if p.arch == Architecture::Psa {
-            // (PSA recirculates by sending to PSA_PORT_RECIRCULATE: never cached.)
+            // PSA recirculates what egress sends to PSA_PORT_RECIRCULATE: modelled in a
+            // program that names that port (one that sends there only by a port the control
+            // plane gives is not cached).
             resubmits = assigned(p, "iout.resubmit");
-            recirculates = false;
+            let mut named = false;
+            for_each_stmt(p, &mut |s| {
+                s.for_each_expr(&mut |e| {
+                    named |= names_const(e, koi_interp::psa::PORT_RECIRCULATE)
+                });
+            });
+            recirculates = named;
         }
         let extracted = match p.block(parser) {
             Some(koi_ir::BlockRef::Parser(id)) => {
@@ -905,6 +913,19 @@ fn emitted_headers(p: &Pipeline, c: &koi_ir::Control) -> Vec<HeaderId> {
         }
     }
     out
+}
+
+/// Whether `e` holds the constant `value` anywhere.
+fn names_const(e: &Expr, value: u64) -> bool {
+    if let Expr::Const(b) = e
+        && b.width() <= 64
+        && b.low_u64() == value
+    {
+        return true;
+    }
+    let mut found = false;
+    e.for_each_child(|c| found |= names_const(c, value));
+    found
 }
 
 /// Whether some assignment writes the intrinsic `name`.
