@@ -117,7 +117,7 @@ pub(crate) struct HashCopy {
 ///   ingress deparser emitted; a CLONE_I2E copy's, those the ingress parser extracted (the
 ///   packet as received); a CLONE_E2E copy's, those the egress deparser emitted.
 /// - A resubmitted packet's parse (v1model, PSA) reads the packet as received: the headers
-///   the first parse extracted. A recirculated packet's (v1model) reads the headers the
+///   the first parse extracted. A recirculated packet's (v1model, PSA) reads the headers the
 ///   deparser emitted. The run masks those headers whole, and what they are computed from,
 ///   when it takes such a pass ([`DpObserver::next_pass`]).
 #[derive(Debug, Default)]
