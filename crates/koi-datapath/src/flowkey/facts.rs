@@ -451,8 +451,9 @@ impl<'a> Facts<'a> {
     }
 
     /// A later pass of the parser (v1model's `resubmit` and `recirculate`, PSA's
-    /// resubmission and recirculation) reads another packet than the first parse: a resubmitted packet is the packet as it
-    /// came in, a recirculated one the packet as the deparser emitted it. Its fields are in
+    /// resubmission and recirculation) reads another packet than the first parse: a
+    /// resubmitted packet is the packet as it came in, a recirculated one the packet as the
+    /// deparser emitted it. Its fields are in
     /// no key, so what such a pass extracts is modelled as computed from the headers that
     /// packet holds: those the parser extracts (when it reads the packet only by extracting
     /// headers, no `lookahead` or `advance`), or those the deparser may emit. A decision
