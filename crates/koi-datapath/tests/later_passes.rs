@@ -45,9 +45,43 @@ fn frame(a: u8, b: u8, seq: u8) -> Vec<u8> {
     common::eth_h_frame(a, b, seq)
 }
 
-/// The ports of the outputs.
-fn ports(got: &[(u64, Vec<u8>)]) -> Vec<u64> {
-    got.iter().map(|(p, _)| *p).collect()
+/// Sends the frame of each `(a, b, port)` of `cases` in three rounds (other payloads each
+/// time): it must leave on `port` (with `h.a` rewritten to `b + 1` when `rewritten`), take the
+/// slow path in the first round and a path `later` accepts after. Returns the datapath's
+/// (installs, uncacheable).
+fn rounds(
+    twin: &mut common::Twin<'_>,
+    cases: &[(u8, u8, u64)],
+    rewritten: bool,
+    later: fn(PathTaken) -> bool,
+) -> (u64, u64) {
+    for round in 0..3u8 {
+        for &(a, b, port) in cases {
+            let (got, path) = twin.send(&frame(a, b, round), 1);
+            let ports: Vec<u64> = got.iter().map(|(p, _)| *p).collect();
+            assert_eq!(ports, [port], "a {a} b {b}, round {round}");
+            if rewritten {
+                assert_eq!(got[0].1[14], b + 1, "h.a rewritten");
+            }
+            if round == 0 {
+                assert_eq!(path, PathTaken::Slow, "a {a} b {b}");
+            } else {
+                assert!(later(path), "a {a} b {b}, round {round}: {path:?}");
+            }
+        }
+    }
+    let s = twin.dp.stats();
+    (s.installs, s.uncacheable)
+}
+
+/// Still the slow path.
+fn slow(p: PathTaken) -> bool {
+    p == PathTaken::Slow
+}
+
+/// A hit, replayed or compiled.
+fn hit(p: PathTaken) -> bool {
+    p != PathTaken::Slow
 }
 
 /// The first parse extracts `eth` and `h`; the resubmitted packet's parse (`meta.x` 1)
@@ -75,19 +109,8 @@ fn v1model_resubmissions_match_the_bytes_the_next_parse_reinterprets() {
         "",
     );
     let mut twin = common::Twin::new(&p, |_| {});
-    for round in 0..3u8 {
-        for (a, b, port) in [(1, 2, 2), (1, 3, 3), (9, 2, 3)] {
-            let (got, path) = twin.send(&frame(a, b, round), 1);
-            assert_eq!(ports(&got), [port], "a {a} b {b}, round {round}");
-            if round == 0 {
-                assert_eq!(path, PathTaken::Slow, "a {a} b {b}");
-            } else {
-                assert!(replayed(path), "a {a} b {b}, round {round}: {path:?}");
-            }
-        }
-    }
-    let s = twin.dp.stats();
-    assert_eq!((s.installs, s.uncacheable), (3, 0), "{s:?}");
+    let cases = [(1, 2, 2), (1, 3, 3), (9, 2, 3)];
+    assert_eq!(rounds(&mut twin, &cases, false, replayed), (3, 0));
 }
 
 /// The first pass rewrites `h.a` from `h.b` and recirculates (egress, port 1); the
@@ -115,20 +138,8 @@ fn v1model_recirculations_match_the_emitted_headers() {
         "if (sm.egress_port == 1) { recirculate_preserving_field_list(1); }",
     );
     let mut twin = common::Twin::new(&p, |_| {});
-    for round in 0..3u8 {
-        for (a, b, port) in [(0, 4, 2), (7, 4, 2), (0, 5, 3)] {
-            let (got, path) = twin.send(&frame(a, b, round), 1);
-            assert_eq!(ports(&got), [port], "a {a} b {b}, round {round}");
-            assert_eq!(got[0].1[14], b + 1, "h.a rewritten");
-            if round == 0 {
-                assert_eq!(path, PathTaken::Slow, "a {a} b {b}");
-            } else {
-                assert!(replayed(path), "a {a} b {b}, round {round}: {path:?}");
-            }
-        }
-    }
-    let s = twin.dp.stats();
-    assert_eq!((s.installs, s.uncacheable), (3, 0), "{s:?}");
+    let cases = [(0, 4, 2), (7, 4, 2), (0, 5, 3)];
+    assert_eq!(rounds(&mut twin, &cases, true, replayed), (3, 0));
 }
 
 /// The recirculated packet's parse extracts `h2` from what the first pass left as payload
@@ -155,15 +166,8 @@ fn v1model_recirculated_parses_past_the_emitted_headers_are_not_cached() {
         "if (sm.egress_port == 1) { recirculate_preserving_field_list(1); }",
     );
     let mut twin = common::Twin::new(&p, |_| {});
-    for round in 0..3u8 {
-        for (a, b, port) in [(1, 2, 2), (1, 3, 3)] {
-            let (got, path) = twin.send(&frame(a, b, round), 1);
-            assert_eq!(ports(&got), [port], "a {a} b {b}, round {round}");
-            assert_eq!(path, PathTaken::Slow, "a {a} b {b}, round {round}");
-        }
-    }
-    let s = twin.dp.stats();
-    assert_eq!((s.installs, s.uncacheable), (0, 6), "{s:?}");
+    let cases = [(1, 2, 2), (1, 3, 3)];
+    assert_eq!(rounds(&mut twin, &cases, false, slow), (0, 6));
 }
 
 /// A PSA program of [`common::PSA_HEADERS`] whose parsers extract `eth` and `h` and whose
@@ -203,7 +207,7 @@ PSA_Switch(ip, PacketReplicationEngine(), ep, BufferingQueueingEngine()) main;
 }
 
 /// PSA: a packet ingress resubmits (once, when `h.b` is 8) is cached, its second pass
-/// replayed; the resubmitted pass sends by `h.a`.
+/// replayed (the others compiled); the resubmitted pass sends by `h.a`.
 #[test]
 fn psa_resubmissions_are_cached() {
     let p = psa_program(
@@ -219,15 +223,8 @@ fn psa_resubmissions_are_cached() {
         "",
     );
     let mut twin = common::Twin::new(&p, |_| {});
-    for round in 0..3u8 {
-        for (a, b, port) in [(1, 8, 2), (2, 8, 3), (1, 7, 2)] {
-            let (got, path) = twin.send(&frame(a, b, round), 1);
-            assert_eq!(ports(&got), [port], "a {a} b {b}, round {round}");
-            assert_eq!(round > 0, path != PathTaken::Slow, "a {a} b {b}: {path:?}");
-        }
-    }
-    let s = twin.dp.stats();
-    assert_eq!((s.installs, s.uncacheable), (3, 0), "{s:?}");
+    let cases = [(1, 8, 2), (2, 8, 3), (1, 7, 2)];
+    assert_eq!(rounds(&mut twin, &cases, false, hit), (3, 0));
 }
 
 /// PSA: ingress sends a packet to PSA_PORT_RECIRCULATE; egress rewrites `h.a` from `h.b` on
@@ -247,18 +244,6 @@ fn psa_recirculations_are_cached() {
         "if (istd.egress_port == PSA_PORT_RECIRCULATE) { hdr.h.a = hdr.h.b + 1; }",
     );
     let mut twin = common::Twin::new(&p, |_| {});
-    for round in 0..3u8 {
-        for (a, b, port) in [(0, 4, 2), (7, 4, 2), (0, 5, 3)] {
-            let (got, path) = twin.send(&frame(a, b, round), 1);
-            assert_eq!(ports(&got), [port], "a {a} b {b}, round {round}");
-            assert_eq!(got[0].1[14], b + 1, "h.a rewritten");
-            assert_eq!(
-                round > 0,
-                replayed(path),
-                "a {a} b {b}, round {round}: {path:?}"
-            );
-        }
-    }
-    let s = twin.dp.stats();
-    assert_eq!((s.installs, s.uncacheable), (3, 0), "{s:?}");
+    let cases = [(0, 4, 2), (7, 4, 2), (0, 5, 3)];
+    assert_eq!(rounds(&mut twin, &cases, true, replayed), (3, 0));
 }
