@@ -3,6 +3,7 @@
 
 use crate::checked::Resolution;
 use crate::checker::Checker;
+use crate::decls::DeclKind;
 use crate::types::{AggKind, Ty, TypeId};
 use crate::value::Value;
 use koi_syntax::ast::{Expr, Ident};
@@ -312,10 +313,12 @@ impl Checker<'_> {
                 );
                 return TypeId::ERROR;
             }
-        } else if !self.is_ctk(base) {
+        } else if !self.folds_before_typing(base) {
+            // p4c folds slices of integer constants before type checking; a slice of any other
+            // int value reaches its type checker, which takes only bit<> and int<> values.
             self.error(
                 e.span,
-                "bit slices of int values need a compile-time known value",
+                "bit extraction only defined for bit<> types, not int",
             );
             return TypeId::ERROR;
         }
@@ -391,6 +394,29 @@ impl Checker<'_> {
             return TypeId::ERROR;
         }
         self.out.types.bit(wv)
+    }
+
+    /// Whether p4c's constant folding, which runs before its type checking, turns `e` (an `int`
+    /// value) into a literal: literals, constants with such values, and operators over them.
+    fn folds_before_typing(&self, e: &Expr) -> bool {
+        use koi_syntax::ast::{ExprKind as E, UnOp};
+        match &e.kind {
+            E::Int(_) => true,
+            E::Path(_) => match self.out.resolutions.get(&e.id) {
+                Some(Resolution::Decl(d)) => self
+                    .decl(*d)
+                    .is_some_and(|i| i.kind == DeclKind::Const && i.value.is_some()),
+                _ => false,
+            },
+            E::Unary(UnOp::Neg | UnOp::Plus, x) | E::Cast(_, x) => self.folds_before_typing(x),
+            E::Binary(_, a, b) => self.folds_before_typing(a) && self.folds_before_typing(b),
+            E::Ternary(c, a, b) => match self.const_of(c) {
+                Some(Value::Bool(true)) => self.folds_before_typing(a),
+                Some(Value::Bool(false)) => self.folds_before_typing(b),
+                _ => false,
+            },
+            _ => false,
+        }
     }
 
     /// A slice bound: a compile-time known non-negative integer.

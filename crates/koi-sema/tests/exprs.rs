@@ -114,6 +114,23 @@ fn slices() {
 }
 
 #[test]
+fn slices_of_int_values_only_of_constants_folded_before_type_checking() {
+    // p4c folds slices of literals and of int constants before it checks types ...
+    ok(
+        "const int k = 6;\nconst bit<4> a = 5[3:0];\nconst bit<2> b = k[2:1];\nconst bit<3> c = (k + 1)[2:0];\n",
+    );
+    // ... and rejects every other slice of an int value, as it does slices of other types.
+    rejects(
+        "control c(out bit<4> x)(int n) { apply {\n x = n[3:0]; // ERR\n } }\n",
+        "bit extraction only defined for bit<> types",
+    );
+    rejects(
+        "header H { bit<8> f; }\ncontrol c(out bit<4> x) { apply {\n x = H.minSizeInBits()[3:0]; // ERR\n } }\n",
+        "bit extraction only defined for bit<> types",
+    );
+}
+
+#[test]
 fn member_access_and_validity() {
     ok(&body(
         "h.f = 1; d = h.isValid(); h.setValid(); h.setInvalid();",
