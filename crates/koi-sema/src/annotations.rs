@@ -61,6 +61,10 @@ impl Checker<'_> {
                     if matches!(name, "name" | "deprecated") {
                         self.string_annotation(a, exprs.as_deref());
                     }
+                    // p4c parses the body of `@match` as one expression, wherever it is.
+                    if name == "match" && !matches!(exprs.as_deref(), Some([_])) {
+                        self.error(a.span, "@match: the argument must be one expression");
+                    }
                 }
                 AnnotationBody::StructuredList(es) => {
                     self.duplicate_structured(anns, i);

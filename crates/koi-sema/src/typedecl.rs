@@ -87,6 +87,7 @@ impl Checker<'_> {
         for f in fields {
             self.check_annotations(&f.annotations);
             self.check_length_annotation(f, &seen);
+            self.check_match_annotation(f);
             let ty = self.resolve_type(&f.ty);
             if let Some(prev) = seen.get(f.name.name.as_str()) {
                 let n = &f.name.name;
@@ -121,6 +122,28 @@ impl Checker<'_> {
                 && !earlier.contains_key(p.name.name.as_str())
             {
                 self.error(p.span, format!("{}: declaration not found", p.name.name));
+            }
+        }
+    }
+
+    /// `@match(kind)` on a field (the match kind of a value set's struct field): one argument,
+    /// a `match_kind` value (p4c's `ValidateMatchAnnotations`).
+    fn check_match_annotation(&mut self, f: &StructField) {
+        use koi_syntax::ast::AnnotationBody;
+        for a in f.annotations.iter().filter(|a| a.name.name == "match") {
+            match &a.body {
+                AnnotationBody::Unstructured {
+                    exprs: Some(es), ..
+                } if es.len() == 1 => {
+                    let e = &es[0];
+                    let t = self.check_expr(e);
+                    if !self.is_err(t) && !matches!(self.ty(t), Ty::MatchKind) {
+                        self.error(e.span, "@match: value must be a match_kind");
+                    }
+                }
+                // A body that is not one expression is reported with the annotation.
+                AnnotationBody::Unstructured { .. } => {}
+                _ => self.error(a.span, "@match: annotation must have exactly 1 argument"),
             }
         }
     }

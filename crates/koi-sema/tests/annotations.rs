@@ -64,3 +64,32 @@ fn value_sets_and_extern_instances_share_control_plane_names() {
         "e: conflicting control plane name: p.x",
     );
 }
+
+#[test]
+fn match_annotations_on_fields_take_one_match_kind() {
+    let pre = "#include <core.p4>\n";
+    ok(&format!(
+        "{pre}struct S {{ @match(ternary) bit<8> a; @match(exact) bit<8> b; }}\n\
+         parser p() {{ value_set<S>(4) vs; state start {{ transition accept; }} }}\n"
+    ));
+    // Only fields are checked; elsewhere the body need only be one expression.
+    ok(&format!(
+        "{pre}control c() {{ @match(5) action a() {{ }} apply {{ a(); }} }}\n"
+    ));
+    rejects(
+        &format!("{pre}struct S {{\n @match(5) bit<8> a; // ERR\n }}\n"),
+        "@match: value must be a match_kind",
+    );
+    rejects(
+        &format!("{pre}const bit<8> k = 1;\nstruct S {{\n @match(k) bit<8> a; // ERR\n }}\n"),
+        "@match: value must be a match_kind",
+    );
+    rejects(
+        &format!("{pre}struct S {{\n @match bit<8> a; // ERR\n }}\n"),
+        "@match: annotation must have exactly 1 argument",
+    );
+    rejects(
+        &format!("{pre}struct S {{\n @match(exact, ternary) bit<8> a; // ERR\n }}\n"),
+        "@match: the argument must be one expression",
+    );
+}
