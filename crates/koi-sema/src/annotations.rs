@@ -1,5 +1,6 @@
-//! Annotations: the bodies of the annotations the spec defines (`@name`, `@deprecated`, and
-//! those that take no arguments, such as `@hidden`), of
+//! Annotations: the bodies of the annotations the spec and p4c define (`@name`, `@deprecated`
+//! and `@noWarn` take one string, `@match` and `@length` one expression, `@pkginfo` key-value
+//! pairs, and some, such as `@hidden`, no arguments), of
 //! structured annotations (compile-time constant `int`, `string` or `bool` values, unique
 //! names), and of koi's `@koi_stage(N)` (a malformed one is a warning: it is only a hint).
 
@@ -29,17 +30,50 @@ pub fn koi_stage_arg(a: &Annotation) -> Option<u32> {
 
 /// The annotations p4c parses with an empty body (its `ParseAnnotations`): they take no
 /// arguments.
-const EMPTY_BODIED: [&str; 9] = [
+const EMPTY_BODIED: [&str; 12] = [
     "atomic",
     "defaultonly",
+    "disable_optimization",
     "hidden",
     "likely",
     "noSideEffects",
+    "nounroll",
     "optional",
     "pure",
     "tableonly",
     "unlikely",
+    "unroll",
 ];
+
+/// The annotations whose argument p4c requires to be one string (its
+/// `ValidateStringAnnotations`).
+const STRING_BODIED: [&str; 3] = ["name", "deprecated", "noWarn"];
+
+/// Whether unstructured annotation tokens form a `key = value, ...` list (p4c parses the body
+/// of `@pkginfo` as one).
+fn is_kv_list(tokens: &[koi_syntax::ast::AnnotationToken]) -> bool {
+    let mut segments: Vec<Vec<&str>> = vec![Vec::new()];
+    let mut depth = 0i32;
+    for t in tokens {
+        match t.text.as_str() {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            "," if depth == 0 => {
+                segments.push(Vec::new());
+                continue;
+            }
+            _ => {}
+        }
+        if let Some(seg) = segments.last_mut() {
+            seg.push(t.text.as_str());
+        }
+    }
+    segments.iter().all(|seg| {
+        matches!(seg.as_slice(), [k, "=", _, ..]
+            if k.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    })
+}
 
 impl Checker<'_> {
     /// Checks the annotations of one declaration, parameter, field or property.
@@ -58,13 +92,34 @@ impl Checker<'_> {
                     if EMPTY_BODIED.contains(&name) && !tokens.is_empty() {
                         self.error(a.span, format!("@{name} should not have any arguments"));
                     }
-                    if matches!(name, "name" | "deprecated") {
+                    if STRING_BODIED.contains(&name) {
                         self.string_annotation(a, exprs.as_deref());
                     }
-                    // p4c parses the body of `@match` as one expression, wherever it is.
-                    if name == "match" && !matches!(exprs.as_deref(), Some([_])) {
-                        self.error(a.span, "@match: the argument must be one expression");
+                    // p4c parses the bodies of `@match` and `@length` as one expression and
+                    // that of `@pkginfo` as a key-value list, wherever they are.
+                    if matches!(name, "match" | "length") && !matches!(exprs.as_deref(), Some([_]))
+                    {
+                        self.error(
+                            a.span,
+                            format!("@{name}: the argument must be one expression"),
+                        );
                     }
+                    if name == "pkginfo" && !tokens.is_empty() && !is_kv_list(tokens) {
+                        self.error(
+                            a.span,
+                            "@pkginfo: the argument must be a list of key = value pairs",
+                        );
+                    }
+                }
+                AnnotationBody::StructuredList(_) | AnnotationBody::StructuredKv(_)
+                    if STRING_BODIED.contains(&name) =>
+                {
+                    self.error(
+                        a.span,
+                        format!(
+                            "@{name} annotation cannot be written using structured annotation syntax"
+                        ),
+                    );
                 }
                 AnnotationBody::StructuredList(es) => {
                     self.duplicate_structured(anns, i);
@@ -189,8 +244,10 @@ impl Checker<'_> {
                     );
                 }
             }
-            _ if name == "name" => self.error(a.span, "@name: should contain a string"),
-            _ => {}
+            _ => self.error(
+                a.span,
+                format!("@{name}: annotation must have exactly 1 argument, a string"),
+            ),
         }
     }
 

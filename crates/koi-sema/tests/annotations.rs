@@ -17,6 +17,50 @@ fn string_bodied_annotations() {
 }
 
 #[test]
+fn name_deprecated_and_no_warn_take_exactly_one_string() {
+    ok(
+        "control c() { @noWarn(\"unused\") @name(\"a\" ++ \"b\") @deprecated(\"old\") action a() { } apply { a(); } }\n",
+    );
+    rejects(
+        "control c() {\n @noWarn(5) action a() { } // ERR\n apply { a(); } }\n",
+        "@noWarn: the annotation's value must be a string",
+    );
+    for (ann, body) in [
+        ("name", "()"),
+        ("deprecated", "(\"a\", \"b\")"),
+        ("noWarn", "()"),
+    ] {
+        rejects(
+            &format!(
+                "control c() {{\n @{ann}{body} action a() {{ }} // ERR\n apply {{ a(); }} }}\n"
+            ),
+            &format!("@{ann}: annotation must have exactly 1 argument, a string"),
+        );
+    }
+    for ann in ["name[\"x\"]", "deprecated[k = \"x\"]", "noWarn[k = \"x\"]"] {
+        let n = ann.split('[').next().unwrap_or_default();
+        rejects(
+            &format!("control c() {{\n @{ann} action a() {{ }} // ERR\n apply {{ a(); }} }}\n"),
+            &format!("@{n} annotation cannot be written using structured annotation syntax"),
+        );
+    }
+}
+
+#[test]
+fn length_and_pkginfo_bodies() {
+    ok("header H { bit<8> l; @length(l + 1) varbit<16> v; }\n");
+    ok("@pkginfo(name = \"n\", version = \"1\") package P();\n");
+    rejects(
+        "header H { bit<8> l;\n @length(l, l) varbit<16> v; // ERR\n }\n",
+        "@length: the argument must be one expression",
+    );
+    rejects(
+        "@pkginfo(1) // ERR\npackage P();\n",
+        "@pkginfo: the argument must be a list of key = value pairs",
+    );
+}
+
+#[test]
 fn some_annotations_take_no_arguments() {
     ok(
         "control c() { @hidden @atomic action a() { } @hidden() action b() { } apply { a(); b(); } }\n",
@@ -28,6 +72,9 @@ fn some_annotations_take_no_arguments() {
         "defaultonly",
         "noSideEffects",
         "pure",
+        "unroll",
+        "nounroll",
+        "disable_optimization",
     ] {
         rejects(
             &format!(
