@@ -69,6 +69,7 @@ impl Checker<'_> {
         let kind = DeclKind::Method {
             is_abstract: m.is_abstract,
         };
+        self.check_annotations(&m.annotations);
         let optional = m.annotations.iter().any(|a| a.name.name == "optional");
         let id = self.new_decl(DeclInfo::new(
             &m.name.name,

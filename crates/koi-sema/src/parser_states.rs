@@ -70,6 +70,7 @@ impl Checker<'_> {
     }
 
     fn check_state(&mut self, s: &ParserState) {
+        self.check_annotations(&s.annotations);
         self.check_stmts(&s.body);
         let Some(t) = &s.transition else { return };
         match &t.kind {

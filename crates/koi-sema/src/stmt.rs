@@ -13,6 +13,7 @@ use koi_syntax::ast::{
 impl Checker<'_> {
     /// Checks a block in a new scope.
     pub fn check_block(&mut self, b: &Block) {
+        self.check_annotations(&b.annotations);
         self.scoped(ScopeKind::Block, |c| c.check_stmts(&b.stmts));
     }
 
@@ -85,12 +86,15 @@ impl Checker<'_> {
                 });
             }
             StmtKind::ForIn {
+                annotations,
                 ty,
                 name,
                 collection,
                 body,
-                ..
-            } => self.check_for_in(ty.as_ref(), name, collection, body),
+            } => {
+                self.check_annotations(annotations);
+                self.check_for_in(ty.as_ref(), name, collection, body)
+            }
         }
     }
 

@@ -126,6 +126,7 @@ impl Checker<'_> {
         let mut seen: Vec<(String, Span)> = Vec::new();
         let outer_table = self.defining_table.replace((name.name.clone(), name.span));
         for p in props {
+            self.check_annotations(&p.annotations);
             let pname = match &p.kind {
                 TablePropertyKind::Key(_) => "key".to_string(),
                 TablePropertyKind::Actions(_) => "actions".to_string(),
@@ -252,6 +253,7 @@ impl Checker<'_> {
     }
 
     fn check_key_element(&mut self, k: &KeyElement) -> TypeId {
+        self.check_annotations(&k.annotations);
         let t = self.check_expr(&k.expr);
         let ok_type = matches!(
             self.ty(t),
@@ -328,6 +330,7 @@ impl Checker<'_> {
     fn check_action_list(&mut self, list: &[ActionRef]) -> Vec<Listed> {
         let mut out: Vec<Listed> = Vec::new();
         for r in list {
+            self.check_annotations(&r.annotations);
             let Some(d) = self.lookup_path(&r.name).first().copied() else {
                 self.report_not_found(&r.name.name.name, r.name.span);
                 continue;

@@ -16,6 +16,9 @@ impl Checker<'_> {
         entries: &[Entry],
         st: &mut TableState,
     ) {
+        for e in entries {
+            self.check_annotations(&e.annotations);
+        }
         // p4c resolves every name of the program before it type-checks any: an entry whose
         // action is not declared is reported before any keyset of the list is checked.
         let resolved: Vec<bool> = entries

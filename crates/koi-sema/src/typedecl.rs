@@ -237,6 +237,7 @@ impl Checker<'_> {
         let mut names: Vec<String> = Vec::new();
         let mut spans: HashMap<String, Span> = HashMap::new();
         for m in members {
+            self.check_annotations(&m.annotations);
             if let Some(prev) = spans.get(&m.name.name) {
                 let n = &m.name.name;
                 self.error_note(

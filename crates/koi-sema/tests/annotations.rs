@@ -140,3 +140,57 @@ fn match_annotations_on_fields_take_one_match_kind() {
         "@match: the argument must be one expression",
     );
 }
+
+#[test]
+fn annotations_are_checked_wherever_they_appear() {
+    let pre = "#include <core.p4>\n";
+    ok(&format!(
+        "{pre}extern E {{ E(); @hidden void m(); }}\n\
+         control c(in bit<8> k) {{ action a() {{ }}\n\
+         table t {{ key = {{ k: exact @name(\"k\"); }} actions = {{ @tableonly a; }}\n\
+         @hidden size = 4; const entries = {{ 1: a(); }} }}\n\
+         apply {{ @hidden {{ t.apply(); }} @unroll for (bit<8> i in 1 .. 2) {{ }} }} }}\n\
+         parser p() {{ @name(\"s\") state start {{ transition accept; }} }}\n\
+         enum F {{ @hidden A }}\n"
+    ));
+    for (place, prog) in [
+        (
+            "key element",
+            "control c(in bit<8> k) { action a() { }\n table t { key = { k: exact @hidden(1); } // ERR\n actions = { a; } } apply { t.apply(); } }\n",
+        ),
+        (
+            "action list entry",
+            "control c() { action a() { }\n table t { actions = { @tableonly(1) a; } } // ERR\n apply { t.apply(); } }\n",
+        ),
+        (
+            "table property",
+            "control c() { action a() { }\n table t { actions = { a; } @hidden(1) size = 4; } // ERR\n apply { t.apply(); } }\n",
+        ),
+        (
+            "parser state",
+            "parser p() {\n @hidden(1) state start { transition accept; } // ERR\n }\n",
+        ),
+        (
+            "for-in statement",
+            "control c() { apply {\n @unroll(2) for (bit<8> i in 1 .. 2) { } // ERR\n } }\n",
+        ),
+        (
+            "block statement",
+            "control c() { apply {\n @hidden(1) { } // ERR\n } }\n",
+        ),
+        (
+            "extern method",
+            "extern E { E();\n @pure(1) void m(); // ERR\n }\n",
+        ),
+        ("enum member", "enum F {\n @hidden(1) A // ERR\n }\n"),
+    ] {
+        let src = format!("{pre}{prog}");
+        let e = common::errors(&src);
+        assert!(
+            e.iter()
+                .any(|m| m.contains("should not have any arguments")),
+            "{place}: {e:?}"
+        );
+        rejects(&src, "should not have any arguments");
+    }
+}
