@@ -230,12 +230,18 @@ impl<'o> Checker<'o> {
     }
 
     /// Two declarations of the same name may coexist when both are overloadable callables
-    /// that a call can tell apart (different parameter counts or names).
+    /// of one kind (types or functions) that a call can tell apart (different parameter
+    /// counts or names).
     fn overloads_ok(&self, a: DeclId, b: DeclId) -> bool {
         let (Some(da), Some(db)) = (self.decl(a), self.decl(b)) else {
             return false;
         };
         if !da.kind.overloadable() || !db.kind.overloadable() {
+            return false;
+        }
+        // p4c's parser keeps one namespace of types and objects: a name cannot be both a
+        // type (a parser, control or package) and a function (extern or not) or method.
+        if da.kind.is_type() != db.kind.is_type() {
             return false;
         }
         let names =

@@ -50,6 +50,26 @@ fn functions_and_externs_overload_by_arity_and_names() {
 }
 
 #[test]
+fn a_name_is_not_both_a_parser_control_or_package_and_a_function() {
+    // Functions overload functions and extern functions; controls overload controls.
+    ok("void f() { }\nextern void f(in bit<8> a);\n");
+    ok("control c() { apply { } }\ncontrol c(in bit<8> x) { apply { } }\n");
+    // p4c's parser rejects a redeclaration of a type name as a function (issue1932).
+    rejects(
+        "control foo(in bit<8> x, out bit<8> y) { apply { y = x + 7; } }\nbool foo() { return true; } // ERR\n",
+        "'foo' duplicates an earlier declaration of 'foo'",
+    );
+    rejects(
+        "extern void foo(in bit<8> x);\nparser foo() { state start { transition accept; } } // ERR\n",
+        "duplicates an earlier declaration",
+    );
+    rejects(
+        "package foo();\nvoid foo(in bit<8> x) { } // ERR\n",
+        "duplicates",
+    );
+}
+
+#[test]
 fn locals_shadowing_parameters_are_errors() {
     rejects(
         "struct S { bit<8> a; }\ncontrol c(inout S h) {\n apply {\n S h = h; // ERR\n }\n}\n",
