@@ -270,8 +270,8 @@ impl Checker<'_> {
         if self.is_err(t) {
             return;
         }
-        let simple = matches!(t, TypeId::INF_INT | TypeId::STRING | TypeId::BOOL)
-            || self.out.types.fixed(t).is_some();
+        // The spec and p4c allow exactly these three types (not bit<W> or int<W>).
+        let simple = matches!(t, TypeId::INF_INT | TypeId::STRING | TypeId::BOOL);
         if !simple {
             let s = self.show(t);
             self.error(

@@ -96,6 +96,14 @@ fn structured_annotations() {
         "@foo[a = 1, a = 2] // ERR\ncontrol c() { apply { } }\n",
         "duplicate key in structured annotation",
     );
+    // Values are int, string or bool: not bit<W>, int<W> or enum values.
+    ok("const int K = 2;\n@foo[1 + K, \"x\" ++ \"y\", true] control c() { apply { } }\n");
+    for v in ["8w1", "(bit<8>)1", "8s1"] {
+        rejects(
+            &format!("@foo[a = {v}] // ERR\ncontrol c() {{ apply {{ }} }}\n"),
+            "illegal type",
+        );
+    }
 }
 
 #[test]
