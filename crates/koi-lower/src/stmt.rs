@@ -504,10 +504,20 @@ impl Lowerer<'_> {
             // A list expression (`{a, b}` or `(list<T>){a, b}`) is evaluated once, before the
             // first iteration: each element is copied to a temporary, which the loop variable
             // names in its iteration.
+            // As p4c, the elements may have another type than the loop variable (one they can
+            // be cast to): each is converted to the variable's type.
+            let var_ty = self.ck.decl(var).map(|d| d.ty);
+            let var_ty = var_ty.map(|t| self.subst_ty(t));
             let mut out = Vec::with_capacity(listed.len());
             for item in listed {
-                let v = self.value(item)?;
-                let ty = self.ty_of(item)?;
+                let mut v = self.value(item)?;
+                let mut ty = self.ty_of(item)?;
+                if let Some(vt) = var_ty
+                    && vt != ty
+                {
+                    v = self.convert(v, ty, vt, item)?;
+                    ty = vt;
+                }
                 let tmp = self.alloc("$item", ty, Alloc::Temp, item.span)?;
                 self.copy(&tmp, &v, item.span)?;
                 out.push(tmp);

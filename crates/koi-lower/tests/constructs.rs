@@ -576,6 +576,10 @@ fn for_in_loops_over_literal_ranges_and_list_expressions() {
     let (copy, clear) = (text.find("$item = hdr.h.a;"), text.find("hdr.h.a = 8w0;"));
     assert!(copy.is_some() && copy < clear, "{text}");
     assert!(text.contains("meta.x = meta.x + $item;"), "{text}");
+    // Elements of another type are converted to the loop variable's (p4c's canCastBetween).
+    let text = ingress("for (bit<8> v in (list<bit<16>>){300, 2}) { meta.x = meta.x + v; }");
+    assert!(text.contains("$item = (bit<8>)16w0x12c;"), "{text}");
+    assert!(text.contains("meta.x = meta.x + $item;"), "{text}");
 }
 
 /// A v1model program whose ingress instantiates `Sub(inst)`, a control with the constructor

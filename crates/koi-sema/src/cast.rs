@@ -75,6 +75,32 @@ impl Checker<'_> {
         matches!(self.ty(to), Ty::Agg(_) | Ty::Stack { .. } | Ty::List(_))
     }
 
+    /// p4c's `canCastBetween(dest, src)`: whether a value of type `src` may be cast to `dest`
+    /// (how p4c relates a for-in loop variable to the elements it iterates over).
+    pub fn p4c_can_cast(&self, dest: TypeId, src: TypeId) -> bool {
+        if dest == src {
+            return true;
+        }
+        let repr = |t: TypeId| match self.ty(t) {
+            Ty::Enum(e) => e.repr,
+            _ => None,
+        };
+        match (self.ty(src), self.ty(dest)) {
+            (_, Ty::NewType { base, .. }) if *base == src => true,
+            (Ty::Bit(a) | Ty::Int(a), Ty::Bit(b) | Ty::Int(b)) => {
+                a == b || matches!(self.ty(src), Ty::Bit(_)) == matches!(self.ty(dest), Ty::Bit(_))
+            }
+            (Ty::Bit(1), Ty::Bool) | (Ty::Bool, Ty::Bit(1)) => true,
+            (Ty::Bit(_) | Ty::Int(_), Ty::Enum(_)) => repr(dest) == Some(src),
+            (Ty::Bit(_) | Ty::Int(_), Ty::InfInt) => true,
+            (Ty::InfInt, Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::InfInt) => true,
+            (Ty::NewType { base, .. }, _) => *base == dest,
+            (Ty::Enum(e), Ty::Bit(_) | Ty::Int(_)) => e.repr == Some(dest),
+            (Ty::Enum(e), Ty::Enum(_)) => e.repr.is_some() && e.repr == repr(dest),
+            _ => false,
+        }
+    }
+
     /// The spec's explicit casts between two (non-literal) types.
     fn cast_allowed(&self, from: TypeId, to: TypeId, depth: u32) -> bool {
         if depth > 16 {

@@ -190,7 +190,7 @@ impl Checker<'_> {
         self.scoped(ScopeKind::Block, |c| {
             let vt = match declared {
                 Some(vt) => {
-                    if !c.is_err(vt) && !c.is_err(elem) && vt != elem {
+                    if !c.is_err(vt) && !c.is_err(elem) && !c.p4c_can_cast(elem, vt) {
                         let (a, b) = (c.show(vt), c.show(elem));
                         c.error(collection.span, format!("type mismatch: the loop variable has type {a} but the elements have type {b}"));
                     }

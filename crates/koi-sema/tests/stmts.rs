@@ -95,6 +95,25 @@ fn for_in_loops() {
         "control c() { apply {\n for (bool a in 0 .. 1) { } // ERR\n } }\n",
         "type mismatch",
     );
+    // As p4c (canCastBetween): list and stack elements need only be castable to the loop
+    // variable's type.
+    ok(
+        "control c() { apply {\n for (bit<8> a in (list<bit<16>>){300, 2}) { }\n\
+         list<int> l = {1, 2};\n for (bit<8> a in l) { }\n\
+         for (int<8> a in (list<bit<8>>){1}) { }\n } }\n",
+    );
+    rejects(
+        "control c() { apply {\n list<bool> l = {true};\n for (bit<8> a in l) { } // ERR\n } }\n",
+        "the loop variable has type bit<8> but the elements have type bool",
+    );
+    rejects(
+        "control c() { apply {\n for (int<8> a in (list<bit<16>>){1}) { } // ERR\n } }\n",
+        "the loop variable has type int<8> but the elements have type bit<16>",
+    );
+    rejects(
+        "header H { bit<8> f; }\nheader G { bit<8> f; }\ncontrol c(inout H[2] s) { apply {\n for (G g in s) { } // ERR\n } }\n",
+        "the loop variable has type header G",
+    );
     // A tuple-typed value is not a list expression: p4c cannot iterate over it.
     rejects(
         "control c() { apply {\n tuple<bit<8>, bit<8>> t = { 1, 2 };\n for (bit<8> a in t) { } // ERR\n } }\n",
