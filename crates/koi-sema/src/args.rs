@@ -436,6 +436,24 @@ impl Checker<'_> {
         )
     }
 
+    /// Whether a type is or contains `int` (as a tuple, list or stack element or a field), which
+    /// p4c cannot bind a type variable to (its `BindTypeVariables`: "could not infer a width").
+    fn contains_inf_int(&self, t: TypeId, depth: u32) -> bool {
+        if depth > 32 {
+            return false;
+        }
+        match self.ty(t) {
+            Ty::InfInt => true,
+            Ty::Tuple(ts) => ts.iter().any(|t| self.contains_inf_int(*t, depth + 1)),
+            Ty::List(e) | Ty::Stack { elem: e, .. } => self.contains_inf_int(*e, depth + 1),
+            Ty::Agg(a) => a
+                .fields
+                .iter()
+                .any(|f| self.contains_inf_int(f.ty, depth + 1)),
+            _ => false,
+        }
+    }
+
     /// The final substitution; reports type variables that could not be inferred.
     fn finish_inference(
         &mut self,
@@ -448,7 +466,7 @@ impl Checker<'_> {
         let mut subst = inf.bound.clone();
         for v in &sig.type_params {
             match subst.get(v).copied() {
-                Some(t) if t == TypeId::INF_INT => {
+                Some(t) if self.contains_inf_int(t, 0) => {
                     self.error(
                         call,
                         format!(

@@ -112,6 +112,16 @@ fn generic_inference() {
         "extern void f<T>(in T x);\ncontrol c() { apply { f(0xFFFF); } } // ERR\n",
         "could not infer a width",
     );
+    // Nor a type containing int (p4c's BindTypeVariables), as a list expression's element.
+    ok("extern void f<T>(in T x);\ncontrol c(in bit<8> y) { apply { f({8w1, y}); } }\n");
+    rejects(
+        "extern void f<T>(in T x);\ncontrol c(in bit<8> y) { apply {\n f({y, 2}); // ERR\n } }\n",
+        "could not infer a width",
+    );
+    rejects(
+        "extern E<T> { E(T x); }\ncontrol c() {\n E({1, 2}) e; // ERR\n apply { } }\n",
+        "could not infer a width",
+    );
     rejects(
         "void foo<T>(in T x) { }\ncontrol c() { apply { foo<string>(true); } } // ERR\n",
         "type mismatch",
