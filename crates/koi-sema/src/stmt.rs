@@ -274,7 +274,9 @@ impl Checker<'_> {
                     Place::ControlApply => {
                         Some("Instantiations cannot be in a control 'apply' block.")
                     }
-                    Place::Function | Place::Action | Place::MethodImpl => {
+                    // Actions may instantiate (p4c's sample action-register.p4); functions
+                    // and abstract method implementations may not.
+                    Place::Function | Place::MethodImpl => {
                         Some("Instantiations cannot be in a function or method.")
                     }
                     _ => None,

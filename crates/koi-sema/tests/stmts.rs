@@ -196,3 +196,21 @@ fn variable_types() {
         "consider using an instantiation",
     );
 }
+
+#[test]
+fn actions_may_instantiate_externs_functions_and_apply_blocks_may_not() {
+    let pre = "extern Local<D> { Local(); D read(); void write(in D data); }\n";
+    // p4c's sample action-register.p4.
+    ok(&format!(
+        "{pre}control C() {{ action RW() {{ Local<bit<32>>() local; local.write(local.read() + 1); }}\n\
+         apply {{ RW(); }} }}\n"
+    ));
+    rejects(
+        &format!("{pre}void f() {{\n Local<bit<8>>() l; // ERR\n }}\n"),
+        "Instantiations cannot be in a function or method",
+    );
+    rejects(
+        &format!("{pre}control C() {{ apply {{\n Local<bit<8>>() l; // ERR\n }} }}\n"),
+        "Instantiations cannot be in a control 'apply' block",
+    );
+}
