@@ -61,6 +61,7 @@ impl Lowerer<'_> {
                 cond,
                 update,
                 body,
+                ..
             } => self.for_loop(init, cond.as_ref(), update, body),
             StmtKind::ForIn {
                 name,

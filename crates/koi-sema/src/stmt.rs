@@ -71,11 +71,13 @@ impl Checker<'_> {
             StmtKind::Switch { expr, cases } => self.check_switch(s, expr, cases),
             StmtKind::Decl(d) => self.check_local_decl(d),
             StmtKind::For {
+                annotations,
                 init,
                 cond,
                 update,
                 body,
             } => {
+                self.check_annotations(annotations);
                 self.scoped(ScopeKind::Block, |c| {
                     c.check_stmts(init);
                     if let Some(cond) = cond {

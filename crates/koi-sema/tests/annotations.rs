@@ -157,7 +157,8 @@ fn annotations_are_checked_wherever_they_appear() {
          control c(in bit<8> k) {{ action a() {{ }}\n\
          table t {{ key = {{ k: exact @name(\"k\"); }} actions = {{ @tableonly a; }}\n\
          @hidden size = 4; const entries = {{ 1: a(); }} }}\n\
-         apply {{ @hidden {{ t.apply(); }} @unroll for (bit<8> i in 1 .. 2) {{ }} }} }}\n\
+         apply {{ @hidden {{ t.apply(); }} @unroll for (bit<8> i in 1 .. 2) {{ }}\n\
+         @nounroll for (bit<8> i = 0; i < 2; i = i + 1) {{ }} }} }}\n\
          parser p() {{ @name(\"s\") state start {{ transition accept; }} }}\n\
          enum F {{ @hidden A }}\n"
     ));
@@ -181,6 +182,10 @@ fn annotations_are_checked_wherever_they_appear() {
         (
             "for-in statement",
             "control c() { apply {\n @unroll(2) for (bit<8> i in 1 .. 2) { } // ERR\n } }\n",
+        ),
+        (
+            "for statement",
+            "control c() { apply {\n @unroll(2) for (bit<8> i = 0; i < 2; i = i + 1) { } // ERR\n } }\n",
         ),
         (
             "block statement",

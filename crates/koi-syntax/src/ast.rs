@@ -614,6 +614,7 @@ pub enum StmtKind {
     Decl(Box<Decl>),
     /// `for (init; cond; update) body`
     For {
+        annotations: Vec<Annotation>,
         init: Vec<Stmt>,
         cond: Option<Expr>,
         update: Vec<Stmt>,

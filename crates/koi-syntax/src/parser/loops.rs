@@ -35,6 +35,7 @@ impl Parser<'_> {
         self.expect(&Tok::RParen)?;
         let body = Box::new(self.statement()?);
         Ok(StmtKind::For {
+            annotations: outer,
             init,
             cond: Some(cond),
             update,

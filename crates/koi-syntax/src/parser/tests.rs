@@ -241,6 +241,7 @@ pub(super) fn st(s: &Stmt) -> String {
             cond,
             update,
             body,
+            ..
         } => {
             let i: Vec<String> = init.iter().map(st).collect();
             let u: Vec<String> = update.iter().map(st).collect();
