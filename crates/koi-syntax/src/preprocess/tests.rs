@@ -301,6 +301,25 @@ fn pragma_lines_pass_through() {
 }
 
 #[test]
+fn lines_that_are_no_directive_pass_through() {
+    // cpp in assembler mode (as p4c runs it) takes them for text, not for errors: a license
+    // header written with `#` comments (Planter's generated programs) preprocesses cleanly.
+    let src = "#####\n# THIS FILE IS PART OF X\n# http://x.org/y\n#frob a\n  #  frob b\nx\n";
+    let (sm, d) = run(src);
+    assert!(d.list.is_empty(), "{:?}", d.list);
+    let want = [
+        "#####",
+        "# THIS FILE IS PART OF X",
+        "# http://x.org/y",
+        "#frob a",
+    ];
+    assert_eq!(lines(&sm)[..4], want);
+    assert_eq!(lines(&sm)[4..], ["  #  frob b", "x"]);
+    // Skipped groups ignore them as before.
+    assert_eq!(expand("#if 0\n#frob\n#endif\ny\n"), ["y"]);
+}
+
+#[test]
 fn null_directive_is_ignored() {
     assert_eq!(expand("#\n  #  \nx\n"), ["x"]);
 }
