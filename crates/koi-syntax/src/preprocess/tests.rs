@@ -366,6 +366,29 @@ fn builtin_headers_need_no_include_dirs() {
 }
 
 #[test]
+fn builtin_headers_are_found_through_dot_segments() {
+    // cpp joins "./psa.p4" to p4c's include directory when the including file's directory has
+    // no psa.p4 (a program written against a local copy of a header); the built-in headers
+    // stand for that directory, and `./core.p4` is the same file as `core.p4`.
+    let t = TempDir::new("dotseg");
+    let main = t.write(
+        "main.p4",
+        "#include \"./psa.p4\"\n#include <.//core.p4>\n#include \"core.p4\"\nx\n",
+    );
+    let mut sm = SourceMap::new();
+    let d = preprocess_file(&mut sm, &main, &PpOptions::default());
+    assert!(d.list.is_empty(), "{:?}", rendered(&sm, &d));
+    let core = Path::new("koi/p4include/core.p4");
+    assert_eq!(sm.files.iter().filter(|f| f.path == core).count(), 1);
+    assert!(
+        sm.files
+            .iter()
+            .any(|f| f.path == Path::new("koi/p4include/psa.p4") && f.builtin)
+    );
+    assert_eq!(lines(&sm).last(), Some(&"x"));
+}
+
+#[test]
 fn builtin_headers_win_over_include_dirs_for_angle_includes() {
     let t = TempDir::new("builtin");
     t.write("core.p4", "NOT THE BUILTIN");
