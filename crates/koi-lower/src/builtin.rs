@@ -219,6 +219,15 @@ impl Lowerer<'_> {
         };
         let result_place = match &result {
             Some(Loc::Scalar(p, _)) => Some(p.clone()),
+            // A struct read from a register (PSA's `T read(in I index)`) comes back packed,
+            // as an `out T` argument does.
+            Some(l @ Loc::Struct(..)) if packed => {
+                let leaves = scalar_leaves(l, e.span)?;
+                let w = leaves.iter().map(|(_, t)| t.width()).sum();
+                let tmp = self.new_slot("$cell", IrTy::Bits(w), false, SlotKind::Temp);
+                unpack.push((tmp, leaves));
+                Some(Place::Slot(tmp))
+            }
             Some(_) => return unsupported(e.span, "an extern method returning an aggregate"),
             None => None,
         };

@@ -266,10 +266,12 @@ impl Lowerer<'_> {
                     Ok(())
                 }
                 "counters" | "psa_direct_counter" => {
+                    let value = direct_resource(value)?;
                     t.direct_counter = Some(self.table_extern(value, &p.annotations, t, "")?);
                     Ok(())
                 }
                 "meters" | "psa_direct_meter" => {
+                    let value = direct_resource(value)?;
                     t.direct_meter = Some(self.table_extern(value, &p.annotations, t, "")?);
                     Ok(())
                 }
@@ -471,4 +473,19 @@ fn priorities(raw: &[RawEntry], largest_wins: bool, delta: u32, needed: bool) ->
     out.into_iter()
         .map(|p| Some(u32::try_from(p).unwrap_or(u32::MAX)))
         .collect()
+}
+
+/// The instance a direct counter or meter property names: the instance itself, or a list of
+/// one (`psa_direct_counter = { c };`, which p4c's eBPF PSA backend takes as the list of the
+/// table's direct counters). A table keeps one direct counter and one direct meter, as a
+/// P4Runtime table entry carries one of each, so a list of several is refused.
+fn direct_resource(value: &ast::Expr) -> R<&ast::Expr> {
+    match &value.kind {
+        ExprKind::List { items, .. } if items.len() == 1 => Ok(&items[0]),
+        ExprKind::List { .. } => unsupported(
+            value.span,
+            "several direct counters or meters on one table (P4Runtime gives an entry one of each)",
+        ),
+        _ => Ok(value),
+    }
 }

@@ -733,3 +733,39 @@ fn constant_if_conditions_lower_only_the_branch_taken() {
     assert!(text.contains("8w7"), "{text}");
     assert!(p.action_by_name("push_nvgre").is_none(), "{p}");
 }
+
+#[test]
+fn a_direct_resource_property_may_be_a_list_of_one() {
+    // `counters = { c };` (p4c's eBPF PSA programs write `psa_direct_counter = { c };`) names
+    // the table's direct counter as `counters = c;` does.
+    let p = with_ingress(
+        "control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+            direct_counter(CounterType.packets) c;
+            direct_meter<bit<8>>(MeterType.packets) m;
+            action a() { m.read(meta.x); }
+            table t {
+                key = { hdr.h.a: exact; }
+                actions = { a; }
+                counters = { c };
+                meters = { m };
+            }
+            apply { t.apply(); }
+        }",
+    );
+    let t = &p.tables[p.table_by_name("I.t").expect("table I.t")];
+    let name = |e: Option<koi_ir::ExternId>| e.map(|e| p.externs[e].preamble.name.clone());
+    assert_eq!(name(t.direct_counter).as_deref(), Some("I.c"));
+    assert_eq!(name(t.direct_meter).as_deref(), Some("I.m"));
+    // Several are refused, with the reason (a P4Runtime table entry carries one counter).
+    let err = try_lower(&format!(
+        "{HEADERS}{DEFAULT_PARSER}
+        control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {{
+            direct_counter(CounterType.packets) c1;
+            direct_counter(CounterType.packets) c2;
+            table t {{ key = {{ hdr.h.a: exact; }} actions = {{ NoAction; }} counters = {{ c1, c2 }}; }}
+            apply {{ t.apply(); }}
+        }}{TAIL}"
+    ))
+    .expect_err("two direct counters lowered");
+    assert!(err.contains("several direct counters"), "{err}");
+}

@@ -1,5 +1,6 @@
 //! Directive lines: dispatch, and `#define`, `#undef`, `#line`, `#error`, `#warning` and
-//! `#pragma` (conditionals are in `cond`, `#include` in `include`).
+//! `#pragma` (conditionals are in `cond`, `#include` in `include`). Any other `#` line is text
+//! to cpp in assembler mode, as p4c runs it, and passes through like `#pragma`.
 
 use super::lex::{Kind, Tok, tokens};
 use super::reader::Logical;
@@ -87,10 +88,10 @@ impl Pp<'_> {
             "error" | "warning" => self.do_message(d, name == "error"),
             "pragma" => self.do_pragma(d),
             _ if d.name.kind == Kind::Number => self.do_line(d),
-            _ => {
-                let msg = format!("invalid preprocessing directive #{}", d.name.text);
-                self.out.error(d.idx, d.name.col, d.name.text.len(), msg);
-            }
+            // cpp in assembler mode (`-x assembler-with-cpp`, as p4c runs it) takes a `#` line
+            // that is no directive for text (a comment in assembly) and passes it on; p4c's
+            // lexer then skips a line that starts with `#`, as koi's does.
+            _ => self.do_pragma(d),
         }
     }
 
@@ -134,7 +135,7 @@ impl Pp<'_> {
         }
     }
 
-    /// `#pragma` lines are passed to the lexer unchanged.
+    /// `#pragma` lines, and `#` lines that are no directive, are passed to the lexer unchanged.
     fn do_pragma(&mut self, d: &Directive) {
         if let Some((text, _)) = self.out.lines.get_mut(d.idx) {
             *text = d.text.replace('\n', " ");

@@ -50,8 +50,15 @@ impl HeaderName {
     }
 }
 
+/// A built-in header by `name`, whose `.` and empty path segments (`./psa.p4`, `.//core.p4`) are
+/// dropped: cpp joins the name to p4c's include directory, where they name the same file.
 fn builtin(name: &str) -> Option<Found> {
-    crate::builtin::header(name).map(|t| Found::Builtin(name.to_string(), t))
+    let segments: Vec<&str> = name
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect();
+    let name = segments.join("/");
+    crate::builtin::header(&name).map(|t| Found::Builtin(name, t))
 }
 
 fn in_dirs(name: &str, dirs: &[PathBuf]) -> Option<Found> {

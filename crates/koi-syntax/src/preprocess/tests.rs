@@ -301,6 +301,25 @@ fn pragma_lines_pass_through() {
 }
 
 #[test]
+fn lines_that_are_no_directive_pass_through() {
+    // cpp in assembler mode (as p4c runs it) takes them for text, not for errors: a license
+    // header written with `#` comments (Planter's generated programs) preprocesses cleanly.
+    let src = "#####\n# THIS FILE IS PART OF X\n# http://x.org/y\n#frob a\n  #  frob b\nx\n";
+    let (sm, d) = run(src);
+    assert!(d.list.is_empty(), "{:?}", d.list);
+    let want = [
+        "#####",
+        "# THIS FILE IS PART OF X",
+        "# http://x.org/y",
+        "#frob a",
+    ];
+    assert_eq!(lines(&sm)[..4], want);
+    assert_eq!(lines(&sm)[4..], ["  #  frob b", "x"]);
+    // Skipped groups ignore them as before.
+    assert_eq!(expand("#if 0\n#frob\n#endif\ny\n"), ["y"]);
+}
+
+#[test]
 fn null_directive_is_ignored() {
     assert_eq!(expand("#\n  #  \nx\n"), ["x"]);
 }
@@ -342,6 +361,29 @@ fn builtin_headers_need_no_include_dirs() {
         sm.files
             .iter()
             .any(|f| f.path == Path::new("koi/p4include/v1model.p4"))
+    );
+    assert_eq!(lines(&sm).last(), Some(&"x"));
+}
+
+#[test]
+fn builtin_headers_are_found_through_dot_segments() {
+    // cpp joins "./psa.p4" to p4c's include directory when the including file's directory has
+    // no psa.p4 (a program written against a local copy of a header); the built-in headers
+    // stand for that directory, and `./core.p4` is the same file as `core.p4`.
+    let t = TempDir::new("dotseg");
+    let main = t.write(
+        "main.p4",
+        "#include \"./psa.p4\"\n#include <.//core.p4>\n#include \"core.p4\"\nx\n",
+    );
+    let mut sm = SourceMap::new();
+    let d = preprocess_file(&mut sm, &main, &PpOptions::default());
+    assert!(d.list.is_empty(), "{:?}", rendered(&sm, &d));
+    let core = Path::new("koi/p4include/core.p4");
+    assert_eq!(sm.files.iter().filter(|f| f.path == core).count(), 1);
+    assert!(
+        sm.files
+            .iter()
+            .any(|f| f.path == Path::new("koi/p4include/psa.p4") && f.builtin)
     );
     assert_eq!(lines(&sm).last(), Some(&"x"));
 }
