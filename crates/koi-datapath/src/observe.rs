@@ -128,7 +128,8 @@ pub(crate) struct Passes {
     egress_emitted: u64,
     ingress_parsed: u64,
     /// The headers the first ingress parse extracted (by instance), and whether one was
-    /// extracted twice (its first bytes then held by no key).
+    /// extracted twice (its first bytes then held by no key); followed only where a later
+    /// parse reads the packet as it came in (`FlowKeyLayout::reparses_arrival`).
     extracted: Vec<koi_ir::HeaderId>,
     reextracted: bool,
     /// The copy being made, between `copy_begin` and `copy_end`.
@@ -703,10 +704,11 @@ impl Observer for DpObserver<'_> {
         } = s
             && self.parses == 0
             && self.tracking()
+            && self.layout.reparses_arrival()
         {
-            let psa = &mut self.passes;
-            psa.reextracted |= psa.extracted.contains(h);
-            psa.extracted.push(*h);
+            let p = &mut self.passes;
+            p.reextracted |= p.extracted.contains(h);
+            p.extracted.push(*h);
         }
         if !self.state_seen
             && (crate::flowkey::writes_state(self.pipeline, s) || self.reads_state_input(s))
@@ -907,10 +909,9 @@ impl Observer for DpObserver<'_> {
         if self.parses == 0 {
             self.short_bits = needed_bits;
         }
-        if self.tracking() && self.later_parse {
-            self.cacheable = false;
-        }
         if self.tracking() {
+            // (A later pass's packet holds less than its parse needs: past what it holds.)
+            self.cacheable &= !self.later_parse;
             self.max_len_bits = self.max_len_bits.min(needed_bits);
         }
     }

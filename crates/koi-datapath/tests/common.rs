@@ -195,6 +195,86 @@ struct meta_t { }
 struct empty_t { }
 "#;
 
+/// The blocks of a PSA test program over [`PSA_HEADERS`], as text: the parsers' states, the
+/// controls' bodies (declarations, then `apply { ... }`) and the deparsers' `apply` bodies.
+/// By default both parsers extract `eth` and `h`, both controls do nothing and both
+/// deparsers emit `eth` and `h`.
+pub struct PsaBlocks<'a> {
+    pub ingress_parser: &'a str,
+    pub ingress: &'a str,
+    pub ingress_deparser: &'a str,
+    pub egress_parser: &'a str,
+    pub egress: &'a str,
+    pub egress_deparser: &'a str,
+}
+
+impl Default for PsaBlocks<'_> {
+    fn default() -> Self {
+        let parse = "state start { pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }";
+        let emit = "pkt.emit(hdr.eth); pkt.emit(hdr.h);";
+        PsaBlocks {
+            ingress_parser: parse,
+            ingress: "apply { }",
+            ingress_deparser: emit,
+            egress_parser: parse,
+            egress: "apply { }",
+            egress_deparser: emit,
+        }
+    }
+}
+
+/// The PSA program of `b`: parsers `IP`/`EP`, controls `I`/`E`, deparsers `ID`/`ED`.
+pub fn psa_program(b: &PsaBlocks<'_>) -> String {
+    format!(
+        r#"{PSA_HEADERS}
+parser IP(packet_in pkt, out headers_t hdr, inout meta_t m,
+          in psa_ingress_parser_input_metadata_t istd, in empty_t r, in empty_t rc) {{
+    {ip}
+}}
+control I(inout headers_t hdr, inout meta_t m, in psa_ingress_input_metadata_t istd,
+          inout psa_ingress_output_metadata_t ostd) {{
+    {i}
+}}
+control ID(packet_out pkt, out empty_t c, out empty_t r, out empty_t n, inout headers_t hdr,
+           in meta_t m, in psa_ingress_output_metadata_t istd) {{
+    apply {{ {id} }}
+}}
+parser EP(packet_in pkt, out headers_t hdr, inout meta_t m,
+          in psa_egress_parser_input_metadata_t istd, in empty_t n, in empty_t c,
+          in empty_t ce) {{
+    {ep}
+}}
+control E(inout headers_t hdr, inout meta_t m, in psa_egress_input_metadata_t istd,
+          inout psa_egress_output_metadata_t ostd) {{
+    {e}
+}}
+control ED(packet_out pkt, out empty_t c, out empty_t r, inout headers_t hdr, in meta_t m,
+           in psa_egress_output_metadata_t istd, in psa_egress_deparser_input_metadata_t e) {{
+    apply {{ {ed} }}
+}}
+IngressPipeline(IP(), I(), ID()) ip;
+EgressPipeline(EP(), E(), ED()) ep;
+PSA_Switch(ip, PacketReplicationEngine(), ep, BufferingQueueingEngine()) main;
+"#,
+        ip = b.ingress_parser,
+        i = b.ingress,
+        id = b.ingress_deparser,
+        ep = b.egress_parser,
+        e = b.egress,
+        ed = b.egress_deparser,
+    )
+}
+
+/// A PSA program that parses Ethernet and `h` in both pipelines and emits both: ingress runs
+/// `ingress` (its `apply` body), egress runs `egress`.
+pub fn psa_passes(ingress: &str, egress: &str) -> String {
+    psa_program(&PsaBlocks {
+        ingress: &format!("apply {{ {ingress} }}"),
+        egress: &format!("apply {{ {egress} }}"),
+        ..PsaBlocks::default()
+    })
+}
+
 /// Ethernet to 02::0b from 02::0a (type 0x88b5), then `h = (a, b)`, then `seq`s to 60 bytes.
 pub fn eth_h_frame(a: u8, b: u8, seq: u8) -> Vec<u8> {
     let mut f = vec![2, 0, 0, 0, 0, 0x0b, 2, 0, 0, 0, 0, 0x0a, 0x88, 0xb5, a, b];

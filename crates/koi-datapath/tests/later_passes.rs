@@ -170,40 +170,9 @@ fn v1model_recirculated_parses_past_the_emitted_headers_are_not_cached() {
     assert_eq!(rounds(&mut twin, &cases, false, slow), (0, 6));
 }
 
-/// A PSA program of [`common::PSA_HEADERS`] whose parsers extract `eth` and `h` and whose
-/// deparsers emit them, with ingress and egress bodies.
+/// [`common::psa_passes`], compiled.
 fn psa_program(ingress: &str, egress: &str) -> koi_ir::Pipeline {
-    let src = format!(
-        r#"{h}
-parser IP(packet_in pkt, out headers_t hdr, inout meta_t m, in psa_ingress_parser_input_metadata_t istd,
-          in empty_t r, in empty_t c) {{
-    state start {{ pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }}
-}}
-control Ig(inout headers_t hdr, inout meta_t m, in psa_ingress_input_metadata_t istd,
-           inout psa_ingress_output_metadata_t ostd) {{
-    apply {{ {ingress} }}
-}}
-control ID(packet_out pkt, out empty_t c, out empty_t n, out empty_t r, inout headers_t hdr,
-           in meta_t m, in psa_ingress_output_metadata_t istd) {{
-    apply {{ pkt.emit(hdr.eth); pkt.emit(hdr.h); }}
-}}
-parser EP(packet_in pkt, out headers_t hdr, inout meta_t m, in psa_egress_parser_input_metadata_t istd,
-          in empty_t n, in empty_t c, in empty_t c2) {{
-    state start {{ pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }}
-}}
-control Eg(inout headers_t hdr, inout meta_t m, in psa_egress_input_metadata_t istd,
-           inout psa_egress_output_metadata_t ostd) {{ apply {{ {egress} }} }}
-control ED(packet_out pkt, out empty_t c, out empty_t r, inout headers_t hdr, in meta_t m,
-           in psa_egress_output_metadata_t istd, in psa_egress_deparser_input_metadata_t edstd) {{
-    apply {{ pkt.emit(hdr.eth); pkt.emit(hdr.h); }}
-}}
-IngressPipeline(IP(), Ig(), ID()) ip;
-EgressPipeline(EP(), Eg(), ED()) ep;
-PSA_Switch(ip, PacketReplicationEngine(), ep, BufferingQueueingEngine()) main;
-"#,
-        h = common::PSA_HEADERS
-    );
-    common::compile_str(&src).unwrap_or_else(|e| panic!("{e}"))
+    common::compile_str(&common::psa_passes(ingress, egress)).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// PSA: a packet ingress resubmits (once, when `h.b` is 8) is cached, its second pass

@@ -11,9 +11,7 @@
 
 mod common;
 
-use common::{
-    PSA_HEADERS as HEADERS, compiled, eth_h_frame as frame, exact_entry as entry, replayed,
-};
+use common::{compiled, eth_h_frame as frame, exact_entry as entry, replayed};
 use koi_datapath::PathTaken;
 use koi_ir::Bits;
 use koi_state::MirrorTarget;
@@ -79,53 +77,27 @@ fn psa_l2_unicast_flood_and_drop_are_cached() {
 /// ingress deparser emits what `EMIT` says. The egress parser extracts what `EGRESS_PARSE`
 /// says; egress drops the packet when `h.a` is 5, and else writes `h.b` from `h.a`.
 fn program(emit: &str, egress_parse: &str) -> String {
-    format!(
-        r#"{HEADERS}
-parser IP(packet_in pkt, out headers_t hdr, inout meta_t m,
-          in psa_ingress_parser_input_metadata_t istd, in empty_t r, in empty_t rc) {{
-    state start {{ pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }}
-}}
-control I(inout headers_t hdr, inout meta_t m, in psa_ingress_input_metadata_t istd,
-          inout psa_ingress_output_metadata_t ostd) {{
-    action set_a(bit<8> a) {{ hdr.h.a = a; }}
-    table t {{ key = {{ hdr.h.b : exact; }} actions = {{ set_a; NoAction; }}
-              default_action = NoAction(); }}
-    apply {{
+    common::psa_program(&common::PsaBlocks {
+        ingress: r#"
+    action set_a(bit<8> a) { hdr.h.a = a; }
+    table t { key = { hdr.h.b : exact; } actions = { set_a; NoAction; }
+              default_action = NoAction(); }
+    apply {
         t.apply();
         send_to_port(ostd, (PortId_t) 2);
-        if (hdr.h.b == 9) {{
+        if (hdr.h.b == 9) {
             ostd.clone = true;
             ostd.clone_session_id = (CloneSessionId_t) 9;
-        }}
-        if (hdr.h.b == 8 && istd.packet_path != PSA_PacketPath_t.RESUBMIT) {{
+        }
+        if (hdr.h.b == 8 && istd.packet_path != PSA_PacketPath_t.RESUBMIT) {
             ostd.resubmit = true;
-        }}
-    }}
-}}
-control ID(packet_out pkt, out empty_t c, out empty_t r, out empty_t n, inout headers_t hdr,
-           in meta_t m, in psa_ingress_output_metadata_t istd) {{
-    apply {{ {emit} }}
-}}
-parser EP(packet_in pkt, out headers_t hdr, inout meta_t m,
-          in psa_egress_parser_input_metadata_t istd, in empty_t n, in empty_t c,
-          in empty_t ce) {{
-    state start {{ {egress_parse} transition accept; }}
-}}
-control E(inout headers_t hdr, inout meta_t m, in psa_egress_input_metadata_t istd,
-          inout psa_egress_output_metadata_t ostd) {{
-    apply {{
-        if (hdr.h.a == 5) {{ egress_drop(ostd); }} else {{ hdr.h.b = hdr.h.a; }}
-    }}
-}}
-control ED(packet_out pkt, out empty_t c, out empty_t r, inout headers_t hdr, in meta_t m,
-           in psa_egress_output_metadata_t istd, in psa_egress_deparser_input_metadata_t e) {{
-    apply {{ pkt.emit(hdr.eth); pkt.emit(hdr.h); }}
-}}
-IngressPipeline(IP(), I(), ID()) ip;
-EgressPipeline(EP(), E(), ED()) ep;
-PSA_Switch(ip, PacketReplicationEngine(), ep, BufferingQueueingEngine()) main;
-"#
-    )
+        }
+    }"#,
+        ingress_deparser: emit,
+        egress_parser: &format!("state start {{ {egress_parse} transition accept; }}"),
+        egress: "apply { if (hdr.h.a == 5) { egress_drop(ostd); } else { hdr.h.b = hdr.h.a; } }",
+        ..common::PsaBlocks::default()
+    })
 }
 
 /// Ingress writes `h.a` from a table (b = 1 gives a = 5, which egress drops; b = 2 gives 7)
@@ -353,49 +325,12 @@ fn egress_parses_of_part_of_the_emitted_headers_are_replayed() {
     assert_eq!((s.installs, s.uncacheable, s.compiled), (1, 0, 0), "{s:?}");
 }
 
-/// A PSA program that parses Ethernet and `h` in both pipelines and emits both: ingress runs
-/// `ingress` (its `apply` body), egress runs `egress`.
-fn passes(ingress: &str, egress: &str) -> String {
-    format!(
-        r#"{HEADERS}
-parser IP(packet_in pkt, out headers_t hdr, inout meta_t m,
-          in psa_ingress_parser_input_metadata_t istd, in empty_t r, in empty_t rc) {{
-    state start {{ pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }}
-}}
-control I(inout headers_t hdr, inout meta_t m, in psa_ingress_input_metadata_t istd,
-          inout psa_ingress_output_metadata_t ostd) {{
-    apply {{ {ingress} }}
-}}
-control ID(packet_out pkt, out empty_t c, out empty_t r, out empty_t n, inout headers_t hdr,
-           in meta_t m, in psa_ingress_output_metadata_t istd) {{
-    apply {{ pkt.emit(hdr.eth); pkt.emit(hdr.h); }}
-}}
-parser EP(packet_in pkt, out headers_t hdr, inout meta_t m,
-          in psa_egress_parser_input_metadata_t istd, in empty_t n, in empty_t c,
-          in empty_t ce) {{
-    state start {{ pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }}
-}}
-control E(inout headers_t hdr, inout meta_t m, in psa_egress_input_metadata_t istd,
-          inout psa_egress_output_metadata_t ostd) {{
-    apply {{ {egress} }}
-}}
-control ED(packet_out pkt, out empty_t c, out empty_t r, inout headers_t hdr, in meta_t m,
-           in psa_egress_output_metadata_t istd, in psa_egress_deparser_input_metadata_t e) {{
-    apply {{ pkt.emit(hdr.eth); pkt.emit(hdr.h); }}
-}}
-IngressPipeline(IP(), I(), ID()) ip;
-EgressPipeline(EP(), E(), ED()) ep;
-PSA_Switch(ip, PacketReplicationEngine(), ep, BufferingQueueingEngine()) main;
-"#
-    )
-}
-
 /// Ingress sends to the port `h.b` names (source routing): the megaflow matches `h.b` whole,
 /// so each port is a compiled program of its own, and every packet leaves where the
 /// interpreter sends it.
 #[test]
 fn psa_egress_ports_from_the_packet_are_compiled_per_port() {
-    let src = passes(
+    let src = common::psa_passes(
         "send_to_port(ostd, (PortId_t) (bit<32>) hdr.h.b); hdr.h.a = hdr.h.a + 1;",
         "hdr.h.b = (bit<8>) (bit<32>) istd.egress_port;",
     );
@@ -424,7 +359,7 @@ fn psa_egress_ports_from_the_packet_are_compiled_per_port() {
 /// the first packet's class once sent every class that).
 #[test]
 fn the_class_of_service_reaches_egress_as_the_packet_sets_it() {
-    let src = passes(
+    let src = common::psa_passes(
         concat!(
             "send_to_port(ostd, (PortId_t) 2);",
             "ostd.class_of_service = (ClassOfService_t) (ClassOfServiceUint_t) hdr.h.b;"

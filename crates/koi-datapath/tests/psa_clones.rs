@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{PSA_HEADERS as HEADERS, compiled, eth_h_frame as frame, exact_entry};
+use common::{compiled, eth_h_frame as frame, exact_entry};
 use koi_datapath::PathTaken;
 use koi_ir::Bits;
 use koi_state::MirrorTarget;
@@ -19,61 +19,42 @@ use koi_state::MirrorTarget;
 /// clone (whose packet is the one received). Egress drops a clone whose (original) `h.a`
 /// is 5, and else writes `h.b` from `h.a`.
 fn mirror(peek: &str) -> String {
-    format!(
-        r#"{HEADERS}
-parser IP(packet_in pkt, out headers_t hdr, inout meta_t m,
-          in psa_ingress_parser_input_metadata_t istd, in empty_t r, in empty_t rc) {{
-    state start {{ {peek} pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }}
-}}
-control I(inout headers_t hdr, inout meta_t m, in psa_ingress_input_metadata_t istd,
-          inout psa_ingress_output_metadata_t ostd) {{
-    action set_a(bit<8> a) {{ hdr.h.a = a; }}
-    table t {{ key = {{ hdr.h.b : exact; }} actions = {{ set_a; NoAction; }}
-              default_action = NoAction(); }}
-    apply {{
+    common::psa_program(&common::PsaBlocks {
+        ingress_parser: &format!(
+            "state start {{ {peek} pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }}"
+        ),
+        ingress: r#"
+    action set_a(bit<8> a) { hdr.h.a = a; }
+    table t { key = { hdr.h.b : exact; } actions = { set_a; NoAction; }
+              default_action = NoAction(); }
+    apply {
         t.apply();
-        if (hdr.h.b == 9) {{
+        if (hdr.h.b == 9) {
             ostd.clone = true;
             ostd.clone_session_id = (CloneSessionId_t) 9;
             ingress_drop(ostd);
-        }} else {{
+        } else {
             send_to_port(ostd, (PortId_t) 2);
-        }}
-    }}
-}}
-control ID(packet_out pkt, out empty_t c, out empty_t r, out empty_t n, inout headers_t hdr,
-           in meta_t m, in psa_ingress_output_metadata_t istd) {{
-    apply {{ pkt.emit(hdr.eth); }}
-}}
-parser EP(packet_in pkt, out headers_t hdr, inout meta_t m,
-          in psa_egress_parser_input_metadata_t istd, in empty_t n, in empty_t c,
-          in empty_t ce) {{
-    state start {{
+        }
+    }"#,
+        ingress_deparser: "pkt.emit(hdr.eth);",
+        egress_parser: r#"
+    state start {
         pkt.extract(hdr.eth);
-        transition select(istd.packet_path) {{
+        transition select(istd.packet_path) {
             PSA_PacketPath_t.CLONE_I2E: parse_h;
             default: accept;
-        }}
-    }}
-    state parse_h {{ pkt.extract(hdr.h); transition accept; }}
-}}
-control E(inout headers_t hdr, inout meta_t m, in psa_egress_input_metadata_t istd,
-          inout psa_egress_output_metadata_t ostd) {{
-    apply {{
-        if (hdr.h.isValid()) {{
-            if (hdr.h.a == 5) {{ egress_drop(ostd); }} else {{ hdr.h.b = hdr.h.a; }}
-        }}
-    }}
-}}
-control ED(packet_out pkt, out empty_t c, out empty_t r, inout headers_t hdr, in meta_t m,
-           in psa_egress_output_metadata_t istd, in psa_egress_deparser_input_metadata_t e) {{
-    apply {{ pkt.emit(hdr.eth); pkt.emit(hdr.h); }}
-}}
-IngressPipeline(IP(), I(), ID()) ip;
-EgressPipeline(EP(), E(), ED()) ep;
-PSA_Switch(ip, PacketReplicationEngine(), ep, BufferingQueueingEngine()) main;
-"#
-    )
+        }
+    }
+    state parse_h { pkt.extract(hdr.h); transition accept; }"#,
+        egress: r#"
+    apply {
+        if (hdr.h.isValid()) {
+            if (hdr.h.a == 5) { egress_drop(ostd); } else { hdr.h.b = hdr.h.a; }
+        }
+    }"#,
+        ..common::PsaBlocks::default()
+    })
 }
 
 /// Mirrored packets (`h.b` 9, `h.a` rewritten to 7 in ingress) whose original `h.a` is 5
@@ -140,26 +121,12 @@ fn ingress_clones_after_a_lookahead_take_the_interpreter() {
 /// packet whose `h.b` was 9 (clone session 9). The clone (the packet as egress deparsed it,
 /// parsed again) is dropped when its `h.b` is 6 (an original `h.a` of 5), else sent with `h.a`
 /// set to the port it goes to.
-const EGRESS_MIRROR: &str = r#"
-parser IP(packet_in pkt, out headers_t hdr, inout meta_t m,
-          in psa_ingress_parser_input_metadata_t istd, in empty_t r, in empty_t rc) {
-    state start { pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }
-}
-control I(inout headers_t hdr, inout meta_t m, in psa_ingress_input_metadata_t istd,
-          inout psa_ingress_output_metadata_t ostd) {
-    apply { send_to_port(ostd, (PortId_t) 2); }
-}
-control ID(packet_out pkt, out empty_t c, out empty_t r, out empty_t n, inout headers_t hdr,
-           in meta_t m, in psa_ingress_output_metadata_t istd) {
-    apply { pkt.emit(hdr.eth); pkt.emit(hdr.h); }
-}
-parser EP(packet_in pkt, out headers_t hdr, inout meta_t m,
-          in psa_egress_parser_input_metadata_t istd, in empty_t n, in empty_t c,
-          in empty_t ce) {
-    state start { pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }
-}
-control E(inout headers_t hdr, inout meta_t m, in psa_egress_input_metadata_t istd,
-          inout psa_egress_output_metadata_t ostd) {
+const EGRESS_MIRROR: common::PsaBlocks<'static> = common::PsaBlocks {
+    ingress_parser: "state start { pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }",
+    ingress: "apply { send_to_port(ostd, (PortId_t) 2); }",
+    ingress_deparser: "pkt.emit(hdr.eth); pkt.emit(hdr.h);",
+    egress_parser: "state start { pkt.extract(hdr.eth); pkt.extract(hdr.h); transition accept; }",
+    egress: r#"
     apply {
         if (istd.packet_path == PSA_PacketPath_t.CLONE_E2E) {
             if (hdr.h.b == 6) { egress_drop(ostd); } else { hdr.h.a = (bit<8>) (bit<32>) istd.egress_port; }
@@ -170,22 +137,15 @@ control E(inout headers_t hdr, inout meta_t m, in psa_egress_input_metadata_t is
             }
             hdr.h.b = hdr.h.a + 1;
         }
-    }
-}
-control ED(packet_out pkt, out empty_t c, out empty_t r, inout headers_t hdr, in meta_t m,
-           in psa_egress_output_metadata_t istd, in psa_egress_deparser_input_metadata_t e) {
-    apply { pkt.emit(hdr.eth); pkt.emit(hdr.h); }
-}
-IngressPipeline(IP(), I(), ID()) ip;
-EgressPipeline(EP(), E(), ED()) ep;
-PSA_Switch(ip, PacketReplicationEngine(), ep, BufferingQueueingEngine()) main;
-"#;
+    }"#,
+    egress_deparser: "pkt.emit(hdr.eth); pkt.emit(hdr.h);",
+};
 
 /// Egress clones are compiled after the first packet of each megaflow; the clone's decision
 /// on the header egress rewrote follows the original `h.a` it was computed from.
 #[test]
 fn egress_clones_are_compiled() {
-    let src = format!("{HEADERS}{EGRESS_MIRROR}");
+    let src = common::psa_program(&EGRESS_MIRROR);
     let p = common::compile_str(&src).unwrap_or_else(|e| panic!("{e}"));
     let mut twin = common::Twin::new(&p, |s| {
         s.mirroring_add(9, MirrorTarget::Port(4))

@@ -107,58 +107,129 @@ pub fn jenkins(key: &[u8]) -> u32 {
     crate::lookup3::hashlittle(key, 13)
 }
 
-/// The MD5 digest of `data` (RFC 1321).
+/// MD5's per-step shifts, by round and step within the round (RFC 1321).
+const MD5_S: [u32; 16] = [7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21];
+
+/// MD5's constants: `floor(|sin(i + 1)| * 2^32)` (RFC 1321).
+const MD5_K: [u32; 64] = [
+    0xd76a_a478,
+    0xe8c7_b756,
+    0x2420_70db,
+    0xc1bd_ceee,
+    0xf57c_0faf,
+    0x4787_c62a,
+    0xa830_4613,
+    0xfd46_9501,
+    0x6980_98d8,
+    0x8b44_f7af,
+    0xffff_5bb1,
+    0x895c_d7be,
+    0x6b90_1122,
+    0xfd98_7193,
+    0xa679_438e,
+    0x49b4_0821,
+    0xf61e_2562,
+    0xc040_b340,
+    0x265e_5a51,
+    0xe9b6_c7aa,
+    0xd62f_105d,
+    0x0244_1453,
+    0xd8a1_e681,
+    0xe7d3_fbc8,
+    0x21e1_cde6,
+    0xc337_07d6,
+    0xf4d5_0d87,
+    0x455a_14ed,
+    0xa9e3_e905,
+    0xfcef_a3f8,
+    0x676f_02d9,
+    0x8d2a_4c8a,
+    0xfffa_3942,
+    0x8771_f681,
+    0x6d9d_6122,
+    0xfde5_380c,
+    0xa4be_ea44,
+    0x4bde_cfa9,
+    0xf6bb_4b60,
+    0xbebf_bc70,
+    0x289b_7ec6,
+    0xeaa1_27fa,
+    0xd4ef_3085,
+    0x0488_1d05,
+    0xd9d4_d039,
+    0xe6db_99e5,
+    0x1fa2_7cf8,
+    0xc4ac_5665,
+    0xf429_2244,
+    0x432a_ff97,
+    0xab94_23a7,
+    0xfc93_a039,
+    0x655b_59c3,
+    0x8f0c_cc92,
+    0xffef_f47d,
+    0x8584_5dd1,
+    0x6fa8_7e4f,
+    0xfe2c_e6e0,
+    0xa301_4314,
+    0x4e08_11a1,
+    0xf753_7e82,
+    0xbd3a_f235,
+    0x2ad7_d2bb,
+    0xeb86_d391,
+];
+
+/// The MD5 digest of `data` (RFC 1321), without allocating: whole blocks straight from
+/// `data`, the padded tail (one or two blocks) from a buffer on the stack.
 pub fn md5_digest(data: &[u8]) -> [u8; 16] {
-    // Per round, the shift of each step; the sines' constants.
-    const S: [u32; 16] = [7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21];
-    let k: [u32; 64] = std::array::from_fn(|i| {
-        // floor(|sin(i + 1)| * 2^32), exact in f64 for these arguments.
-        ((i as f64 + 1.0).sin().abs() * 4_294_967_296.0) as u32
-    });
     let mut st: [u32; 4] = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476];
-    let bit_len = (data.len() as u64).wrapping_mul(8);
-    let mut msg = data.to_vec();
-    msg.push(0x80);
-    while msg.len() % 64 != 56 {
-        msg.push(0);
+    let mut blocks = data.chunks_exact(64);
+    for block in &mut blocks {
+        md5_block(&mut st, block);
     }
-    msg.extend_from_slice(&bit_len.to_le_bytes());
-    for block in msg.chunks_exact(64) {
-        let m: [u32; 16] = std::array::from_fn(|i| {
-            u32::from_le_bytes([
-                block[4 * i],
-                block[4 * i + 1],
-                block[4 * i + 2],
-                block[4 * i + 3],
-            ])
-        });
-        let [mut a, mut b, mut c, mut d] = st;
-        for (i, &ki) in k.iter().enumerate() {
-            let (f, g) = match i / 16 {
-                0 => ((b & c) | (!b & d), i),
-                1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
-                2 => (b ^ c ^ d, (3 * i + 5) % 16),
-                _ => (c ^ (b | !d), (7 * i) % 16),
-            };
-            let s = S[(i / 16) * 4 + i % 4];
-            let t = a.wrapping_add(f).wrapping_add(ki).wrapping_add(m[g]);
-            a = d;
-            d = c;
-            c = b;
-            b = b.wrapping_add(t.rotate_left(s));
-        }
-        st = [
-            st[0].wrapping_add(a),
-            st[1].wrapping_add(b),
-            st[2].wrapping_add(c),
-            st[3].wrapping_add(d),
-        ];
+    let rest = blocks.remainder();
+    let mut tail = [0u8; 128];
+    tail[..rest.len()].copy_from_slice(rest);
+    tail[rest.len()] = 0x80;
+    let n = if rest.len() < 56 { 64 } else { 128 };
+    let bit_len = (data.len() as u64).wrapping_mul(8);
+    tail[n - 8..n].copy_from_slice(&bit_len.to_le_bytes());
+    for block in tail[..n].chunks_exact(64) {
+        md5_block(&mut st, block);
     }
     let mut out = [0u8; 16];
     for (o, w) in out.chunks_exact_mut(4).zip(st) {
         o.copy_from_slice(&w.to_le_bytes());
     }
     out
+}
+
+/// One 64-byte block into the state `st`.
+fn md5_block(st: &mut [u32; 4], block: &[u8]) {
+    let m: [u32; 16] = std::array::from_fn(|i| {
+        u32::from_le_bytes([
+            block[4 * i],
+            block[4 * i + 1],
+            block[4 * i + 2],
+            block[4 * i + 3],
+        ])
+    });
+    let [mut a, mut b, mut c, mut d] = *st;
+    for (i, &ki) in MD5_K.iter().enumerate() {
+        let (f, g) = match i / 16 {
+            0 => ((b & c) | (!b & d), i),
+            1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
+            2 => (b ^ c ^ d, (3 * i + 5) % 16),
+            _ => (c ^ (b | !d), (7 * i) % 16),
+        };
+        let t = a.wrapping_add(f).wrapping_add(ki).wrapping_add(m[g]);
+        a = d;
+        d = c;
+        c = b;
+        b = b.wrapping_add(t.rotate_left(MD5_S[(i / 16) * 4 + i % 4]));
+    }
+    for (s, v) in st.iter_mut().zip([a, b, c, d]) {
+        *s = s.wrapping_add(v);
+    }
 }
 
 #[cfg(test)]
@@ -169,7 +240,19 @@ mod tests {
         d.iter().map(|b| format!("{b:02x}")).collect()
     }
 
-    /// RFC 1321's test suite.
+    /// The constants are RFC 1321's formula.
+    #[test]
+    fn md5_constants_are_the_sines() {
+        for (i, &k) in MD5_K.iter().enumerate() {
+            assert_eq!(
+                k,
+                ((i as f64 + 1.0).sin().abs() * 4_294_967_296.0) as u32,
+                "{i}"
+            );
+        }
+    }
+
+    /// RFC 1321's test suite (and lengths around the padding's block boundary).
     #[test]
     fn md5_digests_are_rfc_1321s() {
         let cases: [(&[u8], &str); 7] = [
@@ -192,6 +275,17 @@ mod tests {
         ];
         for (data, want) in cases {
             assert_eq!(hex(&md5_digest(data)), want, "{data:?}");
+        }
+        // 55, 56, 63, 64 and 65 bytes: one or two tail blocks (digests of `a` repeated).
+        let lens: [(usize, &str); 5] = [
+            (55, "ef1772b6dff9a122358552954ad0df65"),
+            (56, "3b0c8ac703f828b04c6c197006d17218"),
+            (63, "b06521f39153d618550606be297466d5"),
+            (64, "014842d480b571495a4a0363793f7367"),
+            (65, "c743a45e0d2e6a95cb859adae0248435"),
+        ];
+        for (n, want) in lens {
+            assert_eq!(hex(&md5_digest(&vec![b'a'; n])), want, "{n}");
         }
         assert_eq!(md5(b""), 0xd98c_1dd4);
     }

@@ -13,12 +13,14 @@ use koi_ir::{
 };
 use koi_state::DigestMessage;
 
-fn v1model_algo(a: HashAlgo) -> Option<HashAlgorithm> {
+/// The koi-hash algorithm of v1model's `HashAlgorithm` member `a`: `None` for the custom
+/// CRCs, which take the parameters the control plane set ([`Ctx::algo_value`]), and for
+/// uBPF's `lookup3`. (The one mapping: the cached datapath takes it from here.)
+pub fn v1model_algo(a: HashAlgo) -> Option<HashAlgorithm> {
     Some(match a {
         HashAlgo::Crc32 => HashAlgorithm::Crc32,
         HashAlgo::Crc16 => HashAlgorithm::Crc16,
-        // Custom CRCs take the parameters the control plane set ([`Ctx::algo_value`]).
-        HashAlgo::Crc32Custom(_) | HashAlgo::Crc16Custom(_) => return None,
+        HashAlgo::Crc32Custom(_) | HashAlgo::Crc16Custom(_) | HashAlgo::Lookup3 => return None,
         HashAlgo::Random => HashAlgorithm::Random,
         HashAlgo::Identity => HashAlgorithm::Identity,
         HashAlgo::Csum16 => HashAlgorithm::Csum16,
@@ -36,7 +38,6 @@ fn v1model_algo(a: HashAlgo) -> Option<HashAlgorithm> {
         HashAlgo::HashkitHsieh => HashAlgorithm::HashkitHsieh,
         HashAlgo::HashkitMurmur => HashAlgorithm::HashkitMurmur,
         HashAlgo::HashkitJenkins => HashAlgorithm::HashkitJenkins,
-        HashAlgo::Lookup3 => return None,
     })
 }
 

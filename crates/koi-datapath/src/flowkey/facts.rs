@@ -420,11 +420,10 @@ impl<'a> Facts<'a> {
             return;
         };
         let mut headers = ingress_emits;
-        let assigned = |name: &str| assigned(p, name);
         // An ingress clone's egress parse reads the packet as received: modelled when the
         // ingress parser reads it only by extracting headers (no `advance` past bytes, no
         // `lookahead` of bits it may not extract).
-        if assigned("iout.clone") {
+        if assigned(p, "iout.clone") {
             let parsed = match p.block(Role::IngressParser) {
                 Some(koi_ir::BlockRef::Parser(id)) => {
                     p.parsers.get(id).and_then(|x| extracted_headers(p, x))
@@ -436,7 +435,7 @@ impl<'a> Facts<'a> {
                 self.psa_clones[0] = true;
             }
         }
-        if assigned("eout.clone")
+        if assigned(p, "eout.clone")
             && let Some(e) = emitted(Role::EgressDeparser)
         {
             headers.extend(e);

@@ -538,6 +538,13 @@ impl FlowKeyLayout {
         self.psa_clones[usize::from(egress)]
     }
 
+    /// Whether a later parse of the analysis's model reads the packet as it came in (a PSA
+    /// ingress clone's egress parse, a resubmission's): then a run must know whether its
+    /// first parse extracted a header twice.
+    pub fn reparses_arrival(&self) -> bool {
+        self.psa_clones[0] || self.next_pass[0].is_some()
+    }
+
     /// The slots of the headers the packet of a later parser pass holds (a resubmitted one,
     /// `recirculated` false, or a recirculated one), `None` when the analysis does not model
     /// that pass: its run is then not cached.

@@ -1144,29 +1144,13 @@ pub(super) fn copy_bits(src: &[u8], from: u32, dst: &mut [u8], to: u32, len: u32
     }
 }
 
+/// The algorithms compiled programs compute ([`koi_interp::externs::v1model_algo`]'s, but
+/// `random`, which is random).
 pub(crate) fn v1_algo(a: HashAlgo) -> Option<HashAlgorithm> {
-    Some(match a {
-        HashAlgo::Crc32 => HashAlgorithm::Crc32,
-        HashAlgo::Crc16 => HashAlgorithm::Crc16,
-        HashAlgo::Identity => HashAlgorithm::Identity,
-        HashAlgo::Csum16 => HashAlgorithm::Csum16,
-        HashAlgo::Xor16 => HashAlgorithm::Xor16,
-        HashAlgo::Fnv1a32 => HashAlgorithm::Fnv1a32,
-        HashAlgo::Fnv1a64 => HashAlgorithm::Fnv1a64,
-        HashAlgo::Fnv1_32 => HashAlgorithm::Fnv1_32,
-        HashAlgo::Fnv1_64 => HashAlgorithm::Fnv1_64,
-        HashAlgo::Fnv1a32Signed => HashAlgorithm::Fnv1a32Signed,
-        HashAlgo::Fnv1a64Signed => HashAlgorithm::Fnv1a64Signed,
-        HashAlgo::Fnv1_32Signed => HashAlgorithm::Fnv1_32Signed,
-        HashAlgo::Fnv1_64Signed => HashAlgorithm::Fnv1_64Signed,
-        HashAlgo::HashkitOneAtATime => HashAlgorithm::HashkitOneAtATime,
-        HashAlgo::HashkitMd5 => HashAlgorithm::HashkitMd5,
-        HashAlgo::HashkitHsieh => HashAlgorithm::HashkitHsieh,
-        HashAlgo::HashkitMurmur => HashAlgorithm::HashkitMurmur,
-        HashAlgo::HashkitJenkins => HashAlgorithm::HashkitJenkins,
-        // Custom CRCs take parameters from the control plane; random is random.
-        _ => return None,
-    })
+    match a {
+        HashAlgo::Random => None,
+        _ => koi_interp::externs::v1model_algo(a),
+    }
 }
 
 pub(super) fn truth(b: &Bits) -> bool {

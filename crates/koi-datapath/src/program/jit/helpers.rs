@@ -14,31 +14,9 @@ pub(super) const HELPERS: [(&str, *const u8); 5] = [
     ("koi_jit_payload_csum", koi_jit_payload_csum as *const u8),
 ];
 
-/// The v1model algorithms [`koi_jit_hash`] computes, by code.
-pub(super) const HASH_ALGOS: [HashAlgo; 18] = [
-    HashAlgo::Crc32,
-    HashAlgo::Crc16,
-    HashAlgo::Identity,
-    HashAlgo::Csum16,
-    HashAlgo::Xor16,
-    HashAlgo::Fnv1a32,
-    HashAlgo::Fnv1a64,
-    HashAlgo::Fnv1_32,
-    HashAlgo::Fnv1_64,
-    HashAlgo::Fnv1a32Signed,
-    HashAlgo::Fnv1a64Signed,
-    HashAlgo::Fnv1_32Signed,
-    HashAlgo::Fnv1_64Signed,
-    HashAlgo::HashkitOneAtATime,
-    HashAlgo::HashkitMd5,
-    HashAlgo::HashkitHsieh,
-    HashAlgo::HashkitMurmur,
-    HashAlgo::HashkitJenkins,
-];
-
-/// v1model hash `algo` (an index into [`HASH_ALGOS`]) of the `len` bytes at `data`.
+/// v1model hash `algo` (an index into [`HashAlgo::FIXED`]) of the `len` bytes at `data`.
 pub(super) extern "C" fn koi_jit_hash(algo: u64, data: *const u8, len: u64) -> u64 {
-    let Some(a) = HASH_ALGOS
+    let Some(a) = HashAlgo::FIXED
         .get(algo as usize)
         .and_then(|a| crate::program::v1_algo(*a))
     else {

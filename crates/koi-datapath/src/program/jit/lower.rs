@@ -534,8 +534,8 @@ impl<'a, 'f> Lower<'a, 'f> {
         if algo == HashAlgo::Csum16 {
             return self.csum16(plan);
         }
-        let code = HASH_ALGOS.iter().position(|a| *a == algo)?;
         crate::program::v1_algo(algo)?;
+        let code = HashAlgo::FIXED.iter().position(|a| *a == algo)?;
         let nbytes = plan.bits.div_ceil(8) as usize;
         if nbytes > 256 {
             return None;
