@@ -306,12 +306,17 @@ impl<'p> Tracer<'p> {
                 return;
             }
         };
+        self.verdict(ev, fixed, "traffic manager input not constant");
+    }
+
+    /// The end of a traffic-manager event: the run is not compiled unless what the event
+    /// depends on is `fixed` by the megaflow (`why` says what is not); a drop ends the
+    /// instance.
+    fn verdict(&mut self, ev: &koi_interp::TmEvent, fixed: bool, why: &'static str) {
         if !fixed {
-            self.fail("traffic manager input not constant");
-            return;
-        }
-        if let TmEvent::Drop(why) = ev {
-            self.passes.push(Pass::Dropped(why.clone()));
+            self.fail(why);
+        } else if let koi_interp::TmEvent::Drop(d) = ev {
+            self.passes.push(Pass::Dropped(d.clone()));
         }
     }
 
@@ -337,13 +342,7 @@ impl<'p> Tracer<'p> {
             }
             _ => false,
         };
-        if !fixed {
-            self.fail("xdp output action or port not constant");
-            return;
-        }
-        if let TmEvent::Drop(why) = ev {
-            self.passes.push(Pass::Dropped(why.clone()));
-        }
+        self.verdict(ev, fixed, "xdp output action or port not constant");
     }
 
     /// An eBPF filter's verdict: an accepted packet goes back out of its input port, which
@@ -360,13 +359,7 @@ impl<'p> Tracer<'p> {
             TmEvent::Drop(DropReason::Filter) => verdict == Some(0) || self.parse_rejected,
             _ => false,
         };
-        if !fixed {
-            self.fail("ebpf verdict or input port not constant");
-            return;
-        }
-        if let TmEvent::Drop(why) = ev {
-            self.passes.push(Pass::Dropped(why.clone()));
-        }
+        self.verdict(ev, fixed, "ebpf verdict or input port not constant");
     }
 
     /// A pass through ingress or egress starts. An egress pass starts from the PHV its
