@@ -50,6 +50,9 @@ if [ "$(id -u)" = 0 ]; then
   # tests in crates/koi-conformance/tests/native_externs.rs and the corpus's
   # ebpf_conntrack_extern).
   command -v cc >/dev/null || missing+=(gcc libc6-dev)
+  # A C++ compiler: BMv2 extern modules (C++) are built with `c++` (crates/koi-native's
+  # koi_bm test, native_externs.rs's BMv2 tests).
+  command -v c++ >/dev/null || missing+=(g++)
   if [ ${#missing[@]} -gt 0 ]; then
     echo "== installing ${missing[*]} (end-to-end tests)"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -1,8 +1,8 @@
 //! User-defined extern functions in C (docs/externs.md): each case of the ABI (scalars by
 //! value, wide `bit<N>`, `out`/`inout` by pointer, headers and structs, results), the BPF map
 //! emulation, prebuilt shared objects, the build cache, compiler errors, and how the cached
-//! datapath treats impure and `@pure` functions. The C files are in `tests/externs/`, built
-//! with the system's C compiler by the test.
+//! datapath treats impure and `@pure` functions; BMv2 extern modules in C++. The C and C++
+//! files are in `tests/externs/`, built with the system's compilers by the test.
 
 use koi_datapath::Datapath;
 use koi_interp::Interpreter;
@@ -415,6 +415,113 @@ fn p4c_ubpf_checksum_extern_module_runs_unchanged() {
     // incremental_checksum for dstAddr 10.1.0.1 -> 10.0.0.1: the header's new checksum.
     assert_eq!(&good[21..23], &[0x64, 0xc0]);
     assert_eq!(only(&out[1])[20], 0, "verify_ipv4_checksum of a wrong one");
+}
+
+const BMV2_HDR: &str = "header h_t { bit<32> a; bit<32> b; bit<32> sum; int<8> s; int<8> s2; \
+     bit<72> w; bit<72> w2; bit<8> n; bit<8> x; bit<8> y; bit<8> q; bit<8> fl; }\n\
+     struct hs_t { h_t h; }";
+const BMV2_EXT: &str = "extern void arith(out bit<32> sum, in bit<32> a, in bit<32> b);\n\
+     extern void negate(inout int<8> s, out int<8> s2);\n\
+     extern void wide(in bit<72> w, out bit<72> w2, out bit<8> n);\n\
+     extern void divide(in bit<8> x, in bit<8> y, out bit<8> q);\n\
+     extern void flag(in bool b, out bit<8> f);";
+const BMV2_ING: &str = "arith(hd.h.sum, hd.h.a, hd.h.b); negate(hd.h.s, hd.h.s2); \
+     wide(hd.h.w, hd.h.w2, hd.h.n); divide(hd.h.x, hd.h.y, hd.h.q); flag(hd.h.x == 7, hd.h.fl);";
+
+fn bmv2_packet(x: u8, y: u8) -> Vec<u8> {
+    let mut p = Vec::new();
+    p.extend(0x1234_5678u32.to_be_bytes());
+    p.extend(0x9abc_def1u32.to_be_bytes());
+    p.extend([0; 4]);
+    p.extend([(-100i8) as u8, 0]);
+    p.extend(hex("8f0000000000000001"));
+    p.extend([0; 9]);
+    p.extend([0, x, y, 0, 0]);
+    p
+}
+
+#[test]
+fn a_bmv2_extern_module_in_cpp_runs_against_koi_data_and_field() {
+    let cache = tempfile::tempdir().unwrap();
+    let p4 = program(BMV2_HDR, BMV2_EXT, BMV2_ING, &["h"]);
+    let p = pipeline(&p4, Some(&c_file("bmv2_ops.cpp")), cache.path())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out = send(&p, &[bmv2_packet(200, 7), bmv2_packet(7, 1)]);
+    let o = only(&out[0]);
+    let (a, b) = (0x1234_5678u128, 0x9abc_def1u128);
+    let sum = ((a * b + a - (b >> 1)) & 0xffff_ffff) as u32;
+    assert_eq!(&o[8..12], &sum.to_be_bytes(), "arithmetic, kept in bit<32>");
+    // -100 * -3 = 300, wrapped into int<8>: 44; -100 >> 1 = -50.
+    assert_eq!(o[12], (-50i8) as u8, "inout int<8> shifted arithmetically");
+    assert_eq!(o[13], 44, "int<8> wrapped");
+    // (w << 4) | 0xf in 72 bits; widths 72 + 72, and w2 >= 2^71.
+    assert_eq!(&o[23..32], &hex("f0000000000000001f")[..]);
+    assert_eq!(o[32], 145);
+    assert_eq!(o[35], 200 / 7);
+    assert_eq!(o[36], 0x55);
+    let o = only(&out[1]);
+    assert_eq!((o[35], o[36]), (7, 0xaa));
+    // An exception is an error of that packet, not a crash.
+    let mut state = State::new(&p).unwrap();
+    let mut interp = Interpreter::new(&p).unwrap();
+    let r = interp
+        .process(&mut state, &bmv2_packet(7, 0), 1, &ManualClock::new(0))
+        .unwrap();
+    assert!(r.outputs.is_empty());
+    let why = r.report.aborted.unwrap_or_default();
+    assert!(why.contains("divide: zero divisor"), "{why}");
+}
+
+#[test]
+fn a_bmv2_module_must_register_each_function_as_p4_declares_it() {
+    let cache = tempfile::tempdir().unwrap();
+    let cpp = c_file("bmv2_ops.cpp");
+    let with = |ext: &str, ing: &str| {
+        let p4 = program(BMV2_HDR, ext, ing, &["h"]);
+        pipeline(&p4, Some(&cpp), cache.path()).unwrap_err()
+    };
+    let e = with("extern void missing(out bit<8> q);", "missing(hd.h.q);");
+    assert!(e.contains("registers no extern function missing"), "{e}");
+    let e = with("extern void flag(in bool b);", "flag(true);");
+    assert!(
+        e.contains("flag is registered with 2 parameters and declared in P4 with 1"),
+        "{e}"
+    );
+    let e = with("extern bit<8> flag(in bool b);", "hd.h.q = flag(true);");
+    assert!(e.contains("returns a value"), "{e}");
+    let e = with(
+        "extern void flag(in h_t b, out bit<8> f);",
+        "flag(hd.h, hd.h.q);",
+    );
+    assert!(
+        e.contains("takes bit<N>, int<N> and bool parameters"),
+        "{e}"
+    );
+}
+
+#[test]
+fn p4c_bmv2_extern_module_runs_unchanged() {
+    let Some(root) = corpus() else {
+        eprintln!("corpus absent: p4c's BMv2 extern module not tried");
+        return;
+    };
+    let dir = root.join("stf/v1model");
+    let cpp = root.join("extern_modules/extern-funcs-bmv2.cpp");
+    for run in [
+        koi_conformance::stf::RunOptions::default(),
+        koi_conformance::stf::RunOptions { cache: true },
+    ] {
+        let r = koi_conformance::corpus::run_test_with_externs(
+            "extern-funcs-bmv2",
+            &dir.join("extern-funcs-bmv2.p4"),
+            &dir.join("extern-funcs-bmv2.stf"),
+            &PpOptions::default(),
+            &run,
+            Some(&cpp),
+        );
+        assert!(r.verdict.passed(), "{}", r.verdict.reason());
+        assert_eq!(r.packets_checked, 2);
+    }
 }
 
 fn hex(s: &str) -> Vec<u8> {

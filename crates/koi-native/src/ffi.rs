@@ -20,12 +20,18 @@ use std::sync::Mutex;
 
 type Entry = unsafe extern "C" fn(*mut *mut c_void, *mut c_void);
 type Layout = unsafe extern "C" fn(u32) -> u64;
+/// `const char *koi_bm_check(unsigned int)` and `const char *koi_take_error(void)` of a BMv2
+/// module's wrapper ([`crate::bmv2`]).
+type Check = unsafe extern "C" fn(u32) -> *const std::ffi::c_char;
+type TakeError = unsafe extern "C" fn() -> *const std::ffi::c_char;
 
 /// An opened shared object with the entry points of a program's functions.
 pub struct Loaded {
     /// Kept open while the entry points may be called.
     _lib: libloading::Library,
     entries: Vec<Entry>,
+    /// A BMv2 module's error of the last call (a C++ exception), if the wrapper has one.
+    take_error: Option<TakeError>,
     /// (parameter sizes, result size) per function.
     sizes: Vec<(Vec<usize>, usize)>,
     /// The user's C code is not assumed to be thread-safe (BPF map emulation, statics): one
@@ -58,6 +64,24 @@ impl Loaded {
                 )));
             }
         }
+        // SAFETY: when present (a BMv2 module's wrapper), `koi_bm_check` is generated with
+        // exactly this signature.
+        if let Ok(check) = unsafe { lib.get::<Check>(b"koi_bm_check\0") } {
+            for i in 0..fns.len() {
+                // SAFETY: returns null or a NUL-terminated string owned by the module, valid
+                // until its next call on this thread; copied before that.
+                let why = unsafe { check(i as u32) };
+                if !why.is_null() {
+                    // SAFETY: a non-null result is a NUL-terminated C string (above).
+                    let why = unsafe { std::ffi::CStr::from_ptr(why) };
+                    return Err(Error::Load(why.to_string_lossy().into_owned()));
+                }
+            }
+        }
+        // SAFETY: when present, `koi_take_error` is generated with exactly this signature.
+        let take_error = unsafe { lib.get::<TakeError>(b"koi_take_error\0") }
+            .ok()
+            .map(|s| *s);
         let mut entries = Vec::with_capacity(fns.len());
         for i in 0..fns.len() {
             let name = format!("koi_call_{i}\0");
@@ -78,6 +102,7 @@ impl Loaded {
         Ok(Loaded {
             _lib: lib,
             entries,
+            take_error,
             sizes,
             lock: Mutex::new(()),
         })
@@ -110,6 +135,16 @@ impl Loaded {
             // result's; both live until the call returns, and the entry point only accesses
             // them as the generated wrapper's types say.
             unsafe { entry(ptrs.as_mut_ptr(), rw.as_mut_ptr().cast::<c_void>()) };
+            if let Some(take) = self.take_error {
+                // SAFETY: null or a NUL-terminated string owned by the module, valid until
+                // the next call on this thread (this one holds the lock); copied at once.
+                let e = unsafe { take() };
+                if !e.is_null() {
+                    // SAFETY: a non-null result is a NUL-terminated C string (above).
+                    let e = unsafe { std::ffi::CStr::from_ptr(e) };
+                    return Err(e.to_string_lossy().into_owned());
+                }
+            }
         }
         for (a, w) in args.iter_mut().zip(&words) {
             from_words(w, a);

@@ -13,7 +13,10 @@
 //!   and a wrapper with one uniform entry point per function; the compiler's errors are
 //!   returned as they are;
 //! - a **shared object** (`.so`, or any ELF file) already built is linked to a wrapper built
-//!   the same way, which declares the functions with p4c's prototypes.
+//!   the same way, which declares the functions with p4c's prototypes;
+//! - a **C++ file** (`.cpp`, `.cc`, `.cxx`) is a BMv2 extern module, as simple_switch's
+//!   `--load-modules` takes them: compiled with the system's C++ compiler (`$CXX`, else
+//!   `c++`) against koi's implementation of BMv2's extern API ([`bmv2`]).
 //!
 //! The result is cached by the hash of everything that goes into the build (the generated
 //! sources, the user's file, the compiler and flags) under `$KOI_CACHE_DIR`, else
@@ -24,6 +27,7 @@
 // `unsafe` is allowed in `ffi` only.
 #![deny(unsafe_code)]
 
+mod bmv2;
 mod cgen;
 mod ffi;
 
@@ -157,28 +161,36 @@ pub fn build(natives: &Natives, file: &Path, cache: &Path) -> Result<PathBuf, Er
     let file = std::fs::canonicalize(file).map_err(|e| io("reading", file, e))?;
     let user = std::fs::read(&file).map_err(|e| io("reading", &file, e))?;
     let prebuilt = is_shared_object(&file, &user);
-    let src = if prebuilt {
-        cgen::Source::Prebuilt
+    let cxx = !prebuilt && bmv2::is_cxx(&file);
+    let (header, wrapper) = if cxx {
+        (bmv2::SHIM.to_string(), bmv2::wrapper(&natives.fns)?)
     } else {
-        cgen::Source::C(&file)
+        let src = if prebuilt {
+            cgen::Source::Prebuilt
+        } else {
+            cgen::Source::C(&file)
+        };
+        (
+            cgen::header(&natives.fns)?,
+            cgen::wrapper(&natives.fns, &src)?,
+        )
     };
-    let header = cgen::header(&natives.fns)?;
-    let wrapper = cgen::wrapper(&natives.fns, &src)?;
-    let cc = std::env::var("CC")
+    let (var, default) = if cxx { ("CXX", "c++") } else { ("CC", "cc") };
+    let cc = std::env::var(var)
         .ok()
         .filter(|c| !c.is_empty())
-        .unwrap_or_else(|| "cc".into());
+        .unwrap_or_else(|| default.into());
     let dir_of = file.parent().unwrap_or(Path::new("/")).to_path_buf();
-    let mut flags: Vec<String> = [
-        "-shared",
-        "-fPIC",
-        "-O2",
-        "-Werror=implicit-function-declaration",
-        "-Wl,--no-undefined",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let mut flags: Vec<String> = if cxx {
+        vec!["-std=c++17".to_string(), "-fvisibility=hidden".to_string()]
+    } else {
+        Vec::new()
+    };
+    flags.extend(["-shared", "-fPIC", "-O2"].iter().map(|s| s.to_string()));
+    if !cxx {
+        flags.push("-Werror=implicit-function-declaration".into());
+    }
+    flags.push("-Wl,--no-undefined".into());
     flags.push(format!("-I{}", dir_of.display()));
     let mut key = Fnv::new();
     for part in [
@@ -209,16 +221,31 @@ pub fn build(natives: &Natives, file: &Path, cache: &Path) -> Result<PathBuf, Er
         let p = tmp.join(name);
         std::fs::write(&p, text).map_err(|e| io("writing", &p, e))
     };
-    write("koi_extern.h", &header)?;
-    write("test.h", "#include \"koi_extern.h\"\n")?;
-    write("koi_wrapper.c", &wrapper)?;
+    let wrapper_name = if cxx {
+        write("koi_bm.h", &header)?;
+        for h in bmv2::HEADERS {
+            let p = tmp.join(h);
+            if let Some(d) = p.parent() {
+                std::fs::create_dir_all(d).map_err(|e| io("creating", d, e))?;
+            }
+            write(h, "#include <koi_bm.h>\n")?;
+        }
+        "koi_wrapper.cpp"
+    } else {
+        write("koi_extern.h", &header)?;
+        write("test.h", "#include \"koi_extern.h\"\n")?;
+        "koi_wrapper.c"
+    };
+    write(wrapper_name, &wrapper)?;
     let mut cmd = Command::new(&cc);
     cmd.args(&flags)
         .arg(format!("-I{}", tmp.display()))
         .arg("-o")
         .arg(tmp.join("koi_extern.so"))
-        .arg(tmp.join("koi_wrapper.c"));
-    if prebuilt {
+        .arg(tmp.join(wrapper_name));
+    if cxx {
+        cmd.arg(&file);
+    } else if prebuilt {
         cmd.arg(&file)
             .arg(format!("-Wl,-rpath,{}", dir_of.display()));
     }
