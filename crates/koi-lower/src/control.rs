@@ -201,6 +201,7 @@ impl Lowerer<'_> {
         span: Span,
     ) -> R<()> {
         let params = self.params_of(info);
+        let shared = self.shared_params.contains(&inst.path);
         let mut binds = Vec::new();
         let mut aliases: Vec<Option<Loc>> = Vec::new();
         let mut written_back = Vec::new();
@@ -217,13 +218,25 @@ impl Lowerer<'_> {
                 aliases.push(None);
                 continue;
             }
-            if is_location(a) {
+            if is_location(a) && !shared {
                 aliases.push(Some(self.lvalue(a)?));
                 binds.push(Bind::Packet);
                 continue;
             }
             let name = format!("{}.{}", inst.path, p.name);
-            let tmp = self.alloc(&name, p.ty, Alloc::Temp, a.span)?;
+            let tmp = match self.param_store.get(&(inst.path.clone(), i)) {
+                Some(l) if shared => l.clone(),
+                _ => {
+                    let l = self.alloc(&name, p.ty, Alloc::Temp, a.span)?;
+                    if shared {
+                        self.param_store.insert((inst.path.clone(), i), l.clone());
+                    }
+                    l
+                }
+            };
+            if shared && p.dir == Some(ast::Direction::Out) {
+                self.invalidate(&tmp);
+            }
             // An `out` or `inout` argument that is not a plain location (a slice) goes
             // through a copy, written back after the block.
             if p.dir.is_some_and(|d| d != ast::Direction::In) {
@@ -242,6 +255,7 @@ impl Lowerer<'_> {
         }
         let mut copies = self.bind_locations(inst, &params, &aliases, &mut binds, span)?;
         copies.extend(written_back);
+        self.note_binding(inst, &binds);
         let Some(d) = self.idx.decls.get(&inst.decl).copied() else {
             return internal(span, "block declaration not found");
         };
@@ -263,6 +277,27 @@ impl Lowerer<'_> {
             self.copy(dst, src, span)?;
         }
         Ok(())
+    }
+
+    /// Remembers what `inst`'s parameters are bound to at its first application; a later
+    /// application that binds them differently puts the instance in [`Lowerer::rebind`].
+    fn note_binding(&mut self, inst: &BlockInst, binds: &[Bind]) {
+        let now: Vec<Option<Loc>> = binds
+            .iter()
+            .map(|b| match b {
+                Bind::Loc(l) => Some(l.clone()),
+                _ => None,
+            })
+            .collect();
+        match self.param_binds.get(&inst.path) {
+            Some(first) if *first != now => {
+                self.rebind.insert(inst.path.clone());
+            }
+            Some(_) => {}
+            None => {
+                self.param_binds.insert(inst.path.clone(), now);
+            }
+        }
     }
 
     /// Binds the arguments that are locations: aliased, unless they overlap another argument

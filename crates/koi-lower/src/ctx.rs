@@ -10,7 +10,7 @@ use koi_sema::{Checked, DeclId, DeclInfo, Subst, TypeId, TypeTable, Value};
 use koi_syntax::Diagnostic;
 use koi_syntax::Span;
 use koi_syntax::ast::{self, NodeId};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// A lowering failure: the diagnostic to report (lowering stops at the first one).
 pub type R<T> = Result<T, Box<Diagnostic>>;
@@ -146,6 +146,18 @@ pub struct Lowerer<'a> {
     /// Storage of block-instance locals, by instance path and declaration, so that every
     /// application of an instance uses the same slots.
     pub locals: HashMap<(String, DeclId), Loc>,
+    /// Block instances whose apply parameters live in storage of their own, the same at
+    /// every application (copied in and out), because the instance is applied more than once
+    /// with different arguments: its tables and actions are lowered once, so what they read
+    /// and write must not depend on which application runs (see [`crate::control`]).
+    pub shared_params: HashSet<String>,
+    /// That storage, by instance path and parameter index.
+    pub param_store: HashMap<(String, usize), Loc>,
+    /// What each instance's parameters were bound to at its first application.
+    pub param_binds: HashMap<String, Vec<Option<Loc>>>,
+    /// Instances applied again with parameters bound differently from their first
+    /// application: lowering starts over with them in `shared_params`.
+    pub rebind: HashSet<String>,
     pub digests: HashMap<String, DigestId>,
     pub field_lists: HashMap<u32, FieldListId>,
     /// Slot-name counts, to keep names unique.
@@ -193,6 +205,10 @@ impl<'a> Lowerer<'a> {
             externs: HashMap::new(),
             value_sets: HashMap::new(),
             locals: HashMap::new(),
+            shared_params: HashSet::new(),
+            param_store: HashMap::new(),
+            param_binds: HashMap::new(),
+            rebind: HashSet::new(),
             digests: HashMap::new(),
             field_lists: HashMap::new(),
             names: HashMap::new(),

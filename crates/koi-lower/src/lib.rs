@@ -142,8 +142,19 @@ fn lower_inner(program: &Program, checked: &koi_sema::Checked) -> ctx::R<Pipelin
         }
         Some(a) => a,
     };
-    let mut l = ctx::Lowerer::new(program, checked, Pipeline::new(arch));
-    l.lower_main(main_decl)?;
+    // An instance applied twice with different arguments needs its parameters in storage of
+    // its own, which is known only once every application has been seen: then lowering
+    // starts over (each round adds instances; a program has finitely many).
+    let mut shared = std::collections::HashSet::new();
+    let mut l = loop {
+        let mut l = ctx::Lowerer::new(program, checked, Pipeline::new(arch));
+        l.shared_params = shared.clone();
+        l.lower_main(main_decl)?;
+        if l.rebind.is_subset(&shared) {
+            break l;
+        }
+        shared.extend(std::mem::take(&mut l.rebind));
+    };
     let (ak, tk) = (
         std::mem::take(&mut l.action_keys),
         std::mem::take(&mut l.table_keys),
