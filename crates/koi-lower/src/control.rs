@@ -192,7 +192,10 @@ impl Lowerer<'_> {
 
     /// `c.apply(args)` / `p.apply(args)` of a sub-control or sub-parser: inlined, with the
     /// arguments that are plain locations aliased and the others copied in (and, for `out`
-    /// and `inout` parameters, copied back after the block).
+    /// and `inout` parameters, copied back after the block). An instance applied more than
+    /// once with different arguments ([`Lowerer::shared_params`]) has every argument copied
+    /// into and out of storage of its own, the same at each application: its tables and
+    /// actions exist once and read the parameters wherever the first application put them.
     pub fn apply_block(
         &mut self,
         inst: &BlockInst,
