@@ -193,7 +193,8 @@ impl Lowerer<'_> {
     /// `c.apply(args)` / `p.apply(args)` of a sub-control or sub-parser: inlined, with the
     /// arguments that are plain locations aliased and the others copied in (and, for `out`
     /// and `inout` parameters, copied back after the block). An instance applied more than
-    /// once with different arguments ([`Lowerer::shared_params`]) has every argument copied
+    /// once with different arguments ([`Lowerer::shared_params`], controls only: a
+    /// sub-parser's states are inlined afresh each time) has every argument copied
     /// into and out of storage of its own, the same at each application: its tables and
     /// actions exist once and read the parameters wherever the first application put them.
     pub fn apply_block(
@@ -258,10 +259,14 @@ impl Lowerer<'_> {
         }
         let mut copies = self.bind_locations(inst, &params, &aliases, &mut binds, span)?;
         copies.extend(written_back);
-        self.note_binding(inst, &binds);
         let Some(d) = self.idx.decls.get(&inst.decl).copied() else {
             return internal(span, "block declaration not found");
         };
+        // A sub-parser's states are inlined afresh at each application, so only controls
+        // (whose tables and actions exist once) need their parameters in one place.
+        if matches!(d.kind, ast::DeclKind::Control { .. }) {
+            self.note_binding(inst, &binds);
+        }
         let n = self.flow.exit_copies.len();
         self.flow.exit_copies.extend(copies.iter().cloned());
         let r = match &d.kind {

@@ -146,7 +146,7 @@ pub struct Lowerer<'a> {
     /// Storage of block-instance locals, by instance path and declaration, so that every
     /// application of an instance uses the same slots.
     pub locals: HashMap<(String, DeclId), Loc>,
-    /// Block instances whose apply parameters live in storage of their own, the same at
+    /// Control instances whose apply parameters live in storage of their own, the same at
     /// every application (copied in and out), because the instance is applied more than once
     /// with different arguments: its tables and actions are lowered once, so what they read
     /// and write must not depend on which application runs (see [`crate::control`]).
