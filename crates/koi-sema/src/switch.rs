@@ -1,6 +1,6 @@
 //! `switch` statements: on a table's `action_run` (labels are actions of the table) or on a
 //! value of a bit, int, enum or error type (labels are distinct compile-time constants of that
-//! type); `default` must be the last label.
+//! type); one `default` at most, and it must be the last label.
 
 use crate::checked::Resolution;
 use crate::checker::Checker;
@@ -12,7 +12,7 @@ use koi_syntax::ast::{Expr, ExprKind, Stmt, SwitchCase, SwitchLabel};
 
 impl Checker<'_> {
     pub fn check_switch(&mut self, s: &Stmt, expr: &Expr, cases: &[SwitchCase]) {
-        let _ = s;
+        self.default_labels(s, cases);
         let et = self.check_expr(expr);
         let table = match self.ty(et) {
             Ty::ActionRun { table } => Some(*table),
@@ -24,13 +24,9 @@ impl Checker<'_> {
         }
         let mut seen: Vec<(Value, Span)> = Vec::new();
         let mut seen_actions: Vec<(DeclId, Span)> = Vec::new();
-        for (i, case) in cases.iter().enumerate() {
+        for case in cases {
             match &case.label {
-                SwitchLabel::Default(span) => {
-                    if i + 1 != cases.len() {
-                        self.error(*span, "'default' label must be the last label of a switch");
-                    }
-                }
+                SwitchLabel::Default(_) => {}
                 SwitchLabel::Expr(l) => match table {
                     Some(t) => self.action_label(l, t, &mut seen_actions),
                     None if !self.is_err(et) && self.switchable(et) => {
@@ -42,6 +38,38 @@ impl Checker<'_> {
             if let Some(b) = &case.body {
                 self.check_block(b);
             }
+        }
+    }
+
+    /// At most one `default` label, and none before another label: p4c checks this on the
+    /// parsed program, before types, and reports it at the `switch`.
+    fn default_labels(&mut self, s: &Stmt, cases: &[SwitchCase]) {
+        let defaults = cases
+            .iter()
+            .filter(|c| matches!(c.label, SwitchLabel::Default(_)))
+            .count();
+        if defaults > 1 {
+            self.error(s.span, "switch has multiple 'default' labels");
+            return;
+        }
+        let Some(i) = cases
+            .iter()
+            .position(|c| matches!(c.label, SwitchLabel::Default(_)))
+        else {
+            return;
+        };
+        if let Some(next) = cases.get(i + 1) {
+            let label = match &next.label {
+                SwitchLabel::Expr(e) => match &e.kind {
+                    ExprKind::Path(p) => format!("switch label {}", p.name.name),
+                    _ => "a switch label".to_string(),
+                },
+                SwitchLabel::Default(_) => "switch label default".to_string(),
+            };
+            self.error(
+                s.span,
+                format!("{label} follows 'default' label, which is not allowed."),
+            );
         }
     }
 

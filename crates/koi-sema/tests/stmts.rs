@@ -136,8 +136,18 @@ fn switch_on_values() {
         "duplicate case label",
     );
     rejects(
-        &format!("{pre} switch (x) {{\n default: {{ }} // ERR\n 1: {{ }} }}\n}} }}\n"),
-        "must be the last",
+        &format!("{pre} switch (x) {{ // ERR\n default: {{ }}\n 1: {{ }} }}\n}} }}\n"),
+        "a switch label follows 'default' label, which is not allowed.",
+    );
+    rejects(
+        &format!("{pre} switch (x) {{ // ERR\n default: {{ }}\n y: {{ }} }}\n}} }}\n"),
+        "switch label y follows 'default' label",
+    );
+    rejects(
+        &format!(
+            "{pre} switch (x) {{ // ERR\n 1: {{ }}\n default: {{ }}\n default: {{ }} }}\n}} }}\n"
+        ),
+        "switch has multiple 'default' labels",
     );
     rejects(
         &format!("{pre} switch (x) {{\n x: {{ }} // ERR\n }}\n}} }}\n"),
