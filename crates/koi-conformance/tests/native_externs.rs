@@ -65,6 +65,17 @@ fn send(p: &Pipeline, packets: &[Vec<u8>]) -> Vec<Vec<(u64, Vec<u8>)>> {
         .collect()
 }
 
+/// Why the interpreter stopped processing `pkt`, which sent nothing.
+fn aborted(p: &Pipeline, pkt: &[u8]) -> String {
+    let mut state = State::new(p).unwrap();
+    let mut interp = Interpreter::new(p).unwrap();
+    let o = interp
+        .process(&mut state, pkt, 1, &ManualClock::new(0))
+        .unwrap();
+    assert!(o.outputs.is_empty());
+    o.report.aborted.unwrap_or_default()
+}
+
 fn only(out: &[(u64, Vec<u8>)]) -> &[u8] {
     assert_eq!(out.len(), 1, "{out:?}");
     &out[0].1
@@ -251,13 +262,7 @@ fn a_program_calling_extern_functions_needs_their_implementation() {
         .unwrap_or_else(|e| panic!("{}", e.render()))
         .pipeline;
     p.natives.lib = None;
-    let mut state = State::new(&p).unwrap();
-    let mut interp = Interpreter::new(&p).unwrap();
-    let o = interp
-        .process(&mut state, &scalars_packet(1), 1, &ManualClock::new(0))
-        .unwrap();
-    assert!(o.outputs.is_empty());
-    let why = o.report.aborted.unwrap_or_default();
+    let why = aborted(&p, &scalars_packet(1));
     assert!(why.contains("mix has no implementation"), "{why}");
 }
 
@@ -462,13 +467,7 @@ fn a_bmv2_extern_module_in_cpp_runs_against_koi_data_and_field() {
     let o = only(&out[1]);
     assert_eq!((o[35], o[36]), (7, 0xaa));
     // An exception is an error of that packet, not a crash.
-    let mut state = State::new(&p).unwrap();
-    let mut interp = Interpreter::new(&p).unwrap();
-    let r = interp
-        .process(&mut state, &bmv2_packet(7, 0), 1, &ManualClock::new(0))
-        .unwrap();
-    assert!(r.outputs.is_empty());
-    let why = r.report.aborted.unwrap_or_default();
+    let why = aborted(&p, &bmv2_packet(7, 0));
     assert!(why.contains("divide: zero divisor"), "{why}");
 }
 

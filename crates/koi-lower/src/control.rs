@@ -228,16 +228,16 @@ impl Lowerer<'_> {
                 continue;
             }
             let name = format!("{}.{}", inst.path, p.name);
-            let tmp = match self.param_store.get(&(inst.path.clone(), i)) {
-                Some(l) if shared => l.clone(),
-                _ => {
-                    let l = self.alloc(&name, p.ty, Alloc::Temp, a.span)?;
-                    if shared {
-                        self.param_store.insert((inst.path.clone(), i), l.clone());
-                    }
-                    l
-                }
+            let stored = shared
+                .then(|| self.param_store.get(&(inst.path.clone(), i)).cloned())
+                .flatten();
+            let tmp = match stored {
+                Some(l) => l,
+                None => self.alloc(&name, p.ty, Alloc::Temp, a.span)?,
             };
+            if shared {
+                self.param_store.insert((inst.path.clone(), i), tmp.clone());
+            }
             if shared && p.dir == Some(ast::Direction::Out) {
                 self.invalidate(&tmp);
             }

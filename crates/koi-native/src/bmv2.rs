@@ -15,7 +15,7 @@
 
 use crate::Error;
 use koi_ir::CType;
-use koi_ir::native::{NativeDir, NativeFn};
+use koi_ir::native::{NativeFn, NativeParam};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -103,16 +103,24 @@ pub fn wrapper(fns: &[NativeFn]) -> Result<String, Error> {
             out,
             "KOI_EXPORT void koi_call_{i}(void **a, void *r) {{\n    (void)a; (void)r;"
         );
+        // `koi_bm::{load,store}_{int,wide}` of parameter `k` (its size in koi's layout, and
+        // for a scalar load whether it is signed).
+        let access = |op: &str, k: usize, p: &NativeParam| {
+            let n = p.ty.size_align().0;
+            match (p.ty.is_array(), op) {
+                (true, _) => format!("    koi_bm::{op}_wide(f{k}, a[{k}], {n});"),
+                (false, "load") => {
+                    let signed = scalar(&p.ty).1;
+                    format!("    koi_bm::load_int(f{k}, a[{k}], {n}, {signed});")
+                }
+                (false, _) => format!("    koi_bm::{op}_int(f{k}, a[{k}], {n});"),
+            }
+        };
         for (k, p) in f.params.iter().enumerate() {
             let (width, signed) = scalar(&p.ty);
             let _ = writeln!(out, "    bm::Field f{k}({width}, nullptr, true, {signed});");
             if p.dir.reads() {
-                let _ = match p.ty.size_align() {
-                    (n, _) if p.ty.is_array() => {
-                        writeln!(out, "    koi_bm::load_wide(f{k}, a[{k}], {n});")
-                    }
-                    (n, _) => writeln!(out, "    koi_bm::load_int(f{k}, a[{k}], {n}, {signed});"),
-                };
+                let _ = writeln!(out, "{}", access("load", k, p));
             }
         }
         let args: Vec<String> = (0..f.params.len())
@@ -122,15 +130,9 @@ pub fn wrapper(fns: &[NativeFn]) -> Result<String, Error> {
         let _ = writeln!(out, "    bm::Field *args[] = {{{}}};", args.join(", "));
         let _ = writeln!(out, "    koi_bm::invoke(\"{}\", args);", f.name);
         for (k, p) in f.params.iter().enumerate() {
-            if p.dir == NativeDir::In {
-                continue;
+            if p.dir.writes() {
+                let _ = writeln!(out, "{}", access("store", k, p));
             }
-            let _ = match p.ty.size_align() {
-                (n, _) if p.ty.is_array() => {
-                    writeln!(out, "    koi_bm::store_wide(f{k}, a[{k}], {n});")
-                }
-                (n, _) => writeln!(out, "    koi_bm::store_int(f{k}, a[{k}], {n});"),
-            };
         }
         out.push_str("}\n\n");
     }
@@ -155,7 +157,7 @@ pub fn wrapper(fns: &[NativeFn]) -> Result<String, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use koi_ir::native::NativeParam;
+    use koi_ir::native::NativeDir;
 
     fn param(name: &str, dir: NativeDir, ty: CType) -> NativeParam {
         NativeParam {

@@ -68,13 +68,10 @@ impl Loaded {
         // exactly this signature.
         if let Ok(check) = unsafe { lib.get::<Check>(b"koi_bm_check\0") } {
             for i in 0..fns.len() {
-                // SAFETY: returns null or a NUL-terminated string owned by the module, valid
-                // until its next call on this thread; copied before that.
-                let why = unsafe { check(i as u32) };
-                if !why.is_null() {
-                    // SAFETY: a non-null result is a NUL-terminated C string (above).
-                    let why = unsafe { std::ffi::CStr::from_ptr(why) };
-                    return Err(Error::Load(why.to_string_lossy().into_owned()));
+                // SAFETY: generated to return null or a NUL-terminated string owned by the
+                // module, valid until its next call on this thread (copied at once).
+                if let Some(why) = unsafe { c_message(check(i as u32)) } {
+                    return Err(Error::Load(why));
                 }
             }
         }
@@ -135,15 +132,13 @@ impl Loaded {
             // result's; both live until the call returns, and the entry point only accesses
             // them as the generated wrapper's types say.
             unsafe { entry(ptrs.as_mut_ptr(), rw.as_mut_ptr().cast::<c_void>()) };
-            if let Some(take) = self.take_error {
-                // SAFETY: null or a NUL-terminated string owned by the module, valid until
-                // the next call on this thread (this one holds the lock); copied at once.
-                let e = unsafe { take() };
-                if !e.is_null() {
-                    // SAFETY: a non-null result is a NUL-terminated C string (above).
-                    let e = unsafe { std::ffi::CStr::from_ptr(e) };
-                    return Err(e.to_string_lossy().into_owned());
-                }
+            // SAFETY: `koi_take_error` is generated to return null or a NUL-terminated string
+            // owned by the module, valid until the next call on this thread (this one holds
+            // the lock; copied at once).
+            if let Some(take) = self.take_error
+                && let Some(e) = unsafe { c_message(take()) }
+            {
+                return Err(e);
             }
         }
         for (a, w) in args.iter_mut().zip(&words) {
@@ -152,6 +147,19 @@ impl Loaded {
         from_words(&rw, ret);
         Ok(())
     }
+}
+
+/// The text of a message a module returned, `None` for a null pointer.
+///
+/// # Safety
+/// `p` is null or points to a NUL-terminated string that stays valid during the call.
+unsafe fn c_message(p: *const std::ffi::c_char) -> Option<String> {
+    // SAFETY: the caller's contract.
+    (!p.is_null()).then(|| {
+        unsafe { std::ffi::CStr::from_ptr(p) }
+            .to_string_lossy()
+            .into_owned()
+    })
 }
 
 /// `bytes` in 8-byte words (native byte order; the last one zero-padded).

@@ -153,6 +153,59 @@ fn is_shared_object(path: &Path, bytes: &[u8]) -> bool {
     bytes.starts_with(b"\x7fELF") || path.extension().is_some_and(|e| e == "so")
 }
 
+/// What a build compiles besides the common flags.
+struct Plan {
+    /// The generated files, `(path in the build directory, text)`; the wrapper first.
+    files: Vec<(String, String)>,
+    /// The compiler: its environment variable and the default.
+    compiler: (&'static str, &'static str),
+    flags: &'static [&'static str],
+    /// Whether the user's file is compiled (or linked) beside the wrapper, rather than
+    /// included by it (a C file).
+    user_on_command_line: bool,
+}
+
+impl Plan {
+    fn new(natives: &Natives, file: &Path, prebuilt: bool) -> Result<Plan, Error> {
+        let fns = &natives.fns;
+        if !prebuilt && bmv2::is_cxx(file) {
+            let mut files = vec![
+                ("koi_wrapper.cpp".to_string(), bmv2::wrapper(fns)?),
+                ("koi_bm.h".to_string(), bmv2::SHIM.to_string()),
+            ];
+            files.extend(
+                bmv2::HEADERS
+                    .iter()
+                    .map(|h| (h.to_string(), "#include <koi_bm.h>\n".to_string())),
+            );
+            return Ok(Plan {
+                files,
+                compiler: ("CXX", "c++"),
+                flags: &["-std=c++17", "-fvisibility=hidden"],
+                user_on_command_line: true,
+            });
+        }
+        let src = if prebuilt {
+            cgen::Source::Prebuilt
+        } else {
+            cgen::Source::C(file)
+        };
+        Ok(Plan {
+            files: vec![
+                ("koi_wrapper.c".to_string(), cgen::wrapper(fns, &src)?),
+                ("koi_extern.h".to_string(), cgen::header(fns)?),
+                (
+                    "test.h".to_string(),
+                    "#include \"koi_extern.h\"\n".to_string(),
+                ),
+            ],
+            compiler: ("CC", "cc"),
+            flags: &["-Werror=implicit-function-declaration"],
+            user_on_command_line: prebuilt,
+        })
+    }
+}
+
 /// Builds the wrapper shared object for `natives` and `file` in `cache` (unless it is there
 /// already) and returns its path.
 pub fn build(natives: &Natives, file: &Path, cache: &Path) -> Result<PathBuf, Error> {
@@ -161,46 +214,30 @@ pub fn build(natives: &Natives, file: &Path, cache: &Path) -> Result<PathBuf, Er
     let file = std::fs::canonicalize(file).map_err(|e| io("reading", file, e))?;
     let user = std::fs::read(&file).map_err(|e| io("reading", &file, e))?;
     let prebuilt = is_shared_object(&file, &user);
-    let cxx = !prebuilt && bmv2::is_cxx(&file);
-    let (header, wrapper) = if cxx {
-        (bmv2::SHIM.to_string(), bmv2::wrapper(&natives.fns)?)
-    } else {
-        let src = if prebuilt {
-            cgen::Source::Prebuilt
-        } else {
-            cgen::Source::C(&file)
-        };
-        (
-            cgen::header(&natives.fns)?,
-            cgen::wrapper(&natives.fns, &src)?,
-        )
-    };
-    let (var, default) = if cxx { ("CXX", "c++") } else { ("CC", "cc") };
-    let cc = std::env::var(var)
+    let plan = Plan::new(natives, &file, prebuilt)?;
+    let cc = std::env::var(plan.compiler.0)
         .ok()
         .filter(|c| !c.is_empty())
-        .unwrap_or_else(|| default.into());
+        .unwrap_or_else(|| plan.compiler.1.into());
     let dir_of = file.parent().unwrap_or(Path::new("/")).to_path_buf();
-    let mut flags: Vec<String> = if cxx {
-        vec!["-std=c++17".to_string(), "-fvisibility=hidden".to_string()]
-    } else {
-        Vec::new()
-    };
-    flags.extend(["-shared", "-fPIC", "-O2"].iter().map(|s| s.to_string()));
-    if !cxx {
-        flags.push("-Werror=implicit-function-declaration".into());
-    }
+    let mut flags: Vec<String> = ["-shared", "-fPIC", "-O2"]
+        .iter()
+        .chain(plan.flags)
+        .map(|s| s.to_string())
+        .collect();
     flags.push("-Wl,--no-undefined".into());
     flags.push(format!("-I{}", dir_of.display()));
     let mut key = Fnv::new();
-    for part in [
-        header.as_bytes(),
-        wrapper.as_bytes(),
-        &user,
+    let generated = plan
+        .files
+        .iter()
+        .flat_map(|(name, text)| [name.as_bytes(), text.as_bytes()]);
+    for part in generated.chain([
+        &user[..],
         cc.as_bytes(),
         flags.join(" ").as_bytes(),
         file.as_os_str().as_encoded_bytes(),
-    ] {
+    ]) {
         key.write(&(part.len() as u64).to_le_bytes());
         key.write(part);
     }
@@ -217,37 +254,24 @@ pub fn build(natives: &Natives, file: &Path, cache: &Path) -> Result<PathBuf, Er
     let tmp = cache.join(format!("{}.tmp{}-{n}", key.hex(), std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).map_err(|e| io("creating", &tmp, e))?;
-    let write = |name: &str, text: &str| {
+    for (name, text) in &plan.files {
         let p = tmp.join(name);
-        std::fs::write(&p, text).map_err(|e| io("writing", &p, e))
-    };
-    let wrapper_name = if cxx {
-        write("koi_bm.h", &header)?;
-        for h in bmv2::HEADERS {
-            let p = tmp.join(h);
-            if let Some(d) = p.parent() {
-                std::fs::create_dir_all(d).map_err(|e| io("creating", d, e))?;
-            }
-            write(h, "#include <koi_bm.h>\n")?;
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d).map_err(|e| io("creating", d, e))?;
         }
-        "koi_wrapper.cpp"
-    } else {
-        write("koi_extern.h", &header)?;
-        write("test.h", "#include \"koi_extern.h\"\n")?;
-        "koi_wrapper.c"
-    };
-    write(wrapper_name, &wrapper)?;
+        std::fs::write(&p, text).map_err(|e| io("writing", &p, e))?;
+    }
     let mut cmd = Command::new(&cc);
     cmd.args(&flags)
         .arg(format!("-I{}", tmp.display()))
         .arg("-o")
         .arg(tmp.join("koi_extern.so"))
-        .arg(tmp.join(wrapper_name));
-    if cxx {
+        .arg(tmp.join(&plan.files[0].0));
+    if plan.user_on_command_line {
         cmd.arg(&file);
-    } else if prebuilt {
-        cmd.arg(&file)
-            .arg(format!("-Wl,-rpath,{}", dir_of.display()));
+    }
+    if prebuilt {
+        cmd.arg(format!("-Wl,-rpath,{}", dir_of.display()));
     }
     let command = format!("{cmd:?}").replace('"', "");
     let out = cmd.output().map_err(|e| Error::Compile {

@@ -44,32 +44,26 @@ impl Checker<'_> {
     /// At most one `default` label, and none before another label: p4c checks this on the
     /// parsed program, before types, and reports it at the `switch`.
     fn default_labels(&mut self, s: &Stmt, cases: &[SwitchCase]) {
-        let defaults = cases
-            .iter()
-            .filter(|c| matches!(c.label, SwitchLabel::Default(_)))
-            .count();
-        if defaults > 1 {
-            self.error(s.span, "switch has multiple 'default' labels");
-            return;
-        }
-        let Some(i) = cases
-            .iter()
-            .position(|c| matches!(c.label, SwitchLabel::Default(_)))
-        else {
-            return;
-        };
-        if let Some(next) = cases.get(i + 1) {
-            let label = match &next.label {
-                SwitchLabel::Expr(e) => match &e.kind {
-                    ExprKind::Path(p) => format!("switch label {}", p.name.name),
+        let defaults: Vec<usize> = (0..cases.len())
+            .filter(|&i| matches!(cases[i].label, SwitchLabel::Default(_)))
+            .collect();
+        match defaults[..] {
+            [_, _, ..] => self.error(s.span, "switch has multiple 'default' labels"),
+            [i] if i + 1 < cases.len() => {
+                // The next label is not a default (there is only one).
+                let label = match &cases[i + 1].label {
+                    SwitchLabel::Expr(Expr {
+                        kind: ExprKind::Path(p),
+                        ..
+                    }) => format!("switch label {}", p.name.name),
                     _ => "a switch label".to_string(),
-                },
-                SwitchLabel::Default(_) => "switch label default".to_string(),
-            };
-            self.error(
-                s.span,
-                format!("{label} follows 'default' label, which is not allowed."),
-            );
+                };
+                self.error(
+                    s.span,
+                    format!("{label} follows 'default' label, which is not allowed."),
+                );
+            }
+            _ => {}
         }
     }
 
